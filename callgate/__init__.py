@@ -1,0 +1,41 @@
+"""callgate: reliable LLM tool calling as one LangGraph graph, for hosted and local models."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Public names resolve lazily so `import callgate` (and the CLI) stays fast and a
+# missing optional dependency only fails the feature that needs it.
+_EXPORTS = {
+    "build_agent": "callgate.graph.builder",
+    "AgentState": "callgate.graph.state",
+    "CancelToken": "callgate.graph.cancellation",
+    "cancel": "callgate.graph.cancellation",
+    "ToolRegistry": "callgate.tools.registry",
+    "Tool": "callgate.tools.registry",
+    "ValidationResult": "callgate.tools.registry",
+    "parse_model_output": "callgate.parsing",
+    "ParsedOutput": "callgate.parsing",
+    "sanitize": "callgate.sanitize",
+    "StreamSanitizer": "callgate.sanitize",
+    "load_model": "callgate.models.spec",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:
+    from callgate.graph.builder import build_agent
+    from callgate.graph.cancellation import CancelToken, cancel
+    from callgate.graph.state import AgentState
+    from callgate.models.spec import load_model
+    from callgate.parsing import ParsedOutput, parse_model_output
+    from callgate.sanitize import StreamSanitizer, sanitize
+    from callgate.tools.registry import Tool, ToolRegistry, ValidationResult
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'callgate' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

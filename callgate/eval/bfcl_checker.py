@@ -1,0 +1,193 @@
+"""BFCL's AST checker, rewritten compactly: does a list of calls match a question's ground truth?
+
+See callgate/eval/data/bfcl/README.md, "How a call is scored".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from callgate.eval.bfcl_data import BfclQuestion, safe_name
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Whether the calls pass; `reason` says why not ("" when ok)."""
+
+    ok: bool
+    reason: str = ""
+
+
+_OK = CheckResult(True)
+_STRIP = re.compile(r"[ ,./\-_*^]")
+
+
+def _norm(s: str) -> str:
+    return _STRIP.sub("", s).lower().replace("'", '"')
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _normalise_calls(calls: Any) -> list[tuple[str, dict[str, Any]]] | str:
+    """Accept `{name: {args}}` or `{"name": n, "args"|"arguments": {...}}`; else an error."""
+    if not isinstance(calls, list | tuple):
+        return f"calls must be a list, got {type(calls).__name__}"
+    out: list[tuple[str, dict[str, Any]]] = []
+    for i, call in enumerate(calls, 1):
+        if isinstance(call, dict) and "name" in call and ({"args", "arguments"} & call.keys()):
+            name, args = call["name"], call.get("args", call.get("arguments"))
+        elif isinstance(call, dict) and len(call) == 1:
+            ((name, args),) = call.items()
+        else:
+            return f"call {i}: not a {{name: {{arg: value}}}} dict: {_show(call)}"
+        if not isinstance(name, str) or not isinstance(args, dict):
+            return f"call {i}: not a {{name: {{arg: value}}}} dict: {_show(call)}"
+        out.append((name, args))
+    return out
+
+
+def _fits(value: Any, schema_type: Any) -> bool:
+    """Does `value`'s own type (not its contents) fit a BFCL type? Exact: bool is not int."""
+    is_num = isinstance(value, int | float) and not isinstance(value, bool)
+    fits = {
+        "string": isinstance(value, str),
+        "integer": is_num and isinstance(value, int),
+        "float": is_num,  # an int is accepted for a float
+        "number": is_num,
+        "boolean": isinstance(value, bool),
+        "array": isinstance(value, list | tuple),
+        "tuple": isinstance(value, list | tuple),
+        "dict": isinstance(value, dict),
+        "object": isinstance(value, dict),
+    }
+    return fits.get(schema_type, True) if isinstance(schema_type, str) else True
+
+
+def _type_error(value: Any, schema: dict[str, Any]) -> str:
+    """Why `value` does not fit the BFCL schema's type, recursively ("" if it does)."""
+    t = schema.get("type")
+    if not _fits(value, t):
+        return f"expected {t}, got {type(value).__name__} {_show(value)}"
+    if isinstance(value, list | tuple) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            if err := _type_error(item, schema["items"]):
+                return f"element {i}: {err}"
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        for key, item in value.items():
+            sub = schema["properties"].get(key)
+            if isinstance(sub, dict) and (err := _type_error(item, sub)):
+                return f"key {key!r}: {err}"
+    return ""
+
+
+def _answer_fits(alt: Any, schema: dict[str, Any]) -> bool:
+    """Does an answer alternative agree with the schema's types (dict contents unchecked)?"""
+    items = schema.get("items")
+    if isinstance(alt, list) and isinstance(items, dict):
+        return _fits(alt, schema.get("type")) and all(_answer_fits(a, items) for a in alt)
+    return _fits(alt, schema.get("type"))
+
+
+def _equal(value: Any, alt: Any) -> bool:
+    """Does `value` equal one allowed alternative? Dict alternatives map keys to allowed lists."""
+    if isinstance(alt, str):
+        return isinstance(value, str) and _norm(value) == _norm(alt)
+    if isinstance(alt, dict):
+        return isinstance(value, dict) and _dict_ok(value, alt)
+    if isinstance(alt, list):
+        return (
+            isinstance(value, list | tuple)
+            and len(value) == len(alt)
+            and all(_equal(v, a) for v, a in zip(value, alt, strict=True))
+        )
+    if isinstance(alt, bool) or isinstance(value, bool):
+        return type(value) is type(alt) and value == alt
+    if alt is None:
+        return value is None
+    return isinstance(value, int | float) and value == alt
+
+
+def _dict_ok(value: dict[str, Any], alt: dict[str, list[Any]]) -> bool:
+    return all(k in alt and any(_equal(v, a) for a in alt[k]) for k, v in value.items()) and all(
+        k in value or "" in allowed for k, allowed in alt.items()
+    )
+
+
+def _check_args(args: dict[str, Any], answer: dict[str, list[Any]], fn: dict[str, Any]) -> str:
+    """Why a call's arguments do not match one ground-truth call's ("" if they do)."""
+    params = fn.get("parameters") or {}
+    props: dict[str, Any] = params.get("properties") or {}
+    for p in params.get("required") or []:
+        if p not in args:
+            return f"missing required parameter {p!r}"
+    for p, value in args.items():
+        if p not in props:
+            return f"unexpected parameter {p!r} (not in the schema)"
+        if p not in answer:
+            return f"unexpected parameter {p!r} (not in the answer)"
+        allowed = answer[p]
+        # Where the answer itself disagrees with the schema (None for a string, strings in an
+        # integer array), BFCL trusts the answer: only the value comparison below applies.
+        trust_schema = all(a == "" or _answer_fits(a, props[p]) for a in allowed)
+        if trust_schema and (err := _type_error(value, props[p])):
+            return f"parameter {p!r}: {err}"
+        if not any(_equal(value, a) for a in allowed):
+            return f"parameter {p!r}: value {_show(value)} not among allowed {_show(allowed)}"
+    for p, allowed in answer.items():
+        if p not in args and "" not in allowed:
+            return f"missing parameter {p!r} (the answer requires it)"
+    return ""
+
+
+def check(question: BfclQuestion, calls: Sequence[dict[str, Any]]) -> CheckResult:
+    """Score a model's calls for one question with BFCL's AST rules."""
+    if question.ground_truth is None:  # irrelevance: correct iff no call
+        if not calls:
+            return _OK
+        n = len(calls) if isinstance(calls, list | tuple) else 1
+        return CheckResult(False, f"expected no call, got {n}")
+    got = _normalise_calls(calls)
+    if isinstance(got, str):
+        return CheckResult(False, got)
+    expected = question.ground_truth
+    parallel = question.category.startswith("parallel")
+    want_n = len(expected) if parallel else 1
+    if len(got) != want_n:
+        want_text = f"{want_n} calls" if parallel else "exactly 1 call"
+        return CheckResult(False, f"expected {want_text}, got {len(got)}")
+    schemas = {safe_name(f["name"]): f for f in question.functions}
+    used: set[int] = set()
+    for gt in expected:
+        ((want, answer),) = gt.items()
+        fn = schemas.get(safe_name(want))
+        if fn is None:
+            return CheckResult(False, f"ground truth names {want!r}, which the question lacks")
+        misses: list[tuple[bool, str]] = []  # (name matched, reason) per unused call
+        for i, (name, args) in enumerate(got):
+            if i in used:
+                continue
+            if name != want and safe_name(name) != safe_name(want):
+                reason = f"function {name!r} is not the expected {want!r}"
+                misses.append((False, f"call {i + 1}: {reason}"))
+            elif reason := _check_args(args, answer, fn):
+                misses.append((True, f"call {i + 1}: {reason}"))
+            else:
+                used.add(i)
+                break
+        else:
+            if not parallel:
+                return CheckResult(False, misses[0][1])
+            detail = next((f": {reason}" for named, reason in misses if named), "")
+            return CheckResult(False, f"no call matches expected {want!r}{detail}")
+    return _OK
+
+
+def accuracy(results: Sequence[CheckResult]) -> float:
+    """Share of results that passed (0.0 for none)."""
+    return sum(r.ok for r in results) / len(results) if results else 0.0

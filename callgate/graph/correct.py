@@ -1,0 +1,46 @@
+"""The ``correct`` node: one correction round with the precise error and the schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, ToolMessage
+
+from callgate.graph.settings import DecideStrategy, LoopSettings
+from callgate.prompts.correction import NOT_RUN, correction_message
+
+
+def make_correct(settings: LoopSettings, strategy: DecideStrategy):
+    registry = settings.registry
+
+    def correct(state: dict[str, Any]) -> dict[str, Any]:
+        errors = state.get("validation_errors") or []
+        by_id = {e["id"]: e for e in errors if e.get("id")}
+        messages: list[Any] = []
+        for call in state.get("pending_calls") or []:
+            err = by_id.get(call["id"])
+            text = _correction(err, registry, strategy) if err else NOT_RUN
+            messages.append(ToolMessage(text, tool_call_id=call["id"], name=call.get("name"),
+                                        status="error"))
+        loose = [e for e in errors if not e.get("id")]  # text the parser could not read
+        if loose:
+            messages.append(HumanMessage(_correction(loose[0], registry, strategy),
+                                         name="callgate"))
+        if settings.stats is not None:
+            for err in errors:
+                settings.stats.record_correction(err.get("name"))
+        return {
+            "messages": messages,
+            "corrections_left": state.get("corrections_left", 0) - 1,
+            "pending_calls": [],
+            "validation_errors": [],
+        }
+
+    return correct
+
+
+def _correction(err: dict[str, Any], registry: Any, strategy: DecideStrategy) -> str:
+    tool = registry.get(err.get("name") or "")
+    example = strategy.format_example if strategy.format_example("x", {}) else None
+    return correction_message(err["error"], tool.name if tool else None,
+                              tool.schema if tool else None, example)

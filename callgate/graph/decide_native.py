@@ -1,0 +1,96 @@
+"""The native ``decide`` subgraph: ``bind_tools`` and structured ``tool_calls``."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.graph import END, START, StateGraph
+
+from callgate.graph.settings import LoopSettings
+from callgate.graph.state import AgentState, DecideOutput
+from callgate.prompts.system import CHAT_SYSTEM, NATIVE_SYSTEM
+from callgate.tools.registry import ToolRegistry
+from callgate.tools.summaries import clip
+
+
+def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
+    return state.get("mode", "agent") != "chat" and len(registry) > 0
+
+
+def decision(ai: AIMessage, step: int) -> dict[str, Any]:
+    """State update for a model reply: its tool calls (ids ensured), or a draft answer."""
+    calls: list[dict[str, Any]] = []
+    tool_calls = []
+    for tc in ai.tool_calls:
+        tc = {**tc, "id": tc.get("id") or f"call_{uuid.uuid4().hex[:12]}"}
+        tool_calls.append(tc)
+        calls.append({"id": tc["id"], "name": tc["name"], "args": tc["args"]})
+    invalid = []
+    for bad in ai.invalid_tool_calls:
+        bad = {**bad, "id": bad.get("id") or f"call_{uuid.uuid4().hex[:12]}"}
+        invalid.append(bad)
+        name = bad.get("name") or "?"
+        calls.append({"id": bad["id"], "name": bad.get("name"), "args": bad.get("args"),
+                      "error": f"the arguments of '{name}' are not valid JSON "
+                               f"({clip(str(bad.get('args')), 120)})"})
+    if not calls:
+        return {"draft_answer": ai.text, "step": step + 1, "pending_calls": [],
+                "validation_errors": []}
+    ai = ai.model_copy(update={"tool_calls": tool_calls, "invalid_tool_calls": invalid})
+    return {"messages": [ai], "pending_calls": calls, "validation_errors": [],
+            "step": step + 1}
+
+
+class NativeStrategy:
+    """Decide with the model's own tool calling."""
+
+    name = "native"
+
+    def __init__(self, model: BaseChatModel, registry: ToolRegistry,
+                 system_prompt: str = NATIVE_SYSTEM) -> None:
+        self.model = model
+        self.registry = registry
+        self.system_prompt = system_prompt
+        self.bound = model.bind_tools(registry.as_langchain_tools()) if len(registry) else model
+
+    def _inputs(self, state: dict[str, Any]) -> tuple[Any, list[AnyMessage]]:
+        if tools_allowed(state, self.registry):
+            return self.bound, [SystemMessage(self.system_prompt), *state["messages"]]
+        return self.model, [SystemMessage(CHAT_SYSTEM), *state["messages"]]
+
+    def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        model, messages = self._inputs(state)
+        return decision(model.invoke(messages, config), state.get("step", 0))
+
+    async def acall_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        model, messages = self._inputs(state)
+        return decision(await model.ainvoke(messages, config), state.get("step", 0))
+
+    def subgraph(self, settings: LoopSettings):
+        graph = StateGraph(AgentState, output_schema=DecideOutput)
+        graph.add_node("call_model", RunnableLambda(self.call_model, afunc=self.acall_model,
+                                                    name="call_model"))
+        graph.add_edge(START, "call_model")
+        graph.add_edge("call_model", END)
+        return graph.compile(name="decide_native")
+
+    def _final_inputs(self, messages: list[AnyMessage], instruction: str) -> list[AnyMessage]:
+        return [SystemMessage(self.system_prompt), *messages, HumanMessage(instruction)]
+
+    def answer_now(self, messages: list[AnyMessage], instruction: str,
+                   config: RunnableConfig) -> str:
+        # The bound model, since some providers refuse tool messages without tool specs;
+        # any call it still makes is ignored, only its text is kept.
+        return self.bound.invoke(self._final_inputs(messages, instruction), config).text
+
+    async def aanswer_now(self, messages: list[AnyMessage], instruction: str,
+                          config: RunnableConfig) -> str:
+        reply = await self.bound.ainvoke(self._final_inputs(messages, instruction), config)
+        return reply.text
+
+    def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None:
+        return None

@@ -1,0 +1,321 @@
+"""A LangChain chat model over llama-cpp-python for text-only (ReAct) tool calling.
+
+Why not `langchain_community.chat_models.ChatLlamaCpp` (0.4.x)? It lacks what the
+constrained ReAct loop needs:
+  * with `streaming=True` (its default) `invoke(..., stop=[...])` drops the per-call `stop`
+    (`_generate` calls `_stream` without it);
+  * a per-call `grammar` must already be a `LlamaGrammar`; GBNF text is only compiled when
+    given to the constructor, and is never validated (an invalid grammar crashes llama.cpp);
+  * every instance loads its own `Llama` (no sharing between tests/evals), `verbose=True`;
+  * no assistant prefill (continuing a partial `Thought/Action` turn, which phase 2 needs)
+    and no context-window handling.
+Per-call `max_tokens`/`temperature`/`seed` and the GGUF chat template it does handle, via
+`create_chat_completion`; we use the same template through llama-cpp's `Jinja2ChatFormatter`
+so that we can render prefills and count prompt tokens ourselves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, Field
+
+from callgate.models.grammar import compile_grammar, grammar_error
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama, LlamaGrammar
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+__all__ = ["ChatLlamaCppText", "ContextOverflowError", "DEFAULT_N_CTX", "clear_llama_cache"]
+
+# SmolLM2 (the bundled model) was trained with an 8192-token context; 4096 keeps the KV
+# cache small (~95 MB for 135M) and still fits long ReAct transcripts. Clamped to the
+# GGUF's training context for other models.
+DEFAULT_N_CTX = 4096
+
+# Used only when a GGUF carries no `tokenizer.chat_template`.
+_CHATML_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + "
+    "message['content'] + '<|im_end|>' + '\n'}}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+_PREFILL_SENTINEL = "\x00CALLGATE_PREFILL\x00"
+
+
+class ContextOverflowError(ValueError):
+    """The prompt cannot fit the model's context window, even after truncation."""
+
+
+@dataclass
+class _Loaded:
+    """One loaded GGUF, shared by every chat model with the same load options."""
+
+    llama: Llama
+    formatter_gen: Jinja2ChatFormatter  # renders with the assistant generation prompt
+    formatter_raw: Jinja2ChatFormatter  # renders as is (for prefill)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    valid_grammars: set[str] = field(default_factory=set)
+
+
+_CACHE: dict[tuple[Any, ...], _Loaded] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def clear_llama_cache() -> None:
+    """Forget every cached `Llama` (they are freed once no chat model holds them)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, Any]) -> _Loaded:
+    key = (str(Path(path).resolve()), n_ctx, n_threads, n_batch, tuple(sorted(extra.items())))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            return hit
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"GGUF model file not found: {path}")
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llama = Llama(
+            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=n_batch,
+            verbose=False, **extra,
+        )
+        template = llama.metadata.get("tokenizer.chat_template") or _CHATML_TEMPLATE
+        eos_id, bos_id = llama.token_eos(), llama.token_bos()
+        eos = llama._model.token_get_text(eos_id) if eos_id != -1 else ""
+        bos = llama._model.token_get_text(bos_id) if bos_id != -1 else ""
+        loaded = _Loaded(
+            llama=llama,
+            formatter_gen=Jinja2ChatFormatter(template, eos, bos, add_generation_prompt=True),
+            formatter_raw=Jinja2ChatFormatter(template, eos, bos, add_generation_prompt=False),
+        )
+        _CACHE[key] = loaded
+        return loaded
+
+
+def _default_threads() -> int:
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+def _text(content: str | list[Any]) -> str:
+    if isinstance(content, str):
+        return content
+    parts = [p if isinstance(p, str) else p.get("text", "") for p in content]
+    return "".join(p for p in parts if isinstance(p, str))
+
+
+def _to_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    """LangChain messages -> chat-template dicts, in the ReAct text a text model understands."""
+    out: list[dict[str, str]] = []
+    for m in messages:
+        content = _text(m.content)
+        if isinstance(m, SystemMessage):
+            out.append({"role": "system", "content": content})
+        elif isinstance(m, HumanMessage):
+            out.append({"role": "user", "content": content})
+        elif isinstance(m, AIMessage):
+            # A native tool call (e.g. from a history recorded with another model) is
+            # shown to the text model as the ReAct lines it would have written.
+            for tc in m.tool_calls:
+                args = json.dumps(tc["args"], ensure_ascii=False)
+                content += f"\nAction: {tc['name']}\nAction Input: {args}"
+            out.append({"role": "assistant", "content": content.lstrip("\n")})
+        elif isinstance(m, ToolMessage):
+            # Most small-model templates never saw a "tool" role.
+            out.append({"role": "user", "content": f"Observation: {content}"})
+        elif isinstance(m, ChatMessage):
+            out.append({"role": m.role, "content": content})
+        else:
+            out.append({"role": "user", "content": content})
+    return out
+
+
+class ChatLlamaCppText(BaseChatModel):
+    """llama.cpp chat model that only writes text: callgate drives it with ReAct prompts.
+
+    Per-call kwargs: `stop`, `grammar` (GBNF text or `LlamaGrammar`), `max_tokens`,
+    `temperature` (0 = greedy), `seed`. If the last message is an `AIMessage`, the model
+    continues it (assistant prefill) instead of starting a new turn.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    # Tells callgate's `auto` tool format to use ReAct text for this model.
+    text_only: ClassVar[bool] = True
+
+    model_path: str
+    n_ctx: int = DEFAULT_N_CTX
+    n_threads: int = Field(default_factory=_default_threads)
+    n_batch: int = 512
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.0
+    seed: int | None = None
+    stop: list[str] | None = None
+    grammar: str | None = None
+    on_overflow: Literal["truncate", "error"] = "truncate"
+    """`truncate`: drop the oldest non-system messages (never the last) until the prompt
+    fits; `error`: raise `ContextOverflowError`."""
+    model_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Extra `llama_cpp.Llama` constructor arguments."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "callgate-llamacpp-text"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx,
+                "temperature": self.temperature, "max_tokens": self.max_tokens}
+
+    @property
+    def loaded(self) -> _Loaded:
+        """The shared, lazily loaded llama.cpp model."""
+        return _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch, self.model_kwargs)
+
+    @property
+    def llama(self) -> Llama:
+        """The underlying `llama_cpp.Llama` (shared per path and load options)."""
+        return self.loaded.llama
+
+    def count_tokens(self, text: str) -> int:
+        """Number of tokens `text` takes for this model."""
+        return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    # -- prompt -----------------------------------------------------------------------
+
+    def render_prompt(self, messages: Sequence[BaseMessage]) -> str:
+        """The exact prompt text the model sees (chat template, prefill applied)."""
+        return self._render(_to_dicts(messages), self.loaded)
+
+    @staticmethod
+    def _render(dicts: list[dict[str, str]], loaded: _Loaded) -> str:
+        if dicts and dicts[-1]["role"] == "assistant":
+            # Prefill: render the partial turn followed by a sentinel and cut there, which
+            # drops whatever end-of-turn marker the template adds, for any template.
+            last = {**dicts[-1], "content": dicts[-1]["content"] + _PREFILL_SENTINEL}
+            prompt = loaded.formatter_raw(messages=[*dicts[:-1], last]).prompt
+            return prompt[: prompt.rindex(_PREFILL_SENTINEL)]
+        return loaded.formatter_gen(messages=dicts).prompt
+
+    def _prompt_tokens(
+        self, messages: Sequence[BaseMessage], loaded: _Loaded, max_tokens: int
+    ) -> list[int]:
+        dicts = _to_dicts(messages)
+        n_ctx = loaded.llama.n_ctx()
+        budget = n_ctx - max(1, min(max_tokens, n_ctx // 4))
+        while True:
+            prompt = self._render(dicts, loaded)
+            tokens = loaded.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+            if len(tokens) <= budget:
+                return tokens
+            droppable = [i for i, d in enumerate(dicts[:-1]) if d["role"] != "system"]
+            if self.on_overflow == "error" or not droppable:
+                raise ContextOverflowError(
+                    f"prompt is {len(tokens)} tokens but only {budget} fit in n_ctx={n_ctx} "
+                    f"after reserving room to generate; shorten the input or raise n_ctx"
+                )
+            del dicts[droppable[0]]
+
+    # -- generation -------------------------------------------------------------------
+
+    def _grammar(self, grammar: str | LlamaGrammar | None, loaded: _Loaded) -> LlamaGrammar | None:
+        if grammar is None or not isinstance(grammar, str):
+            return grammar
+        if grammar not in loaded.valid_grammars:
+            error = grammar_error(grammar, loaded.llama)
+            if error:
+                raise ValueError(f"{error}:\n{grammar[:2000]}")
+            loaded.valid_grammars.add(grammar)
+        return compile_grammar(grammar)
+
+    def _completion(
+        self, messages: Sequence[BaseMessage], stop: list[str] | None, loaded: _Loaded,
+        kwargs: dict[str, Any],
+    ) -> Iterator[dict[str, Any]]:
+        unknown = set(kwargs) - {"grammar", "max_tokens", "temperature", "seed", "top_p",
+                                 "top_k", "min_p", "repeat_penalty"}
+        if unknown:
+            raise TypeError(f"unsupported arguments for {type(self).__name__}: {sorted(unknown)}")
+        max_tokens = kwargs.get("max_tokens", self.max_tokens)
+        tokens = self._prompt_tokens(messages, loaded, max_tokens)
+        grammar = self._grammar(kwargs.get("grammar", self.grammar), loaded)
+        stops = [s for s in (stop if stop is not None else self.stop) or [] if s]
+        return loaded.llama.create_completion(
+            prompt=tokens,
+            max_tokens=max_tokens,
+            temperature=kwargs.get("temperature", self.temperature),
+            top_p=kwargs.get("top_p", self.top_p),
+            top_k=kwargs.get("top_k", self.top_k),
+            min_p=kwargs.get("min_p", self.min_p),
+            repeat_penalty=kwargs.get("repeat_penalty", self.repeat_penalty),
+            seed=kwargs.get("seed", self.seed),
+            stop=stops,
+            grammar=grammar,
+            stream=True,
+        )
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        loaded = self.loaded
+        # One llama.cpp context cannot decode two prompts at once.
+        with loaded.lock:
+            for part in self._completion(messages, stop, loaded, kwargs):
+                choice = part["choices"][0]
+                text = choice.get("text") or ""
+                finish = choice.get("finish_reason")
+                if not text and not finish:
+                    continue
+                meta = {"finish_reason": finish} if finish else {}
+                chunk = ChatGenerationChunk(
+                    message=AIMessageChunk(content=text, response_metadata=meta),
+                    generation_info=meta or None,
+                )
+                if run_manager and text:
+                    run_manager.on_llm_new_token(text, chunk=chunk)
+                yield chunk
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # Same decoding path as streaming, so invoke and stream agree token for token.
+        texts: list[str] = []
+        finish = None
+        for chunk in self._stream(messages, stop, run_manager, **kwargs):
+            texts.append(chunk.text)
+            finish = (chunk.generation_info or {}).get("finish_reason", finish)
+        meta = {"finish_reason": finish, "model_path": self.model_path}
+        message = AIMessage(content="".join(texts), response_metadata=meta)
+        return ChatResult(generations=[ChatGeneration(message=message, generation_info=meta)])

@@ -1,0 +1,52 @@
+"""The single correction message sent after an invalid tool call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+CORRECTION = (
+    "Your tool call was invalid: {error}\n"
+    "{schema_part}"
+    "You have one chance to correct it. {format_hint}"
+)
+
+NOT_RUN = ("Not run: another call in the same step was invalid. Call it again if you still "
+           "need it.")
+
+
+def correction_message(
+    error: str,
+    tool_name: str | None,
+    schema: dict[str, Any] | None,
+    format_example: Callable[[str, dict[str, Any]], str] | None,
+) -> str:
+    """The precise error, the tool's schema, and an example of the exact format expected."""
+    schema_part = ""
+    if tool_name and schema is not None:
+        schema_part = (f"The arguments of '{tool_name}' must match this JSON schema: "
+                       f"{json.dumps(schema, separators=(',', ':'))}\n")
+    if format_example and tool_name and schema is not None:
+        hint = "Reply in exactly this format:\n" + format_example(tool_name, schema)
+    elif format_example:
+        hint = "Reply in exactly this format:\n" + format_example("tool_name", {})
+    else:
+        hint = "Call the tool again with corrected arguments, or answer without it."
+    return CORRECTION.format(error=error, schema_part=schema_part, format_hint=hint)
+
+
+def example_args(schema: dict[str, Any]) -> dict[str, Any]:
+    """Placeholder arguments for the required parameters of a schema (for format examples)."""
+    placeholders = {"string": "...", "integer": 1, "number": 1.0, "boolean": True,
+                    "array": [], "object": {}}
+    props = schema.get("properties") or {}
+    out: dict[str, Any] = {}
+    for key in schema.get("required") or []:
+        prop = props.get(key) or {}
+        if "enum" in prop and prop["enum"]:
+            out[key] = prop["enum"][0]
+        else:
+            kind = prop.get("type", "string")
+            out[key] = placeholders.get(kind if isinstance(kind, str) else kind[0], "...")
+    return out

@@ -1,0 +1,68 @@
+"""Short, bounded summaries of tool results: what the model sees as the observation."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+ITEM_CHARS = 200
+TOP_ITEMS = 3
+_LIST_KEYS = ("results", "items", "data", "documents", "chunks", "hits")
+_TITLE_KEYS = ("title", "name", "source", "document")
+_TEXT_KEYS = ("snippet", "text", "content", "summary", "description", "body")
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def render_item(item: Any, limit: int = ITEM_CHARS) -> str:
+    """One result item as a line: title and text for records, compact JSON otherwise."""
+    if isinstance(item, dict):
+        title = next((str(item[k]) for k in _TITLE_KEYS if item.get(k)), "")
+        text = next((str(item[k]) for k in _TEXT_KEYS if item.get(k)), "")
+        if title or text:
+            return clip(f"{title}: {text}" if title and text else title or text, limit)
+        return clip(", ".join(f"{k}={_compact(v)}" for k, v in item.items()), limit)
+    return clip(_compact(item), limit)
+
+
+def default_summary(tool: str, data: Any) -> str:
+    """Generic summary: the top items of a list, the fields of a record, or the text."""
+    if isinstance(data, dict):
+        inner = next((data[k] for k in _LIST_KEYS if isinstance(data.get(k), list)), None)
+        if inner is not None:
+            data = inner
+    if isinstance(data, list | tuple):
+        if not data:
+            return f"[{tool}] no results"
+        shown = " | ".join(render_item(x) for x in data[:TOP_ITEMS])
+        more = f" (+{len(data) - TOP_ITEMS} more)" if len(data) > TOP_ITEMS else ""
+        return f"[{tool}] results: {shown}{more}"
+    if isinstance(data, dict):
+        fields = list(data.items())
+        shown = "; ".join(f"{k}: {render_item(v)}" for k, v in fields[:8])
+        return f"[{tool}] {shown}"
+    if data is None or data == "":
+        return f"[{tool}] done (no output)"
+    return f"[{tool}] {clip(str(data), 4 * ITEM_CHARS)}"
+
+
+def failure_summary(tool: str, error: str) -> str:
+    return f"[{tool}] failed: {clip(error, ITEM_CHARS)}"
+
+
+def bounded(summary: str, limit: int) -> str:
+    """Enforce the overall limit on a (possibly custom) summary."""
+    return summary if len(summary) <= limit else summary[: max(0, limit - 1)].rstrip() + "…"
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return str(value)

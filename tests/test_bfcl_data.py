@@ -1,0 +1,231 @@
+"""BFCL data: loading, schema conversion, name mapping and where the data is found."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from callgate.eval import bfcl_data
+from callgate.eval.bfcl_data import (
+    CATEGORIES,
+    VENDORED_DIR,
+    default_data_dir,
+    load_questions,
+    name_map,
+    safe_name,
+    to_json_schema,
+)
+
+COUNTS = {
+    "simple_python": 200,
+    "multiple": 100,
+    "parallel": 100,
+    "parallel_multiple": 100,
+    "irrelevance": 120,
+    "live_simple": 129,
+}
+
+
+def test_categories_map_to_vendored_files() -> None:
+    assert list(CATEGORIES) == list(COUNTS)
+    for category, file_name in CATEGORIES.items():
+        assert (VENDORED_DIR / file_name).is_file()
+        has_answers = (VENDORED_DIR / "possible_answer" / file_name).is_file()
+        assert has_answers is (category != "irrelevance")
+    assert (VENDORED_DIR / "LICENSE").is_file()
+    assert (VENDORED_DIR / "README.md").is_file()
+
+
+@pytest.mark.parametrize(("category", "count"), COUNTS.items())
+def test_load_whole_categories(category: str, count: int) -> None:
+    questions = load_questions(category, VENDORED_DIR)
+    assert len(questions) == count
+    assert len({q.id for q in questions}) == count
+    for q in questions:
+        assert q.category == category
+        assert q.messages and q.messages[-1]["role"] == "user"
+        assert all(set(m) == {"role", "content"} for m in q.messages)
+        assert q.functions and all("name" in f and "parameters" in f for f in q.functions)
+        if category == "irrelevance":
+            assert q.ground_truth is None
+        else:
+            assert q.ground_truth and all(len(call) == 1 for call in q.ground_truth)
+
+
+def test_first_question_contents() -> None:
+    (q,) = load_questions("simple_python", VENDORED_DIR, limit=1)
+    assert q.id == "simple_python_0"
+    assert q.messages == [
+        {
+            "role": "user",
+            "content": "Find the area of a triangle with a base of 10 units and height of 5 units.",
+        }
+    ]
+    assert q.functions[0]["name"] == "calculate_triangle_area"
+    assert q.ground_truth == [
+        {"calculate_triangle_area": {"base": [10], "height": [5], "unit": ["units", ""]}}
+    ]
+
+
+def test_system_turns_are_kept() -> None:
+    questions = load_questions("live_simple", VENDORED_DIR)
+    with_system = [q for q in questions if q.messages[0]["role"] == "system"]
+    assert len(with_system) == 6
+    assert all([m["role"] for m in q.messages] == ["system", "user"] for q in with_system)
+
+
+@pytest.mark.parametrize("limit", [0, 1, 7])
+def test_limit_takes_the_first(limit: int) -> None:
+    every = load_questions("parallel", VENDORED_DIR)
+    assert load_questions("parallel", VENDORED_DIR, limit=limit) == every[:limit]
+
+
+def test_unknown_category() -> None:
+    with pytest.raises(ValueError, match="unknown BFCL category"):
+        load_questions("simple_java", VENDORED_DIR)
+
+
+def test_missing_ground_truth_is_an_error(tmp_path: Path) -> None:
+    row = {
+        "id": "simple_python_0",
+        "question": [[{"role": "user", "content": "x"}]],
+        "function": [{"name": "f", "parameters": {"type": "dict", "properties": {}}}],
+    }
+    (tmp_path / CATEGORIES["simple_python"]).write_text(json.dumps(row) + "\n")
+    (tmp_path / "possible_answer").mkdir()
+    other = {"id": "simple_python_1", "ground_truth": [{"f": {}}]}
+    (tmp_path / "possible_answer" / CATEGORIES["simple_python"]).write_text(json.dumps(other))
+    with pytest.raises(ValueError, match="no ground truth"):
+        load_questions("simple_python", tmp_path)
+
+
+def test_schema_conversion_types() -> None:
+    bfcl = {
+        "type": "dict",
+        "properties": {
+            "a": {"type": "float", "description": "A.", "default": 0.5},
+            "b": {"type": "tuple", "items": {"type": "float"}},
+            "c": {"type": "any", "description": "Anything."},
+            "d": {"type": "string", "enum": ["x", "y"], "optional": True},
+            "e": {"type": "boolean", "default": False},
+        },
+        "required": ["a", "c", "ghost"],
+    }
+    assert to_json_schema(bfcl) == {
+        "type": "object",
+        "properties": {
+            "a": {"type": "number", "description": "A.", "default": 0.5},
+            "b": {"type": "array", "items": {"type": "number"}},
+            "c": {"description": "Anything."},
+            "d": {"type": "string", "enum": ["x", "y"]},
+            "e": {"type": "boolean", "default": False},
+        },
+        "required": ["a", "c"],
+    }
+
+
+def test_schema_conversion_nested() -> None:
+    bfcl = {
+        "type": "dict",
+        "properties": {
+            "rows": {
+                "type": "array",
+                "items": {
+                    "type": "dict",
+                    "properties": {"w": {"type": "float"}, "tags": {"type": "tuple"}},
+                    "required": ["w", "nope"],
+                },
+            },
+            "opts": {"type": "dict", "properties": {"deep": {"type": "dict"}}},
+        },
+    }
+    assert to_json_schema(bfcl) == {
+        "type": "object",
+        "properties": {
+            "rows": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"w": {"type": "number"}, "tags": {"type": "array"}},
+                    "required": ["w"],
+                },
+            },
+            "opts": {"type": "object", "properties": {"deep": {"type": "object"}}},
+        },
+    }
+
+
+def test_schema_conversion_does_not_mutate() -> None:
+    bfcl = {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}
+    before = json.dumps(bfcl)
+    to_json_schema(bfcl)
+    assert json.dumps(bfcl) == before
+
+
+def test_all_data_schemas_convert_cleanly() -> None:
+    bfcl_only = {"dict", "float", "tuple", "any"}
+
+    def walk(schema: dict) -> None:
+        assert schema.get("type") not in bfcl_only
+        assert "optional" not in schema
+        assert set(schema.get("required", [])) <= set(schema.get("properties", {}))
+        for sub in schema.get("properties", {}).values():
+            walk(sub)
+        if "items" in schema:
+            walk(schema["items"])
+
+    for category in CATEGORIES:
+        for q in load_questions(category, VENDORED_DIR):
+            for f in q.functions:
+                schema = to_json_schema(f["parameters"])
+                assert schema["type"] == "object"
+                walk(schema)
+
+
+def test_safe_name_and_name_map() -> None:
+    assert safe_name("math.hypot") == "math_hypot"
+    assert safe_name("aws.lexv2_models.list_exports") == "aws_lexv2_models_list_exports"
+    assert safe_name("plain") == "plain"
+    functions = [{"name": "uber.ride"}, {"name": "get_weather"}]
+    assert name_map(functions) == {"uber_ride": "uber.ride", "get_weather": "get_weather"}
+
+
+def test_safe_names_unique_within_every_question() -> None:
+    for category in CATEGORIES:
+        for q in load_questions(category, VENDORED_DIR):
+            assert len(name_map(q.functions)) == len(q.functions), q.id
+
+
+def test_default_data_dir_env_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CALLGATE_BFCL_DIR", str(tmp_path))
+    assert default_data_dir() == tmp_path
+
+
+def test_default_data_dir_shared_then_vendored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CALLGATE_BFCL_DIR", raising=False)
+    shared = Path(bfcl_data.__file__).resolve().parents[2].parent / "shared" / "data" / "bfcl"
+    assert default_data_dir() == (shared if shared.is_dir() else VENDORED_DIR)
+
+
+def test_default_data_dir_falls_back_to_vendored(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("CALLGATE_BFCL_DIR", raising=False)
+    fake = tmp_path / "repo" / "callgate" / "eval" / "bfcl_data.py"
+    monkeypatch.setattr(bfcl_data, "__file__", str(fake))
+    assert default_data_dir() == VENDORED_DIR
+
+
+def test_env_dir_used_by_load_questions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLGATE_BFCL_DIR", str(VENDORED_DIR))
+    assert load_questions("irrelevance", limit=2)[1].id == "irrelevance_2"
+
+
+def test_all_data_schemas_are_valid_json_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    for category in CATEGORIES:
+        for q in load_questions(category, VENDORED_DIR):
+            for f in q.functions:
+                jsonschema.Draft202012Validator.check_schema(to_json_schema(f["parameters"]))
