@@ -53,7 +53,7 @@ def make_execute(settings: LoopSettings):
                 if settings.stats is not None:
                     settings.stats.record_duplicate(call["name"])
                 continue
-            seen[call_key(call["name"], call["args"])] = {"call_id": call["id"], "step": step}
+            seen[call_key(call["name"], call["args"])] = {"this_step": call["id"], "step": step}
             to_run.append(call)
 
         token = token_for(config)
@@ -78,8 +78,8 @@ def make_execute(settings: LoopSettings):
         for call in state.get("pending_calls") or []:
             if call["id"] in twins:
                 earlier = twins[call["id"]]
-                if "call_id" in earlier:  # the same call twice in this step: share its result
-                    earlier = {**results[earlier["call_id"]], **earlier}
+                if "this_step" in earlier:  # the same call twice in this step: share its result
+                    earlier = {**results[earlier["this_step"]], "call_id": earlier["this_step"]}
                 results[call["id"]] = _repeat(call, earlier, step)
         ordered = [results[c["id"]] for c in state.get("pending_calls") or []]
         update: dict[str, Any] = {"step_results": ordered, "pending_calls": [],

@@ -4,6 +4,7 @@ benchmarks of the loop itself; it is not a language model and says so in its typ
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ class ScriptedChatModel(BaseChatModel):
     native_tools: bool = True
     requests: list[dict[str, Any]] = Field(default_factory=list)
     _position: int = PrivateAttr(default=0)
+    _served: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
@@ -43,6 +45,7 @@ class ScriptedChatModel(BaseChatModel):
                 self._position = 0
             item = self.script[self._position]
             self._position += 1
+            self._served += 1
         return item(messages) if callable(item) else item
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
@@ -63,11 +66,11 @@ class ScriptedChatModel(BaseChatModel):
 
     @property
     def replies_used(self) -> int:
-        return self._position
+        return self._served
 
 
 def tool_call(name: str, args: dict[str, Any] | None = None, call_id: str | None = None,
               content: str = "") -> AIMessage:
     """An AIMessage with one tool call, for scripts."""
     return AIMessage(content, tool_calls=[{"name": name, "args": args or {},
-                                           "id": call_id or f"call_{name}", "type": "tool_call"}])
+                                           "id": call_id or f"call_{uuid.uuid4().hex[:10]}", "type": "tool_call"}])

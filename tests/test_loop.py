@@ -1,0 +1,423 @@
+"""The tool loop on the native path, driven by a scripted chat model.
+
+Every model here is ``ScriptedChatModel``: a deterministic replay of fixed AIMessages
+(with ``tool_calls``) that implements ``bind_tools`` - not a language model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+import callgate
+from callgate import ToolRegistry, build_agent
+from callgate.models.scripted import ScriptedChatModel, tool_call
+
+MARKUP = ("<tool_call>", "Action:", "Action Input:", "[TOOL_CALLS]", "✿FUNCTION✿", "<think>")
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def multiply(a: float, b: float) -> float:
+    """Multiply two numbers."""
+    return a * b
+
+
+def ask(text: str = "question") -> dict[str, Any]:
+    return {"messages": [HumanMessage(text)]}
+
+
+def run(script: list[Any], tools: list[Any] | ToolRegistry, **kwargs: Any):
+    model = ScriptedChatModel(script=script)
+    agent = build_agent(model, tools, **kwargs)
+    return model, agent, agent.invoke(ask())
+
+
+def test_graph_shows_the_loop_nodes() -> None:
+    agent = build_agent(ScriptedChatModel(), [add])
+    nodes = set(agent.get_graph().nodes)
+    assert {"start", "decide", "validate", "correct", "approve", "execute", "summarize",
+            "finalize", "cite"} <= nodes
+
+
+def test_tool_call_then_cited_answer() -> None:
+    model, _, out = run([tool_call("add", {"a": 2, "b": 3}), AIMessage("It is 5 [R1].")],
+                        [add])
+    assert out["status"] == "done"
+    assert out["final_answer"].startswith("It is 5 [R1].")
+    assert "Sources: [R1] add" in out["final_answer"]
+    [event] = out["tool_events"]
+    assert event["id"] == "R1" and event["ok"] and event["data"] == 5 and event["step"] == 1
+    assert event["summary"] == "[add] 5" and event["duration_ms"] >= 0
+    assert out["tools_used"] == ["add"]
+    assert out["citations"][0]["id"] == "R1" and out["citations"][0]["explicit"]
+    # the model saw the tool specs and the summary under its result id
+    assert model.requests[0]["tools"][0]["function"]["name"] == "add"
+    tool_msg = next(m for m in model.requests[1]["messages"] if isinstance(m, ToolMessage))
+    assert tool_msg.content == "[R1] [add] 5"
+
+
+def test_direct_answer_without_tools() -> None:
+    _, _, out = run([AIMessage("Hello there.")], [add])
+    assert out["final_answer"] == "Hello there." and out["tool_events"] == []
+    assert out["citations"] == [] and out["status"] == "done"
+
+
+def test_correction_success() -> None:
+    model, _, out = run([tool_call("add", {"a": 2, "b": True}, "c1"),
+                         tool_call("add", {"a": 2, "b": 3}, "c2"),
+                         AIMessage("5 [R1]")], [add])
+    assert out["status"] == "done" and [e["args"] for e in out["tool_events"]] == [
+        {"a": 2, "b": 3}]
+    correction = next(m for m in model.requests[1]["messages"] if isinstance(m, ToolMessage))
+    assert correction.tool_call_id == "c1" and correction.status == "error"
+    assert "argument 'b': expected integer, got boolean True" in correction.content
+    assert '"required":["a","b"]' in correction.content  # the tool's schema is shown
+
+
+def test_correction_failure_ends_with_clear_message() -> None:
+    model, agent, out = run([tool_call("add", {"a": "2", "b": 3}, "c1"),
+                             tool_call("add", {"a": 2.5, "b": 3}, "c2")], [add])
+    assert out["status"] == "failed"
+    assert out["tool_events"] == []
+    assert "still invalid after a correction" in out["final_answer"]
+    assert "argument 'a'" in out["final_answer"]
+    assert not any(marker in out["final_answer"] for marker in MARKUP)
+    assert model.replies_used == 2  # exactly one correction round
+    # every tool call in the thread got an answer, so the history stays valid
+    ids = {m.tool_call_id for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert {"c1", "c2"} <= ids
+
+
+def test_unknown_tool_gets_the_valid_names() -> None:
+    model, _, out = run([tool_call("sum", {"a": 1, "b": 2}),
+                         tool_call("add", {"a": 1, "b": 2}), AIMessage("3")], [add, multiply])
+    correction = next(m for m in model.requests[1]["messages"] if isinstance(m, ToolMessage))
+    assert "Unknown tool 'sum'. Valid tools: add, multiply." in correction.content
+    assert out["status"] == "done" and out["tool_events"][0]["tool"] == "add"
+
+
+def test_malformed_arguments_from_invalid_tool_calls() -> None:
+    broken = AIMessage("", invalid_tool_calls=[{"name": "add", "args": '{"a": 1, "b": ',
+                                                "id": "bad1", "error": "json",
+                                                "type": "invalid_tool_call"}])
+    model, _, out = run([broken, tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]")],
+                        [add])
+    correction = next(m for m in model.requests[1]["messages"] if isinstance(m, ToolMessage))
+    assert correction.tool_call_id == "bad1" and "not valid JSON" in correction.content
+    assert out["status"] == "done" and out["tool_events"][0]["ok"]
+
+
+def test_step_limit_is_enforced_by_the_graph() -> None:
+    counter = iter(range(100))
+    model = ScriptedChatModel(
+        script=[lambda _m: tool_call("add", {"a": next(counter), "b": 1}, None)], loop=True)
+    agent = build_agent(model, [add], max_steps=3)
+    out = agent.invoke(ask(), {"recursion_limit": 1000})
+    assert out["status"] == "step_limit"
+    assert len(out["tool_events"]) == 3
+    assert model.replies_used == 4  # 3 steps + the final, tools-free answer
+    last = model.requests[-1]["messages"][-1]
+    assert isinstance(last, HumanMessage) and "step limit" in last.content
+    assert out["final_answer"]  # an answer from what was gathered, not an exception
+
+
+def test_step_limit_default_is_five() -> None:
+    counter = iter(range(100))
+    model = ScriptedChatModel(
+        script=[lambda _m: tool_call("add", {"a": next(counter), "b": 1}, None)], loop=True)
+    out = build_agent(model, [add]).invoke(ask())
+    assert out["status"] == "step_limit" and len(out["tool_events"]) == 5
+
+
+def test_timeout_becomes_an_error_result_and_the_loop_goes_on() -> None:
+    async def slow(x: str) -> str:
+        """Slow tool."""
+        await asyncio.sleep(30)
+        return x
+
+    reg = ToolRegistry()
+    reg.register(slow, timeout_s=0.3)
+    model, _, out = run([tool_call("slow", {"x": "a"}), AIMessage("It timed out.")], reg)
+    [event] = out["tool_events"]
+    assert (event["ok"], event["error"], event["timed_out"]) == (False, "timeout", True)
+    assert event["summary"] == "[slow] failed: timeout"
+    assert out["status"] == "done" and out["final_answer"].startswith("It timed out.")
+
+
+def test_default_timeout_applies_to_sync_tools() -> None:
+    def hang(x: str) -> str:
+        """Hangs."""
+        time.sleep(2)
+        return x
+
+    _, _, out = run([tool_call("hang", {"x": "a"}), AIMessage("done")], [hang],
+                    tool_timeout_s=0.2)
+    assert out["tool_events"][0]["error"] == "timeout"
+
+
+def test_raising_tool_is_fed_back_to_the_model() -> None:
+    def broken(x: str) -> str:
+        """Always fails."""
+        raise ValueError("disk on fire")
+
+    model, _, out = run([tool_call("broken", {"x": "a"}), AIMessage("It failed.")], [broken])
+    [event] = out["tool_events"]
+    assert not event["ok"] and event["error"] == "ValueError: disk on fire"
+    seen = next(m for m in model.requests[1]["messages"] if isinstance(m, ToolMessage))
+    assert seen.content == "[R1] [broken] failed: ValueError: disk on fire"
+    assert seen.status == "error"
+
+
+def test_transient_errors_are_retried() -> None:
+    attempts = []
+
+    def flaky(x: str) -> str:
+        """Fails twice."""
+        attempts.append(x)
+        if len(attempts) < 3:
+            raise ConnectionError("reset by peer")
+        return "ok"
+
+    _, _, out = run([tool_call("flaky", {"x": "a"}), AIMessage("ok")], [flaky])
+    assert out["tool_events"][0]["ok"] and len(attempts) == 3
+
+
+def test_non_transient_errors_are_not_retried() -> None:
+    attempts = []
+
+    def picky(x: str) -> str:
+        """Fails."""
+        attempts.append(x)
+        raise KeyError(x)
+
+    run([tool_call("picky", {"x": "a"}), AIMessage("no")], [picky])
+    assert len(attempts) == 1
+
+
+def test_parallel_calls_run_concurrently() -> None:
+    spans: dict[str, tuple[float, float]] = {}
+
+    async def fetch(name: str) -> str:
+        """Fetch a thing."""
+        start = time.perf_counter()
+        await asyncio.sleep(0.3)
+        spans[name] = (start, time.perf_counter())
+        return name.upper()
+
+    both = AIMessage("", tool_calls=[
+        {"name": "fetch", "args": {"name": "a"}, "id": "ca", "type": "tool_call"},
+        {"name": "fetch", "args": {"name": "b"}, "id": "cb", "type": "tool_call"}])
+    _, _, out = run([both, AIMessage("A and B [R1][R2]")], [fetch])
+    assert [e["data"] for e in out["tool_events"]] == ["A", "B"]
+    assert [e["id"] for e in out["tool_events"]] == ["R1", "R2"]
+    (a0, a1), (b0, b1) = spans["a"], spans["b"]
+    assert b0 < a1 and a0 < b1  # the two runs overlapped
+
+
+def test_citations_drop_bogus_ids() -> None:
+    _, _, out = run([tool_call("add", {"a": 1, "b": 1}),
+                     AIMessage("Two [R1], maybe [R7], see (R1, R9).")], [add])
+    answer = out["final_answer"]
+    assert "R7" not in answer and "R9" not in answer
+    assert answer.startswith("Two [R1], maybe, see [R1].")
+    assert [c["id"] for c in out["citations"]] == ["R1"]
+
+
+def test_uncited_answer_lists_the_results_it_was_given() -> None:
+    _, _, out = run([tool_call("add", {"a": 1, "b": 1}), AIMessage("Two.")], [add])
+    assert out["final_answer"] == "Two.\n\nSources: [R1] add"
+    assert out["citations"][0]["explicit"] is False
+
+
+def test_sources_name_urls_and_titles() -> None:
+    def search(query: str) -> list[dict[str, str]]:
+        """Search."""
+        return [{"title": "LangGraph docs", "url": "https://example.org/lg", "snippet": "x"}]
+
+    _, _, out = run([tool_call("search", {"query": "q"}), AIMessage("See [R1].")], [search])
+    assert "[R1] search — LangGraph docs <https://example.org/lg>" in out["final_answer"]
+    assert out["citations"][0]["sources"] == [
+        {"url": "https://example.org/lg", "title": "LangGraph docs"}]
+
+
+def test_summaries_are_bounded_and_full_result_kept() -> None:
+    def many(n: int) -> list[dict[str, str]]:
+        """Many results."""
+        return [{"title": f"t{i}", "snippet": "word " * 100} for i in range(n)]
+
+    _, _, out = run([tool_call("many", {"n": 10}), AIMessage("ok")], [many])
+    event = out["tool_events"][0]
+    assert len(event["data"]) == 10  # the full result stays in state
+    summary = event["summary"]
+    assert summary.startswith("[many] results: t0: word") and summary.endswith("(+7 more)")
+    assert len(summary) <= 900
+    items = summary.removeprefix("[many] results: ").removesuffix(" (+7 more)").split(" | ")
+    assert len(items) == 3 and all(len(item) <= 200 for item in items)
+
+
+def test_custom_summarizer_and_limit() -> None:
+    reg = ToolRegistry()
+    reg.register(add, summarizer=lambda name, data: f"[{name}] sum is {data} " + "x" * 500)
+    _, _, out = run([tool_call("add", {"a": 1, "b": 2}), AIMessage("3")], reg,
+                    summary_char_limit=100)
+    summary = out["tool_events"][0]["summary"]
+    assert summary.startswith("[add] sum is 3 ") and len(summary) <= 100
+
+
+def test_huge_result_is_kept_bounded_without_crashing() -> None:
+    def dump(n: int) -> str:
+        """A very large text."""
+        return "y" * n
+
+    _, _, out = run([tool_call("dump", {"n": 10_000_000}), AIMessage("big")], [dump])
+    event = out["tool_events"][0]
+    assert event["ok"] and event["data"]["truncated"] is True
+    assert event["data"]["original_chars"] == 10_000_000
+    assert len(event["data"]["text"]) == 1_000_000
+    assert len(event["summary"]) <= 900
+
+
+def test_dropped_unknown_args_are_reported_in_the_event() -> None:
+    _, _, out = run([tool_call("add", {"a": 1, "b": 2, "c": 3}), AIMessage("3")], [add])
+    assert out["tool_events"][0]["dropped"] == ["c"] and out["tool_events"][0]["ok"]
+
+
+def test_chat_mode_answers_without_tools() -> None:
+    model = ScriptedChatModel(script=[AIMessage("Just chatting.")])
+    out = build_agent(model, [add]).invoke({**ask(), "mode": "chat"})
+    assert out["final_answer"] == "Just chatting." and "tools" not in model.requests[0]
+
+
+def test_repeated_call_is_served_from_cache_then_ends_the_loop() -> None:
+    calls = []
+
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        calls.append(key)
+        return key * 2
+
+    model, _, out = run([tool_call("lookup", {"key": "a"}, "c1"),
+                         tool_call("lookup", {"key": "a"}, "c2"),
+                         tool_call("lookup", {"key": "a"}, "c3"),
+                         AIMessage("aa [R1]")], [lookup])
+    assert calls == ["a"]  # executed once
+    r1, r2, r3 = out["tool_events"]
+    assert r2["repeat_of"] == "R1" and r3["repeat_of"] == "R1" and r2["data"] == "aa"
+    assert "already called at step 1" in r2["summary"]
+    assert out["status"] == "done" and model.replies_used == 4
+
+
+def test_custom_stream_reports_tool_start_and_end() -> None:
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
+    agent = build_agent(model, [add])
+    events = [chunk for chunk in agent.stream(ask(), stream_mode="custom")]
+    kinds = [e["event"] for e in events if "event" in e]
+    assert kinds[:2] == ["tool_start", "tool_end"]
+    end = next(e for e in events if e.get("event") == "tool_end")
+    assert end["tool"] == "add" and end["ok"] and end["duration_ms"] >= 0
+
+
+async def test_async_invoke() -> None:
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]")])
+    out = await build_agent(model, [add]).ainvoke(ask())
+    assert out["status"] == "done" and out["tool_events"][0]["data"] == 3
+
+
+def test_threads_resume_and_ids_stay_stable(tmp_path) -> None:
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}, "c1"), AIMessage("3"),
+                                      tool_call("add", {"a": 2, "b": 2}, "c2"), AIMessage("4")])
+    with SqliteSaver.from_conn_string(str(tmp_path / "cp.sqlite")) as saver:
+        agent = build_agent(model, [add], checkpointer=saver)
+        config = {"configurable": {"thread_id": "t1"}}
+        agent.invoke(ask("1+2"), config)
+        out = agent.invoke(ask("2+2"), config)
+    assert [e["id"] for e in out["tool_events"]] == ["R1", "R2"]
+    assert out["tools_used"] == ["add"] and out["final_answer"].startswith("4")
+    assert [c["id"] for c in out["citations"]] == ["R2"]  # only this turn's results
+
+
+def _cancel_soon(thread_id: str, started: threading.Event) -> threading.Thread:
+    def cancel_when_started() -> None:
+        started.wait(5)
+        time.sleep(0.1)
+        assert callgate.cancel(thread_id)
+
+    thread = threading.Thread(target=cancel_when_started)
+    thread.start()
+    return thread
+
+
+def test_cancellation_mid_tool(tmp_path) -> None:
+    started, finished, was_cancelled = threading.Event(), threading.Event(), threading.Event()
+
+    async def crawl(url: str) -> str:
+        """Crawl a site (slowly)."""
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            was_cancelled.set()
+            raise
+        finished.set()
+        return url
+
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 1}, "c1"),
+                                      tool_call("crawl", {"url": "x"}, "c2"),
+                                      AIMessage("never")])
+    with SqliteSaver.from_conn_string(str(tmp_path / "cp.sqlite")) as saver:
+        agent = build_agent(model, [add, crawl], checkpointer=saver)
+        config = {"configurable": {"thread_id": "cancel-me"}}
+        canceller = _cancel_soon("cancel-me", started)
+        out = agent.invoke(ask(), config)
+        canceller.join()
+        saved = agent.get_state(config).values
+    assert out["status"] == "cancelled" and was_cancelled.is_set() and not finished.is_set()
+    assert [(e["tool"], e["ok"], e["error"]) for e in out["tool_events"]] == [
+        ("add", True, None), ("crawl", False, "cancelled")]
+    assert "cancelled after 2 step(s)" in out["final_answer"]
+    assert model.replies_used == 2  # no model call after the cancel
+    assert saved["status"] == "cancelled" and len(saved["tool_events"]) == 2
+    assert callgate.cancel("cancel-me") is False  # nothing is running there any more
+
+
+def test_cancel_token_in_config() -> None:
+    token = callgate.CancelToken()
+    token.cancel()
+    model = ScriptedChatModel(script=[AIMessage("never")])
+    out = build_agent(model, [add]).invoke(
+        ask(), {"configurable": {"cancel_token": token}})
+    assert out["status"] == "cancelled" and model.replies_used == 0
+
+
+def test_resume_after_crash_continues_where_it_stopped(tmp_path) -> None:
+    """A model error mid-run propagates; the checkpoint lets the same thread go on."""
+    path = str(tmp_path / "cp.sqlite")
+    failing = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}, "c1")])
+    config = {"configurable": {"thread_id": "t"}}
+    with SqliteSaver.from_conn_string(path) as saver:
+        with pytest.raises(RuntimeError, match="script exhausted"):
+            build_agent(failing, [add], checkpointer=saver).invoke(ask(), config)
+    working = ScriptedChatModel(script=[AIMessage("3 [R1]")])
+    with SqliteSaver.from_conn_string(path) as saver:
+        agent = build_agent(working, [add], checkpointer=saver)
+        assert agent.get_state(config).next == ("decide",)
+        out = agent.invoke(None, config)
+    assert out["final_answer"].startswith("3 [R1]") and len(out["tool_events"]) == 1
+
+
+def test_no_checkpointer_in_memory_saver_roundtrip() -> None:
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
+    agent = build_agent(model, [add], checkpointer=InMemorySaver())
+    out = agent.invoke(ask(), {"configurable": {"thread_id": "m"}})
+    assert out["status"] == "done"
