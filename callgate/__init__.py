@@ -5,6 +5,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# Imported eagerly: importing the submodule `callgate.sanitize` would otherwise shadow the
+# function of the same name on the package (the module itself only needs `re`).
+from callgate.sanitize import StreamSanitizer, sanitize
+
 # Public names resolve lazily so `import callgate` (and the CLI) stays fast and a
 # missing optional dependency only fails the feature that needs it.
 _EXPORTS = {
@@ -17,12 +21,23 @@ _EXPORTS = {
     "ValidationResult": "callgate.tools.registry",
     "parse_model_output": "callgate.parsing",
     "ParsedOutput": "callgate.parsing",
-    "sanitize": "callgate.sanitize",
-    "StreamSanitizer": "callgate.sanitize",
     "load_model": "callgate.models.spec",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AgentState",
+    "CancelToken",
+    "ParsedOutput",
+    "StreamSanitizer",
+    "Tool",
+    "ToolRegistry",
+    "ValidationResult",
+    "build_agent",
+    "cancel",
+    "load_model",
+    "parse_model_output",
+    "sanitize",
+]
 
 if TYPE_CHECKING:
     from callgate.graph.builder import build_agent
@@ -30,7 +45,6 @@ if TYPE_CHECKING:
     from callgate.graph.state import AgentState
     from callgate.models.spec import load_model
     from callgate.parsing import ParsedOutput, parse_model_output
-    from callgate.sanitize import StreamSanitizer, sanitize
     from callgate.tools.registry import Tool, ToolRegistry, ValidationResult
 
 

@@ -405,9 +405,9 @@ def test_resume_after_crash_continues_where_it_stopped(tmp_path) -> None:
     path = str(tmp_path / "cp.sqlite")
     failing = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}, "c1")])
     config = {"configurable": {"thread_id": "t"}}
-    with SqliteSaver.from_conn_string(path) as saver:
-        with pytest.raises(RuntimeError, match="script exhausted"):
-            build_agent(failing, [add], checkpointer=saver).invoke(ask(), config)
+    with SqliteSaver.from_conn_string(path) as saver, pytest.raises(RuntimeError,
+                                                                    match="script exhausted"):
+        build_agent(failing, [add], checkpointer=saver).invoke(ask(), config)
     working = ScriptedChatModel(script=[AIMessage("3 [R1]")])
     with SqliteSaver.from_conn_string(path) as saver:
         agent = build_agent(working, [add], checkpointer=saver)

@@ -44,6 +44,7 @@ def build_agent(
     summary_char_limit: int = 900,
     tool_format: str = "auto",
     grammar: bool | None = None,
+    tool_choice: str | None = None,
     checkpointer: Checkpointer = None,
     auto_approve: bool | Callable[[dict[str, Any]], bool] = False,
     stats: Any = None,
@@ -56,18 +57,21 @@ def build_agent(
     ``tool_format`` is ``native``, ``react`` or ``auto`` (native when the model's
     ``bind_tools`` allows free tool choice). ``grammar`` turns grammar-constrained decoding
     on or off for llama.cpp models on the ReAct path (on by default there).
+    ``tool_choice`` (native path: ``"required"`` or a tool name) forces a tool call on the
+    first step of each turn, for models that rarely call tools on their own.
     """
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
     settings = LoopSettings(registry=registry, max_steps=max_steps,
                             tool_timeout_s=tool_timeout_s,
                             summary_char_limit=summary_char_limit, auto_approve=auto_approve,
                             stats=stats, **options)
-    strategy = make_strategy(model, registry, tool_format=tool_format, grammar=grammar)
+    strategy = make_strategy(model, registry, tool_format=tool_format, grammar=grammar,
+                             tool_choice=tool_choice)
     return assemble(settings, strategy).compile(checkpointer=checkpointer, name=name)
 
 
 def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "auto",
-                  grammar: bool | None = None) -> DecideStrategy:
+                  grammar: bool | None = None, tool_choice: str | None = None) -> DecideStrategy:
     """The decide strategy for ``model``: native tool calling or ReAct text."""
     if not isinstance(model, BaseChatModel):
         from callgate.models.spec import load_model
@@ -82,7 +86,7 @@ def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "aut
     if resolve_tool_format(model, tool_format) == "native":
         from callgate.graph.decide_native import NativeStrategy
 
-        return NativeStrategy(model, registry)
+        return NativeStrategy(model, registry, tool_choice=tool_choice)
     from callgate.graph.decide_react import ReactStrategy
 
     return ReactStrategy(model, registry, grammar=grammar)

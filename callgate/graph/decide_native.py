@@ -51,15 +51,21 @@ class NativeStrategy:
     name = "native"
 
     def __init__(self, model: BaseChatModel, registry: ToolRegistry,
-                 system_prompt: str = NATIVE_SYSTEM) -> None:
+                 system_prompt: str = NATIVE_SYSTEM, tool_choice: str | None = None) -> None:
         self.model = model
         self.registry = registry
         self.system_prompt = system_prompt
-        self.bound = model.bind_tools(registry.as_langchain_tools()) if len(registry) else model
+        tools = registry.as_langchain_tools()
+        self.bound = model.bind_tools(tools) if tools else model
+        # ``tool_choice`` ("required", "any" or a tool name) applies to the first step of a
+        # turn only: forcing every step would leave the model no way to answer.
+        self.bound_first = (model.bind_tools(tools, tool_choice=tool_choice)
+                            if tools and tool_choice else self.bound)
 
     def _inputs(self, state: dict[str, Any]) -> tuple[Any, list[AnyMessage]]:
         if tools_allowed(state, self.registry):
-            return self.bound, [SystemMessage(self.system_prompt), *state["messages"]]
+            model = self.bound_first if state.get("step", 0) == 0 else self.bound
+            return model, [SystemMessage(self.system_prompt), *state["messages"]]
         return self.model, [SystemMessage(CHAT_SYSTEM), *state["messages"]]
 
     def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:

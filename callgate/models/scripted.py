@@ -72,5 +72,6 @@ class ScriptedChatModel(BaseChatModel):
 def tool_call(name: str, args: dict[str, Any] | None = None, call_id: str | None = None,
               content: str = "") -> AIMessage:
     """An AIMessage with one tool call, for scripts."""
-    return AIMessage(content, tool_calls=[{"name": name, "args": args or {},
-                                           "id": call_id or f"call_{uuid.uuid4().hex[:10]}", "type": "tool_call"}])
+    call_id = call_id or f"call_{uuid.uuid4().hex[:10]}"
+    return AIMessage(content, tool_calls=[{"name": name, "args": args or {}, "id": call_id,
+                                           "type": "tool_call"}])

@@ -1,0 +1,785 @@
+"""Turn raw model text into tool calls, a final answer, or a correctable error.
+
+Models that only write text announce tool calls in many dialects; this module reads them
+all and returns one `ParsedOutput`. Parsing is not validation: an unknown tool name is
+still a call (the registry rejects it later).
+
+Recognised formats (the `format` field):
+
+* ``react``: ``Thought:`` / ``Action:`` / ``Action Input:`` (any case, CRLF, json5 input);
+* ``xml``: ``<tool_call>{json}</tool_call>`` (several; an unclosed last one), also the
+  ``<function=name><parameter=k>v</parameter></function>`` body of Qwen3-Coder;
+* ``fenced_json`` / ``json``: a call envelope in a fenced block or inline in prose;
+* ``mistral``: ``[TOOL_CALLS] [...]`` (and ``[TOOL_CALLS]name[ARGS]{...}``);
+* ``python_tag``: Llama 3 ``<|python_tag|>{...}`` (or ``tool.call(k=v)``);
+* ``qwen``: ``✿FUNCTION✿: name`` + ``✿ARGS✿: {...}``;
+* ``python_call``: ``name(k="v")`` when ``name`` is a known tool;
+* ``final``: an explicit ``Final Answer:`` (or ``✿RETURN✿``); ``prose``: no markers;
+* ``empty``: nothing usable (empty reply, or reasoning only).
+
+Call envelopes: ``{"name"|"tool"|"tool_name"|"function"|"action": n,
+"arguments"|"args"|"parameters"|"input"|"action_input"|"tool_input"|"params": {...}}``,
+arguments as a JSON string, lists of envelopes, ``{"function": {...}}``,
+``{"tool_calls": [...]}`` and, with known tool names, ``{"tool_name": {...}}``.
+
+Rules: ``<think>`` content is never a call; an invented ``Observation:`` (or tool
+response) and everything after it is discarded; when actions and a final answer both
+appear, whichever comes first wins; truncated JSON is an error, never repaired.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import json5
+import json_repair
+
+from callgate.sanitize import THOUGHT_FINAL, JsonSpan, sanitize
+
+__all__ = ["ParsedOutput", "parse_model_output"]
+
+EXAMPLE_ARGS = '{"query": "..."}'
+
+ERR_EMPTY = (
+    "The reply was empty. Either call a tool with its JSON arguments, "
+    "or write the final answer for the user."
+)
+ERR_REASONING_ONLY = (
+    "The reply contained only reasoning and no tool call or answer. After thinking, "
+    "either call a tool or write the final answer for the user."
+)
+ERR_NO_ACTION = (
+    "The reply had a Thought but neither an Action nor a Final Answer. Either name a "
+    "tool on an Action line followed by its Action Input as a JSON object, or give the "
+    "Final Answer."
+)
+ERR_CUT_CALL = (
+    "The tool call is incomplete: it was cut off before its closing parenthesis, so it "
+    'was not made. Send the whole call again, e.g. web_search(query="...").'
+)
+ERR_EMPTY_FINAL = "The Final Answer was empty. Write the answer for the user after the label."
+
+
+@dataclass(frozen=True)
+class ParsedOutput:
+    """The result of parsing one model reply.
+
+    Exactly one of these holds: `calls` is non-empty, `final_answer` is not None, or
+    `error` is not None (a sentence for the model to act on).
+    """
+
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    final_answer: str | None = None
+    error: str | None = None
+    thought: str | None = None
+    format: str = "empty"
+
+    @property
+    def kind(self) -> str:
+        """Which outcome this is: "tool_calls", "final" or "invalid"."""
+        if self.calls:
+            return "tool_calls"
+        return "final" if self.final_answer is not None else "invalid"
+
+
+class _CallError(ValueError):
+    """A call was clearly intended but cannot be used as written."""
+
+
+@dataclass
+class _Hit:
+    """One recognised piece of the reply: calls, a final answer or an error."""
+
+    start: int
+    end: int
+    format: str
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    final: str | None = None
+    error: str | None = None
+    rank: int = 0  # breaks ties between hits at the same position: lower wins
+
+
+# --- small helpers -------------------------------------------------------------------
+
+_NAME_RE = re.compile(r"[A-Za-z_][\w.\-]*")
+_FENCE_WRAP_RE = re.compile(r"^```[\w+-]*[ \t]*\n?(.*?)\n?[ \t]*(?:```)?\s*$", re.DOTALL)
+
+
+def _fragment(text: str, limit: int = 60) -> str:
+    """A short one-line quote of the model's text for an error message."""
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 3] + "..."
+
+
+def _strip_fence(text: str) -> str:
+    """`text` without a surrounding ``` fence or single backticks."""
+    text = text.strip()
+    m = _FENCE_WRAP_RE.match(text)
+    if m:
+        text = m.group(1).strip()
+    if len(text) >= 2 and text[0] == text[-1] == "`":
+        text = text.strip("`").strip()
+    return text
+
+
+def _value_end(text: str, start: int) -> int | None:
+    """End of the bracketed value opening at `text[start]`, or None if it is truncated."""
+    return JsonSpan().scan(text, start)
+
+
+def _truncated_error(what: str) -> str:
+    return (
+        f"The {what} JSON is incomplete: it was cut off before its closing brace, so the "
+        f"call was not made. Send the whole call again, complete and shorter if needed, "
+        f"e.g. {EXAMPLE_ARGS}."
+    )
+
+
+def _loads(src: str) -> Any:
+    """Parse complete but possibly non-strict JSON: json, json5, Python literals, repair.
+
+    Callers must rule out truncation first: json_repair would happily close the braces
+    of a cut-off call and invent its arguments.
+    """
+    try:
+        return json.loads(src)
+    except ValueError:
+        pass
+    try:
+        return json5.loads(src)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return ast.literal_eval(src)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    try:
+        repaired = json_repair.repair_json(src, return_objects=True)
+    except Exception:  # a heuristic third-party parser: any failure means "not JSON"
+        repaired = None
+    if isinstance(repaired, dict | list) and (repaired or src.strip() in ("{}", "[]")):
+        return repaired
+    raise ValueError("not JSON")
+
+
+def _json_values(text: str, what: str) -> list[Any]:
+    """The JSON values at the start of `text`, separated by spaces, commas or semicolons."""
+    values: list[Any] = []
+    i = 0
+    while True:
+        i = len(text) - len(text[i:].lstrip(" \t\r\n,;"))
+        if i >= len(text) or text[i] not in "{[":
+            return values
+        end = _value_end(text, i)
+        if end is None:
+            raise _CallError(_truncated_error(what))
+        try:
+            values.append(_loads(text[i:end]))
+        except ValueError:
+            raise _CallError(
+                f"The {what} is not valid JSON (\"{_fragment(text[i:end])}\"). Write it as "
+                f'{{"name": "tool_name", "arguments": {EXAMPLE_ARGS}}}.'
+            ) from None
+        i = end
+
+
+def _not_object_error(label: str, got: str) -> str:
+    return (
+        f"The {label} must be a JSON object with the tool arguments, for example "
+        f'{label}: {EXAMPLE_ARGS} (use {{}} when the tool takes none). Got: "{_fragment(got)}".'
+    )
+
+
+def _parse_args_text(value: str, label: str) -> dict[str, Any]:
+    """Arguments written after a label such as `Action Input:`; raises _CallError."""
+    text = _strip_fence(value)
+    if text in ("", "{}"):
+        return {}
+    if text[0] in "{[":
+        end = _value_end(text, 0)
+        if end is None:
+            raise _CallError(_truncated_error(label))
+        try:
+            args = _loads(text[:end])
+        except ValueError:
+            args = None
+        if isinstance(args, dict) and all(isinstance(k, str) for k in args):
+            return args
+        raise _CallError(_not_object_error(label, text))
+    if text[0] in "\"'":
+        # A JSON object wrapped in a string: "{\"q\": 1}".
+        try:
+            inner = _loads(text)
+        except ValueError:
+            inner = None
+        if isinstance(inner, str) and inner.strip().startswith("{"):
+            return _parse_args_text(inner, label)
+    raise _CallError(_not_object_error(label, text))
+
+
+def _jsonable(value: Any) -> Any:
+    """Python literal → JSON-compatible value; raises ValueError for sets, bytes, …"""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _jsonable(v) for k, v in value.items()}
+    raise ValueError(f"not a JSON value: {type(value).__name__}")
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted_name(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _python_call(src: str) -> dict[str, Any] | None:
+    """`name(k=literal, …)` as a call, None if it is not one; raises _CallError."""
+    try:
+        node = ast.parse(src.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    name = _dotted_name(node.func)
+    if name is None:
+        return None
+    try:
+        positional = [_jsonable(ast.literal_eval(a)) for a in node.args]
+        args = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                return None
+            args[kw.arg] = _jsonable(ast.literal_eval(kw.value))
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None  # not literal values: code or prose, not a call
+    if positional:
+        raise _CallError(
+            f"Call {name} with keyword arguments only, e.g. {name}(query=\"...\"); "
+            "positional arguments cannot be matched to parameter names."
+        )
+    return {"name": name, "args": args}
+
+
+# --- call envelopes ---------------------------------------------------------------------
+
+_NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
+_ARG_KEYS = ("arguments", "args", "parameters", "input", "action_input", "tool_input", "params")
+_ENVELOPE_START_RE = re.compile(
+    r"""[\[\s]*\{\s*["']?(?:name|tool|tool_name|function|tool_calls|action)["']?\s*:"""
+)
+
+
+def _make_call(name: str, args: Any) -> dict[str, Any]:
+    name = name.strip()
+    if not name:
+        raise _CallError('The tool call has an empty "name". Give the name of the tool.')
+    if args is None:
+        return {"name": name, "args": {}}
+    if isinstance(args, str):
+        return {"name": name, "args": _parse_args_text(args, "arguments")}
+    if isinstance(args, dict) and all(isinstance(k, str) for k in args):
+        return {"name": name, "args": args}
+    raise _CallError(
+        f'The "arguments" of {name} must be a JSON object such as {EXAMPLE_ARGS}, '
+        f"not {type(args).__name__}."
+    )
+
+
+def _to_calls(obj: Any, names: frozenset[str]) -> list[dict[str, Any]] | None:
+    """The calls a parsed JSON value describes, None if it is just data."""
+    if isinstance(obj, list):
+        calls: list[dict[str, Any]] = []
+        for item in obj:
+            got = _to_calls(item, names)
+            if not got:
+                return None
+            calls.extend(got)
+        return calls or None
+    if not isinstance(obj, dict):
+        return None
+    if isinstance(obj.get("tool_calls"), list):
+        return _to_calls(obj["tool_calls"], names)
+    for key in ("function", "function_call"):
+        inner = obj.get(key)
+        if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+            return _to_calls(inner, names)
+    name_key = next((k for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if name_key is not None:
+        name = obj[name_key]
+        arg_key = next((k for k in _ARG_KEYS if k in obj), None)
+        if arg_key is not None:
+            return [_make_call(name, obj[arg_key])]
+        if name in names and set(obj) <= {name_key, "id", "type"}:
+            return [{"name": name, "args": {}}]
+        return None
+    if names and len(obj) == 1:
+        ((key, value),) = obj.items()
+        if key in names and (value is None or isinstance(value, dict)):
+            return [_make_call(key, value)]
+    return None
+
+
+def _calls_from_values(text: str, what: str, names: frozenset[str]) -> list[dict[str, Any]]:
+    """Calls from the JSON value(s) at the start of `text`; raises _CallError."""
+    values = _json_values(text, what)
+    calls = _to_calls(values, names) if values else None
+    if not calls:
+        raise _CallError(
+            f"The {what} must be a JSON object with a tool name and its arguments, e.g. "
+            f'{{"name": "tool_name", "arguments": {EXAMPLE_ARGS}}}.'
+        )
+    return calls
+
+
+def _hit_from(start: int, end: int, fmt: str, make: Callable[[], list[dict[str, Any]]]) -> _Hit:
+    """Run `make()` for calls; a _CallError becomes an error hit."""
+    try:
+        return _Hit(start, end, fmt, calls=make())
+    except _CallError as exc:
+        return _Hit(start, end, fmt, error=str(exc))
+
+
+# --- reasoning and fabricated observations ------------------------------------------------
+
+_THINK_RE = re.compile(r"<(think|thinking)>(.*?)(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL)
+_THINK_CLOSE_RE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
+_THINK_OPEN_RE = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_OBSERVATION_RE = re.compile(
+    r"^[ \t]*(?:observation[ \t]*:|✿result✿)|<tool_response>", re.IGNORECASE | re.MULTILINE
+)
+
+
+def _split_reasoning(text: str) -> tuple[str, list[str]]:
+    """Remove `<think>` blocks; return the rest and the reasoning texts."""
+    thoughts: list[str] = []
+    close = _THINK_CLOSE_RE.search(text)
+    opened = _THINK_OPEN_RE.search(text)
+    if close and (opened is None or close.start() < opened.start()):
+        # The chat template opened the block for the model: only `</think>` is written.
+        thoughts.append(text[: close.start()])
+        text = text[close.end() :]
+
+    def keep(m: re.Match[str]) -> str:
+        thoughts.append(m.group(2))
+        return ""
+
+    text = _THINK_RE.sub(keep, text)
+    return text, [t.strip() for t in thoughts if t.strip()]
+
+
+def _cut_observation(text: str) -> str:
+    """Drop an invented `Observation:` (the stop sequence was ignored) and what follows."""
+    m = _OBSERVATION_RE.search(text)
+    return text[: m.start()] if m else text
+
+
+# --- detectors: each returns the hits of one format --------------------------------------
+
+_ACTION_RE = re.compile(r"^[ \t]*action[ \t]*:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_INPUT_RE = re.compile(r"^[ \t]*action[ _]input[ \t]*:", re.IGNORECASE | re.MULTILINE)
+_REACT_NEXT_RE = re.compile(
+    r"^[ \t]*(?:action[ \t]*:|thought[ \t]*:|final[ _]answer[ \t]*:)",
+    re.IGNORECASE | re.MULTILINE,
+)
+# The label at a line start, later on a Thought line, or Qwen-Agent's ✿RETURN✿.
+_FINAL_RE = re.compile(
+    rf"^[ \t]*(?:thought[ \t]*:[^\n]*?(?P<inline>{THOUGHT_FINAL})"
+    r"|(?P<label>final[ _]answer[ \t]*:|✿RETURN✿(?:[ \t]*:)?))",
+    re.IGNORECASE | re.MULTILINE,
+)
+_THOUGHT_LABEL_RE = re.compile(r"^[ \t]*thought[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
+
+
+def _final_hit(text: str) -> _Hit | None:
+    """The first final answer label; it runs to the end, so later ones never count."""
+    m = _FINAL_RE.search(text)
+    if m is None:
+        return None
+    start = m.start("inline") if m.group("inline") else m.start("label")
+    answer = sanitize(text[m.end() :])
+    if answer:
+        return _Hit(start, len(text), "final", final=answer)
+    return _Hit(start, len(text), "final", error=ERR_EMPTY_FINAL)
+
+
+def _react_action(name: str, region: str) -> dict[str, Any] | str:
+    """One ReAct action: a call, or the text of a `Final Answer` action; raises _CallError."""
+    name = name.strip().strip("`*\"'[] ").rstrip(".").strip()
+    inp = _INPUT_RE.search(region)
+    value = region[inp.end() :] if inp else ""
+    if name.lower().replace("_", " ") == "final answer":
+        try:
+            decoded = _loads(value.strip())
+        except ValueError:
+            decoded = None
+        return decoded if isinstance(decoded, str) else value.strip()
+    if _NAME_RE.fullmatch(name):
+        args = _parse_args_text(value, "Action Input") if inp else {}
+        return {"name": name, "args": args}
+    call = _python_call(name) if "(" in name else None
+    if call is not None:
+        return call
+    raise _CallError(
+        "The Action line must contain only the name of one tool, e.g. Action: web_search, "
+        f'followed by a line Action Input: {EXAMPLE_ARGS}. Got: "{_fragment(name)}".'
+    )
+
+
+def _react_hits(text: str) -> list[_Hit]:
+    hits = []
+    for m in _ACTION_RE.finditer(text):
+        nxt = _REACT_NEXT_RE.search(text, m.end())
+        region_end = nxt.start() if nxt else len(text)
+        region = text[m.end() : region_end]
+        try:
+            got = _react_action(m.group(1), region)
+        except _CallError as exc:
+            hits.append(_Hit(m.start(), region_end, "react", error=str(exc)))
+            continue
+        if isinstance(got, str):
+            answer = sanitize(got)
+            error = None if answer else ERR_EMPTY_FINAL
+            hits.append(_Hit(m.start(), len(text), "final", final=answer or None, error=error))
+        else:
+            hits.append(_Hit(m.start(), region_end, "react", calls=[got]))
+    if not hits:
+        orphan = _INPUT_RE.search(text)
+        if orphan:
+            hits.append(
+                _Hit(
+                    orphan.start(),
+                    len(text),
+                    "react",
+                    error="The Action Input has no Action line before it. Name the tool on "
+                    "a line Action: tool_name, then give Action Input: " + EXAMPLE_ARGS + ".",
+                )
+            )
+    return hits
+
+
+_XML_RE = re.compile(
+    r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.IGNORECASE | re.DOTALL
+)
+_XML_FUNCTION_RE = re.compile(r"<function=([^>\s]+)>(.*?)(?:</function>|\Z)", re.DOTALL)
+_XML_PARAM_RE = re.compile(
+    r"<parameter=([^>\s]+)>(.*?)(?:</parameter>|(?=<parameter=)|(?=</function>)|\Z)", re.DOTALL
+)
+
+
+def _xml_param_value(raw: str) -> Any:
+    raw = raw.strip()
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _xml_calls(content: str, names: frozenset[str]) -> list[dict[str, Any]]:
+    body = _strip_fence(content)
+    if not body:
+        raise _CallError(
+            "The tool call was empty. Put the call inside as JSON: "
+            f'{{"name": "tool_name", "arguments": {EXAMPLE_ARGS}}}.'
+        )
+    functions = list(_XML_FUNCTION_RE.finditer(body))
+    if functions:
+        return [
+            {
+                "name": f.group(1),
+                "args": {p.group(1): _xml_param_value(p.group(2))
+                         for p in _XML_PARAM_RE.finditer(f.group(2))},
+            }
+            for f in functions
+        ]
+    if body[0] not in "{[":
+        call = _python_call(body)
+        if call is not None:
+            return [call]
+    return _calls_from_values(body, "tool call", names)
+
+
+def _xml_hits(text: str, names: frozenset[str]) -> list[_Hit]:
+    return [
+        _hit_from(m.start(), m.end(), "xml", lambda m=m: _xml_calls(m.group(1), names))
+        for m in _XML_RE.finditer(text)
+    ]
+
+
+_MISTRAL_RE = re.compile(r"\[TOOL_CALLS\]", re.IGNORECASE)
+_MISTRAL_NAMED_RE = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*\[ARGS\]", re.IGNORECASE)
+
+
+def _mistral_hits(text: str, names: frozenset[str]) -> list[_Hit]:
+    hits = []
+    for m in _MISTRAL_RE.finditer(text):
+        rest = text[m.end() :]
+        named = _MISTRAL_NAMED_RE.match(rest)
+        end = _payload_end(text, m.end())
+
+        def make(rest: str = rest, named: re.Match[str] | None = named) -> list[dict[str, Any]]:
+            if named:
+                return [{"name": named.group(1),
+                         "args": _parse_args_text(rest[named.end() :], "arguments")}]
+            return _calls_from_values(rest, "tool call list", names)
+
+        hits.append(_hit_from(m.start(), end, "mistral", make))
+    return hits
+
+
+def _payload_end(text: str, start: int) -> int:
+    """Where the calls written after a token end: after their JSON, else at the line end."""
+    i = len(text) - len(text[start:].lstrip())
+    if i < len(text) and text[i] in "{[":
+        while i < len(text) and text[i] in "{[":
+            end = _value_end(text, i)
+            if end is None:
+                return len(text)
+            i = len(text) - len(text[end:].lstrip(" \t\r\n,;"))
+        return end
+    end = JsonSpan().scan(text, start, to_line_end=True)
+    return end if end is not None else len(text)
+
+
+_PYTHON_TAG_RE = re.compile(r"<\|python_tag\|>", re.IGNORECASE)
+_CALL_HEAD_RE = re.compile(r"[A-Za-z_][\w.]*\s*\(")
+
+
+def _python_tag_calls(rest: str, names: frozenset[str]) -> list[dict[str, Any]]:
+    body = rest.strip()
+    if body[:1] in ("{", "["):
+        return _calls_from_values(body, "tool call", names)
+    head = _CALL_HEAD_RE.match(body)
+    end = _value_end(body, head.end() - 1) if head else None
+    call = _python_call(body[:end]) if end is not None else None
+    if call is None:
+        raise _CallError(
+            "The tool call after the python tag must be JSON: "
+            f'{{"name": "tool_name", "parameters": {EXAMPLE_ARGS}}}.'
+        )
+    call["name"] = call["name"].removesuffix(".call")  # Llama built-ins: brave_search.call(…)
+    return [call]
+
+
+def _python_tag_hits(text: str, names: frozenset[str]) -> list[_Hit]:
+    return [
+        _hit_from(
+            m.start(),
+            _payload_end(text, m.end()),
+            "python_tag",
+            lambda m=m: _python_tag_calls(text[m.end() :], names),
+        )
+        for m in _PYTHON_TAG_RE.finditer(text)
+    ]
+
+
+_QWEN_FN_RE = re.compile(r"^[ \t]*✿FUNCTION✿[ \t]*:?[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_QWEN_ARGS_RE = re.compile(r"^[ \t]*✿ARGS✿[ \t]*:?", re.IGNORECASE | re.MULTILINE)
+_QWEN_NEXT_RE = re.compile(r"^[ \t]*✿(?:FUNCTION|RETURN|RESULT)✿", re.IGNORECASE | re.MULTILINE)
+
+
+def _qwen_hits(text: str) -> list[_Hit]:
+    hits = []
+    for m in _QWEN_FN_RE.finditer(text):
+        nxt = _QWEN_NEXT_RE.search(text, m.end())
+        end = nxt.start() if nxt else len(text)
+        region = text[m.end() : end]
+
+        def make(m: re.Match[str] = m, region: str = region) -> list[dict[str, Any]]:
+            name = m.group(1).strip().strip("`*\"' ")
+            if not _NAME_RE.fullmatch(name):
+                raise _CallError(
+                    "The function line must contain only the tool name, followed by a line "
+                    f'with its arguments as a JSON object. Got: "{_fragment(name)}".'
+                )
+            args = _QWEN_ARGS_RE.search(region)
+            value = region[args.end() :] if args else ""
+            return [{"name": name, "args": _parse_args_text(value, "arguments")}]
+
+        hits.append(_hit_from(m.start(), end, "qwen", make))
+    return hits
+
+
+_FENCED_RE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+# Where an inline call may start: an object whose first key is quoted or a bare word
+# (prose braces such as "{x}" or code blocks are not worth a parse), or a list of them.
+_JSON_OPEN_RE = re.compile(r"""\{(?=\s*(?:["']|[A-Za-z_][\w\-]*\s*:))|\[(?=\s*\{)""")
+# Scans that run to the end of the text without closing cost O(n) each; after this many
+# the rest of a long reply is not searched for inline calls.
+_MAX_OPEN_SCANS = 8
+
+
+def _envelope_hit(
+    text: str, start: int, end: int, fmt: str, names: frozenset[str], rank: int
+) -> _Hit | None:
+    """A hit for the JSON value `text[start:end]` if it is a call envelope."""
+    try:
+        obj = _loads(text[start:end])
+    except ValueError:
+        return None
+    try:
+        calls = _to_calls(obj, names)
+    except _CallError as exc:
+        return _Hit(start, end, fmt, error=str(exc), rank=rank)
+    return _Hit(start, end, fmt, calls=calls, rank=rank) if calls else None
+
+
+def _fenced_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit]:
+    hits = []
+    for m in _FENCED_RE.finditer(text, 0, limit):
+        body = m.group(2).strip()
+        if body[:1] not in ("{", "["):
+            continue
+        end = _value_end(body, 0)
+        if end is None:
+            continue  # left to _json_hits, which knows what a truncated call looks like
+        hit = _envelope_hit(body, 0, end, "fenced_json", names, rank=1)
+        if hit is not None:
+            hits.append(_Hit(m.start(), m.end(), hit.format, hit.calls, error=hit.error, rank=1))
+    return hits
+
+
+def _json_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit]:
+    """Call envelopes written inline, starting before `limit`."""
+    hits = []
+    i = 0
+    open_scans = 0
+    while (m := _JSON_OPEN_RE.search(text, i, limit)) and open_scans < _MAX_OPEN_SCANS:
+        start = m.start()
+        end = _value_end(text, start)
+        if end is None:
+            if _ENVELOPE_START_RE.match(text, start):
+                hits.append(_Hit(start, len(text), "json", error=_truncated_error("tool call"),
+                                 rank=2))
+                break
+            open_scans += 1
+            i = start + 1
+            continue
+        hit = _envelope_hit(text, start, end, "json", names, rank=2)
+        if hit is not None:
+            hits.append(hit)
+        # Non-call data is skipped whole: a call is never nested inside other JSON.
+        i = end if hit is not None or text[start] == "{" else start + 1
+    return hits
+
+
+def _python_call_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit]:
+    if not names:
+        return []
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w.])(?:{alternatives})\s*\(")
+    # A cut-off call is reported only if it had started its keyword arguments.
+    call_start = re.compile(r"\(\s*(?:[A-Za-z_]\w*\s*=|\))")
+    hits = []
+    i = 0
+    open_scans = 0
+    while (m := pattern.search(text, i, limit)) and open_scans < _MAX_OPEN_SCANS:
+        end = _value_end(text, m.end() - 1)
+        if end is None:
+            if call_start.match(text, m.end() - 1):
+                hits.append(_Hit(m.start(), len(text), "python_call", error=ERR_CUT_CALL, rank=3))
+                break
+            open_scans += 1
+            i = m.end()
+            continue
+        try:
+            call = _python_call(text[m.start() : end])
+        except _CallError as exc:
+            hits.append(_Hit(m.start(), end, "python_call", error=str(exc), rank=3))
+        else:
+            if call is not None and call["name"] in names:
+                hits.append(_Hit(m.start(), end, "python_call", calls=[call], rank=3))
+        i = end
+    return hits
+
+
+# --- putting it together --------------------------------------------------------------------
+
+
+def _select(hits: list[_Hit]) -> list[_Hit]:
+    """Hits in text order, dropping any that overlaps one already taken."""
+    taken: list[_Hit] = []
+    cursor = 0
+    for hit in sorted(hits, key=lambda h: (h.start, h.rank, -h.end)):
+        if hit.start >= cursor:
+            taken.append(hit)
+            cursor = hit.end
+    return taken
+
+
+def _reasoning(thoughts: list[str], before: str) -> str | None:
+    parts = [*thoughts, _THOUGHT_LABEL_RE.sub("", before)]
+    joined = "\n\n".join(p for p in (sanitize(x) for x in parts) if p)
+    return joined or None
+
+
+def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> ParsedOutput:
+    """Parse one model reply into tool calls, a final answer, or a correctable error.
+
+    `tool_names` (the registered tools) additionally enables Python-style calls
+    `name(k="v")` and `{"name": {args}}` dicts for those names.
+    """
+    names = frozenset(tool_names or ())
+    if not text or not text.strip():
+        return ParsedOutput(error=ERR_EMPTY, format="empty")
+    body, thoughts = _split_reasoning(text.replace("\r\n", "\n").replace("\r", "\n"))
+    body = _cut_observation(body)
+    if not body.strip():
+        return ParsedOutput(
+            error=ERR_REASONING_ONLY if thoughts else ERR_EMPTY,
+            thought=_reasoning(thoughts, ""),
+            format="empty",
+        )
+    final = _final_hit(body)
+    # Hits that start after the final answer label are dropped anyway: skip the costly search.
+    limit = final.start if final else len(body)
+    hits = _select(
+        [
+            *([final] if final else []),
+            *_react_hits(body),
+            *_xml_hits(body, names),
+            *_mistral_hits(body, names),
+            *_python_tag_hits(body, names),
+            *_qwen_hits(body),
+            *_fenced_hits(body, names, limit),
+            *_json_hits(body, names, limit),
+            *_python_call_hits(body, names, limit),
+        ]
+    )
+    if not hits:
+        return _prose(body, thoughts)
+    thought = _reasoning(thoughts, body[: hits[0].start])
+    first = hits[0]
+    if first.format == "final":
+        if first.final is None:
+            return ParsedOutput(error=first.error, thought=thought, format="final")
+        return ParsedOutput(final_answer=first.final, thought=thought, format="final")
+    # Actions count up to the first final answer; anything after it is dropped.
+    first_final = next((k for k, h in enumerate(hits) if h.format == "final"), len(hits))
+    actions = hits[:first_final]
+    error = next((h for h in actions if h.error is not None), None)
+    if error is not None:
+        return ParsedOutput(error=error.error, thought=thought, format=error.format)
+    calls = [call for h in actions for call in h.calls]
+    return ParsedOutput(calls=calls, thought=thought, format=hits[0].format)
+
+
+def _prose(body: str, thoughts: list[str]) -> ParsedOutput:
+    """A reply without any call or label: the text is the answer."""
+    thought = _reasoning(thoughts, "")
+    answer = sanitize(body)
+    if answer:
+        return ParsedOutput(final_answer=answer, thought=thought, format="prose")
+    if _THOUGHT_LABEL_RE.search(body):
+        return ParsedOutput(error=ERR_NO_ACTION, thought=_reasoning(thoughts, body),
+                            format="react")
+    return ParsedOutput(error=ERR_EMPTY, thought=thought, format="empty")

@@ -1,0 +1,589 @@
+"""Remove tool-call markup from text meant for a user, whole or while streaming.
+
+`sanitize` and `StreamSanitizer` share one incremental engine, so the streamed pieces
+always join up to exactly `sanitize(whole_text)`, wherever the chunks were split.
+
+What is removed:
+
+* `<think>…</think>`, `<thinking>…</thinking>`, `<tool_call>…</tool_call>` and
+  `<tool_response>…</tool_response>` blocks (an unclosed one runs to the end of the text);
+  stray closing tags of those blocks;
+* lines starting (after optional spaces, any case) with `Thought:`, `Action:`,
+  `Action Input:` or `Observation:`. An `Action Input:` whose JSON spans several lines is
+  removed up to its closing brace. A `Final Answer:` later on a `Thought:` line survives;
+* the `Final Answer:` label at a line start (the text after it is kept);
+* `[TOOL_CALLS]` and `<|python_tag|>` with the call that follows them;
+* `✿FUNCTION✿`, `✿ARGS✿` and `✿RESULT✿` lines, and the `✿RETURN✿` label (Qwen-Agent
+  puts the user-facing reply after it, so that text is kept);
+* chat special tokens: `<|anything|>`, `<｜anything｜>`, `</s>`, `[INST]`, `[/INST]`;
+  `<|im_start|>` and `<|start_header_id|>` also take the role name after them.
+
+Markup that filled a whole line takes that line's break along. Then the whitespace is
+tidied: line endings become `\\n`, spaces before a line break go, runs of blank lines
+become one blank line, and the result is stripped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["StreamSanitizer", "sanitize"]
+
+_HWS = " \t"
+
+# Line markers: (lower-case keyword, what to do, whether a colon must follow).
+_LINE_MARKERS: Final = (
+    ("thought", "thought", True),
+    ("action", "line", True),
+    ("observation", "line", True),
+    ("action input", "args", True),
+    ("action_input", "args", True),
+    ("final answer", "label", True),
+    ("final_answer", "label", True),
+    ("✿function✿", "line", False),
+    ("✿args✿", "args", False),
+    ("✿result✿", "args", False),
+    ("✿return✿", "label", False),
+)
+
+# Markers that may appear anywhere in a line: (lower-case literal, action, closing tag).
+_INLINE_MARKERS: Final = (
+    ("<think>", "block", "</think>"),
+    ("<thinking>", "block", "</thinking>"),
+    ("<tool_call>", "block", "</tool_call>"),
+    ("<tool_response>", "block", "</tool_response>"),
+    ("</think>", "drop", ""),
+    ("</thinking>", "drop", ""),
+    ("</tool_call>", "drop", ""),
+    ("</tool_response>", "drop", ""),
+    ("</s>", "drop", ""),
+    ("[inst]", "drop", ""),
+    ("[/inst]", "drop", ""),
+    ("[tool_calls]", "payload", ""),
+)
+_PAYLOAD_TOKENS: Final = frozenset({"python_tag"})
+_ROLE_TOKENS: Final = frozenset({"im_start", "start_header_id"})
+_SPECIAL_NAME_MAX = 64
+_PIPES = "|｜"
+
+_TRIGGER = re.compile(r"[<\[\n]")
+# A `Final Answer:` later on a Thought line. The spaces before the colon are bounded so
+# that a needle split between chunks always fits in the held-back tail.
+THOUGHT_FINAL = r"final[ _]answer[ \t]{0,2}:"
+_THOUGHT_END = re.compile(r"\n|" + THOUGHT_FINAL, re.IGNORECASE)
+_THOUGHT_HOLD = len("final answer  :") - 1
+_RUNS = re.compile(r"(\s+)|(\S+)")
+
+_PARTIAL: Final = "partial"  # "the text so far could still become a marker"
+
+# Engine modes.
+(_TEXT, _BLOCK, _THOUGHT, _LINE, _ARGS, _JSON, _PAYLOAD, _PAYLOAD_LINE, _ROLE, _LABEL,
+ _LINE_END) = range(11)
+
+
+class JsonSpan:
+    """Incremental bracket and string tracker for JSON-like text.
+
+    Brackets are counted only outside strings; both quote kinds open strings (json5 and
+    Python literals use single quotes). State survives between `scan` calls.
+    """
+
+    __slots__ = ("depth", "escape", "newline_ends_string", "quote")
+
+    def __init__(self, newline_ends_string: bool = False) -> None:
+        self.depth = 0
+        self.quote = ""
+        self.escape = False
+        # A raw newline cannot occur in a valid JSON string; ending the string there keeps
+        # a stray quote from swallowing the rest of a reply.
+        self.newline_ends_string = newline_ends_string
+
+    def scan(self, text: str, start: int, *, to_line_end: bool = False) -> int | None:
+        """Advance over `text[start:]`.
+
+        Returns the index just past the bracket that closes the value (or, with
+        `to_line_end`, the index of the first newline outside any bracket), or None if
+        the text ran out first.
+        """
+        i = start
+        n = len(text)
+        while i < n:
+            ch = text[i]
+            if self.quote:
+                if self.escape:
+                    self.escape = False
+                elif ch == "\\":
+                    self.escape = True
+                elif ch == self.quote or (ch == "\n" and self.newline_ends_string):
+                    self.quote = ""
+            elif ch in "\"'":
+                self.quote = ch
+            elif ch in "{[(":
+                self.depth += 1
+            elif ch in "}])":
+                self.depth = max(self.depth - 1, 0)
+                if self.depth == 0 and not to_line_end:
+                    return i + 1
+            elif ch == "\n" and to_line_end and self.depth == 0:
+                return i
+            i += 1
+        return None
+
+
+def _skip(text: str, i: int, chars: str) -> int:
+    while i < len(text) and text[i] in chars:
+        i += 1
+    return i
+
+
+def _skip_space(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
+def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, int] | str | None:
+    """Match a line marker at `text[i]`: (action, end), _PARTIAL or None."""
+    partial = False
+    best: tuple[str, int] | None = None
+    for keyword, action, colon_required in _LINE_MARKERS:
+        k = len(keyword)
+        if len(text) - i < k:
+            partial = partial or keyword.startswith(text[i:].lower())
+            continue
+        if text[i : i + k].lower() != keyword:
+            continue
+        j = _skip(text, i + k, _HWS)
+        if j == len(text):
+            if not final:
+                partial = True
+            elif not colon_required:
+                best = (action, i + k)
+        elif text[j] == ":":
+            best = (action, j + 1)
+        elif not colon_required:
+            best = (action, i + k)
+    if partial and not final:
+        return _PARTIAL
+    return best
+
+
+def _match_special_token(text: str, i: int) -> tuple[int, str] | str | None:
+    """Match `<|name|>` (or the full-width `<｜name｜>`) at `text[i]`."""
+    n = len(text)
+    if i + 1 >= n:
+        return _PARTIAL
+    if text[i + 1] not in _PIPES:
+        return None
+    j = i + 2
+    while j < n and j - i - 2 <= _SPECIAL_NAME_MAX:
+        ch = text[j]
+        if ch in _PIPES or ch in "<>" or ch.isspace():
+            break
+        j += 1
+    if j - i - 2 > _SPECIAL_NAME_MAX:
+        return None
+    if j >= n:
+        return _PARTIAL
+    if j == i + 2 or text[j] not in _PIPES:
+        return None
+    if j + 1 >= n:
+        return _PARTIAL
+    if text[j + 1] != ">":
+        return None
+    return j + 2, text[i + 2 : j].lower()
+
+
+def _match_inline(text: str, i: int, final: bool) -> tuple[str, int, str] | str | None:
+    """Match an inline marker at `text[i]`: (action, end, closing tag), _PARTIAL or None."""
+    partial = False
+    for literal, action, close in _INLINE_MARKERS:
+        k = len(literal)
+        fragment = text[i : i + k]
+        if len(fragment) == k:
+            if fragment.lower() == literal:
+                return action, i + k, close
+        elif literal.startswith(fragment.lower()):
+            partial = True
+    if text[i] == "<":
+        token = _match_special_token(text, i)
+        if token == _PARTIAL:
+            partial = True
+        elif isinstance(token, tuple):
+            end, name = token
+            if name in _PAYLOAD_TOKENS:
+                return "payload", end, ""
+            if name in _ROLE_TOKENS:
+                return "role", end, ""
+            return "drop", end, ""
+    if partial and not final:
+        return _PARTIAL
+    return None
+
+
+class _MarkupRemover:
+    """The incremental engine: removes markup, leaves whitespace tidying to `_Whitespace`.
+
+    Every decision waits until enough text has arrived that more text could not change
+    it, which is what makes the output independent of how the input was chunked.
+    """
+
+    def __init__(self) -> None:
+        self._buf = ""
+        self._mode = _TEXT
+        self._line_start = True
+        self._resume_line_start = False  # line_start to restore after a removed block
+        self._close: re.Pattern[str] | None = None
+        self._close_len = 0
+        self._json = JsonSpan(newline_ends_string=True)
+        self._after_json = _TEXT
+
+    def feed(self, chunk: str) -> str:
+        self._buf += chunk
+        return self._run(final=False)
+
+    def flush(self) -> str:
+        out = self._run(final=True)
+        self._buf = ""
+        return out
+
+    def _run(self, final: bool) -> str:
+        text = self._buf
+        out: list[str] = []
+        i = 0
+        while i < len(text):
+            step = self._step(text, i, final, out)
+            if step is None:
+                break
+            i = step
+        self._buf = text[i:]
+        return "".join(out)
+
+    def _step(self, text: str, i: int, final: bool, out: list[str]) -> int | None:
+        """Process from `text[i]`; return the new position, or None to wait for more text."""
+        mode = self._mode
+        if mode == _TEXT:
+            return self._step_text(text, i, final, out)
+        if mode == _BLOCK:
+            assert self._close is not None
+            m = self._close.search(text, i)
+            if m:
+                self._mode, self._line_start = self._after_removal(), self._resume_line_start
+                return m.end()
+            return self._hold_tail(text, i, self._close_len - 1, final)
+        if mode == _THOUGHT:
+            m = _THOUGHT_END.search(text, i)
+            if not m:
+                return self._hold_tail(text, i, _THOUGHT_HOLD, final)
+            if m.group() == "\n":
+                self._mode, self._line_start = _TEXT, True
+            else:
+                self._mode = _LABEL
+            return m.end()
+        if mode == _LINE:
+            k = text.find("\n", i)
+            if k < 0:
+                return len(text)
+            self._mode, self._line_start = _TEXT, True
+            return k + 1
+        if mode in (_ARGS, _PAYLOAD):
+            return self._step_value(text, i, final)
+        if mode in (_JSON, _PAYLOAD_LINE):
+            end = self._json.scan(text, i, to_line_end=mode == _PAYLOAD_LINE)
+            if end is None:
+                return len(text)
+            self._mode, self._line_start = self._after_json, False
+            if self._mode == _TEXT and self._resume_line_start:
+                self._mode = _LINE_END
+            return end
+        if mode == _ROLE:
+            j = i
+            while j < len(text) and (text[j].isalpha() or text[j] == "_"):
+                j += 1
+            if j < len(text):
+                self._mode, self._line_start = self._after_removal(), self._resume_line_start
+            return j
+        if mode == _LINE_END:
+            j = _skip(text, i, _HWS + "\r")
+            if j == len(text) and not final:
+                return None
+            self._mode = _TEXT
+            if j < len(text) and text[j] == "\n":
+                self._line_start = True
+                return j + 1
+            return i
+        # _LABEL: drop the spaces between a label and its text.
+        j = _skip(text, i, _HWS)
+        if j < len(text):
+            self._mode, self._line_start = _TEXT, False
+        return j
+
+    def _hold_tail(self, text: str, i: int, keep: int, final: bool) -> int | None:
+        # Dropped text: keep only a tail that might hold the start of a split needle.
+        if final:
+            return len(text)
+        pos = len(text) - keep
+        return pos if pos > i else None
+
+    def _step_text(self, text: str, i: int, final: bool, out: list[str]) -> int | None:
+        if self._line_start:
+            if text[i] in "<[":
+                # A block at the very start of a line keeps the line start for what follows
+                # it, as if the block were not there: `<think>…</think>Final Answer: x`.
+                handled = self._inline(text, i, final, resume_line_start=True)
+                if handled is None:
+                    return None
+                if handled != i:
+                    return handled
+            j = _skip(text, i, _HWS)
+            if j == len(text) and not final:
+                return None
+            marker = _match_line_marker(text, j, final)
+            if marker == _PARTIAL:
+                return None
+            if isinstance(marker, tuple):
+                self._enter_line_mode(marker[0])
+                return marker[1]
+            out.append(text[i:j])
+            self._line_start = False
+            return j
+        m = _TRIGGER.search(text, i)
+        if not m:
+            out.append(text[i:])
+            return len(text)
+        p = m.start()
+        out.append(text[i:p])
+        if text[p] == "\n":
+            out.append("\n")
+            self._line_start = True
+            return p + 1
+        handled = self._inline(text, p, final, resume_line_start=False)
+        if handled is None:
+            # Return the progress made so far; the marker candidate waits at `p`.
+            return p if p > i else None
+        if handled == p:
+            out.append(text[p])
+            return p + 1
+        return handled
+
+    def _inline(self, text: str, p: int, final: bool, resume_line_start: bool) -> int | None:
+        """Handle an inline marker at `p`: new position, `p` if none, None to wait."""
+        marker = _match_inline(text, p, final)
+        if marker == _PARTIAL:
+            return None
+        if marker is None:
+            return p
+        action, end, close = marker
+        self._resume_line_start = resume_line_start
+        if action == "block":
+            self._mode = _BLOCK
+            self._close = re.compile(re.escape(close), re.IGNORECASE)
+            self._close_len = len(close)
+        elif action == "payload":
+            self._mode = _PAYLOAD
+        elif action == "role":
+            self._mode = _ROLE
+        else:
+            self._mode, self._line_start = self._after_removal(), resume_line_start
+        return end
+
+    def _after_removal(self) -> int:
+        # Markup that began a line takes the line break after it along.
+        return _LINE_END if self._resume_line_start else _TEXT
+
+    def _enter_line_mode(self, action: str) -> None:
+        self._mode = {"thought": _THOUGHT, "line": _LINE, "args": _ARGS, "label": _LABEL}[action]
+
+    def _step_value(self, text: str, i: int, final: bool) -> int | None:
+        """After `Action Input:`-like markers and call tokens: find the call's value."""
+        j = _skip_space(text, i)
+        if j == len(text):
+            return len(text) if final else None
+        gap = text[i:j]
+        if text[j] in "{[":
+            self._json = JsonSpan(newline_ends_string=True)
+            self._after_json = _LINE if self._mode == _ARGS else _TEXT
+            self._mode = _JSON
+            return j
+        if self._mode == _ARGS:
+            if "\n" in gap:
+                # Empty arguments; the next line is ordinary text.
+                self._mode, self._line_start = _TEXT, True
+                return i + gap.rfind("\n") + 1
+            self._mode = _LINE
+            return j
+        if "\n" in gap:
+            self._mode, self._line_start = _TEXT, False
+            return i + gap.find("\n")
+        # A call that is not JSON (`name[ARGS]{…}`, Python code): up to the end of its line.
+        self._json = JsonSpan(newline_ends_string=True)
+        self._after_json = _TEXT
+        self._mode = _PAYLOAD_LINE
+        return j
+
+
+def _collapse(space: str) -> str:
+    """Normalise one run of whitespace that sits between two pieces of text."""
+    space = space.replace("\r\n", "\n").replace("\r", "\n")
+    breaks = space.count("\n")
+    if not breaks:
+        return space
+    indent = space[space.rfind("\n") + 1 :]
+    return ("\n\n" if breaks > 1 else "\n") + indent
+
+
+class _Whitespace:
+    """Incremental whitespace tidying: strip both ends, collapse blank lines."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+        self._started = False
+
+    def feed(self, text: str) -> str:
+        out: list[str] = []
+        for m in _RUNS.finditer(text):
+            if m.group(1) is not None:
+                self._pending += m.group(1)
+                continue
+            if self._started:
+                out.append(_collapse(self._pending))
+            self._pending = ""
+            self._started = True
+            out.append(m.group(2))
+        return "".join(out)
+
+    def flush(self) -> str:
+        self._pending = ""
+        return ""
+
+
+_THINK_OPEN: Final = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
+
+
+class _ThinkStripper:
+    """Incrementally drop `<think>` blocks (an unclosed one to the end), nothing else."""
+
+    def __init__(self) -> None:
+        self._buf = ""
+        self._close: re.Pattern[str] | None = None
+        self._close_len = 0
+
+    def feed(self, chunk: str, final: bool = False) -> str:
+        text = self._buf + chunk
+        out: list[str] = []
+        i = 0
+        while i < len(text):
+            if self._close is not None:
+                m = self._close.search(text, i)
+                if m:
+                    self._close, i = None, m.end()
+                    continue
+                i = len(text) if final else max(i, len(text) - self._close_len + 1)
+                break
+            p = text.find("<", i)
+            if p < 0:
+                out.append(text[i:])
+                i = len(text)
+                break
+            out.append(text[i:p])
+            i = p
+            opened = self._open_at(text, p, final)
+            if opened is None:
+                break
+            if opened == p:
+                out.append("<")
+                i = p + 1
+            else:
+                i = opened
+        self._buf = text[i:]
+        return "".join(out)
+
+    def _open_at(self, text: str, p: int, final: bool) -> int | None:
+        partial = False
+        for opening, closing in _THINK_OPEN:
+            fragment = text[p : p + len(opening)]
+            if len(fragment) == len(opening):
+                if fragment.lower() == opening:
+                    self._close = re.compile(re.escape(closing), re.IGNORECASE)
+                    self._close_len = len(closing)
+                    return p + len(opening)
+            elif opening.startswith(fragment.lower()):
+                partial = True
+        return None if partial and not final else p
+
+
+class _MarkerGate:
+    """Swallow text until `marker` appears at a line start; then pass the rest through."""
+
+    def __init__(self, marker: str) -> None:
+        self._marker = marker.lower()
+        self._buf = ""
+        self._open = False
+        self._line_start = True
+
+    def feed(self, chunk: str, final: bool = False) -> str:
+        if self._open:
+            return chunk
+        text = self._buf + chunk
+        i = 0
+        size = len(self._marker)
+        while i < len(text):
+            if self._line_start:
+                j = _skip(text, i, _HWS)
+                fragment = text[j : j + size]
+                if len(fragment) == size and fragment.lower() == self._marker:
+                    self._open, self._buf = True, ""
+                    return text[j + size :]
+                if not final and self._marker.startswith(fragment.lower()):
+                    break  # could still become the marker (also when nothing follows yet)
+                self._line_start = False
+                i = j
+            k = text.find("\n", i)
+            if k < 0:
+                i = len(text)
+                break
+            self._line_start, i = True, k + 1
+        self._buf = "" if final else text[i:]
+        return ""
+
+
+class StreamSanitizer:
+    """Sanitize streamed model output chunk by chunk.
+
+    `feed` returns the text that is safe to show now and holds back a trailing fragment
+    that could still turn into markup (`<too`, `Act`, `[TOOL_`, `<|`, `Final Ans`);
+    `flush` returns the rest. The pieces always join up to `sanitize(whole_text)`.
+
+    With `answer_marker` (e.g. "Final Answer:" for ReAct models) nothing is shown until
+    the marker appears at a line start (any case, optional leading spaces) outside
+    `<think>` blocks; the pieces then join up to `sanitize(text after the marker)`,
+    i.e. the whitespace right after the marker is dropped like any leading whitespace.
+    Without the marker the stream is empty.
+    """
+
+    def __init__(self, answer_marker: str | None = None) -> None:
+        self._think = _ThinkStripper() if answer_marker else None
+        self._gate = _MarkerGate(answer_marker) if answer_marker else None
+        self._remover = _MarkupRemover()
+        self._space = _Whitespace()
+
+    def feed(self, chunk: str) -> str:
+        """Take the next chunk of model output; return the text safe to emit now."""
+        if self._think is not None and self._gate is not None:
+            chunk = self._gate.feed(self._think.feed(chunk))
+        return self._space.feed(self._remover.feed(chunk))
+
+    def flush(self) -> str:
+        """Signal the end of the output; return the text still held back."""
+        text = ""
+        if self._think is not None and self._gate is not None:
+            text = self._gate.feed(self._think.feed("", final=True), final=True)
+        text = self._remover.feed(text) + self._remover.flush()
+        return self._space.feed(text) + self._space.flush()
+
+
+def sanitize(text: str) -> str:
+    """Return `text` with all tool-call markup and reasoning removed, ready for a user."""
+    stream = StreamSanitizer()
+    return stream.feed(text) + stream.flush()

@@ -1,0 +1,402 @@
+"""parse_model_output: the shared corpus of real model outputs, then one test per rule."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from typing import Any
+
+import pytest
+from conftest import shared_data_dir
+
+from callgate.parsing import ParsedOutput, parse_model_output
+from callgate.sanitize import sanitize
+
+CORPUS = [
+    json.loads(line)
+    for line in (shared_data_dir() / "model-outputs" / "dev.jsonl").read_text().splitlines()
+    if line.strip()
+]
+
+INLINE_MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>", "[TOOL_CALLS]", "<|", "✿")
+LINE_MARKER_RE = re.compile(
+    r"^[ \t]*(?:thought|action|action input|observation|final answer)[ \t]*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def assert_no_markers(text: str) -> None:
+    clean = sanitize(text)
+    for marker in INLINE_MARKERS:
+        assert marker.lower() not in clean.lower(), (marker, clean)
+    assert not LINE_MARKER_RE.search(clean), clean
+
+
+def assert_one_outcome(result: ParsedOutput, *, check_markers: bool = True) -> None:
+    outcomes = [bool(result.calls), result.final_answer is not None, result.error is not None]
+    assert outcomes.count(True) == 1, result
+    for text in (result.final_answer, result.error):
+        if text is not None:
+            assert text.strip()
+            if check_markers:
+                assert_no_markers(text)
+
+
+def calls(*items: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"name": name, "args": args} for name, args in items]
+
+
+# --- the corpus ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c["id"] for c in CORPUS])
+def test_corpus(case: dict[str, Any]) -> None:
+    result = parse_model_output(case["output"])
+    expect = case["expect"]
+    assert_one_outcome(result)
+    if expect["kind"] == "tool_calls":
+        assert result.calls == expect["calls"]
+    elif expect["kind"] == "final":
+        assert result.calls == []
+        assert result.final_answer is not None
+        assert expect["final_contains"] in result.final_answer
+    else:
+        assert expect["kind"] == "invalid"
+        assert isinstance(result.error, str) and result.error
+        assert result.calls == [] and result.final_answer is None
+
+
+def test_corpus_is_loaded() -> None:
+    assert len(CORPUS) >= 28
+
+
+# --- one case per rule --------------------------------------------------------------------
+
+WEB = ("web_search", {"query": "x"})
+
+# (id, text, tool_names, expected calls, expected format)
+CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] = [
+    ("react-lowercase-no-space", 'action:web_search\naction input:{"query": "x"}', None,
+     calls(WEB), "react"),
+    ("react-upper", 'ACTION: web_search\nACTION INPUT: {"query": "x"}', None, calls(WEB), "react"),
+    ("react-underscore-input", 'Action: web_search\nAction_Input: {"query": "x"}', None,
+     calls(WEB), "react"),
+    ("react-missing-input", "Thought: stats\nAction: system_stats", None,
+     calls(("system_stats", {})), "react"),
+    ("react-empty-input", "Action: system_stats\nAction Input:", None,
+     calls(("system_stats", {})), "react"),
+    ("react-empty-object", "Action: system_stats\nAction Input: {}", None,
+     calls(("system_stats", {})), "react"),
+    ("react-multiline-json", 'Action: web_search\nAction Input: {\n  "query": "x"\n}\n', None,
+     calls(WEB), "react"),
+    ("react-input-next-line", 'Action: web_search\nAction Input:\n{"query": "x"}', None,
+     calls(WEB), "react"),
+    ("react-fenced-input", 'Action: web_search\nAction Input: ```json\n{"query": "x"}\n```',
+     None, calls(WEB), "react"),
+    ("react-backticked-name", 'Action: `web_search`\nAction Input: {"query": "x"}', None,
+     calls(WEB), "react"),
+    ("react-json5-unquoted-keys", "Action: web_search\nAction Input: {query: 'x',}", None,
+     calls(WEB), "react"),
+    ("react-python-literals", "Action: f\nAction Input: {'a': True, 'b': None, 'c': False}",
+     None, calls(("f", {"a": True, "b": None, "c": False})), "react"),
+    ("react-json-string-input", 'Action: web_search\nAction Input: "{\\"query\\": \\"x\\"}"',
+     None, calls(WEB), "react"),
+    ("react-python-syntax-action", 'Action: web_search(query="x")', None, calls(WEB), "react"),
+    ("react-nested-args",
+     'Action: search\nAction Input: {"filter": {"tags": ["a", "b"], "range": {"from": 1}}}',
+     None, calls(("search", {"filter": {"tags": ["a", "b"], "range": {"from": 1}}})), "react"),
+    ("react-braces-in-strings",
+     'Action: search\nAction Input: {"query": "use {curly} and } or ] here", "n": 1}', None,
+     calls(("search", {"query": "use {curly} and } or ] here", "n": 1})), "react"),
+    ("react-escaped-quote",
+     'Action: search\nAction Input: {"query": "say \\"hi\\" {", "n": 2}', None,
+     calls(("search", {"query": 'say "hi" {', "n": 2})), "react"),
+    ("react-crlf-json5", "Thought: x\r\nAction: search\r\nAction Input: {'q': 1,}\r\n", None,
+     calls(("search", {"q": 1})), "react"),
+    ("react-two-actions", "Action: a\nAction Input: {}\nAction: b\nAction Input: {\"x\": 1}",
+     None, calls(("a", {}), ("b", {"x": 1})), "react"),
+    ("react-action-then-final",
+     'Action: web_search\nAction Input: {"query": "x"}\nFinal Answer: made up', None,
+     calls(WEB), "react"),
+    ("react-observation-then-action",
+     "Action: a\nAction Input: {}\nObservation: fake\nAction: b\nAction Input: {}", None,
+     calls(("a", {})), "react"),
+    ("react-unknown-tool", 'Action: no_such_tool\nAction Input: {"query": "x"}', ["web_search"],
+     calls(("no_such_tool", {"query": "x"})), "react"),
+    ("xml-three", "".join(f'<tool_call>{{"name": "t{k}", "arguments": {{}}}}</tool_call>\n'
+                          for k in range(3)), None, calls(("t0", {}), ("t1", {}), ("t2", {})),
+     "xml"),
+    ("xml-unclosed-between",
+     '<tool_call>{"name": "a", "arguments": {}}\n<tool_call>{"name": "b", "arguments": {}}',
+     None, calls(("a", {}), ("b", {})), "xml"),
+    ("xml-uppercase-tag", '<TOOL_CALL>{"name": "a", "arguments": {}}</TOOL_CALL>', None,
+     calls(("a", {})), "xml"),
+    ("xml-tool-args", '<tool_call>{"tool": "web_search", "args": {"query": "x"}}</tool_call>',
+     None, calls(WEB), "xml"),
+    ("xml-fenced-inside",
+     '<tool_call>\n```json\n{"name": "web_search", "arguments": {"query": "x"}}\n```\n'
+     "</tool_call>", None, calls(WEB), "xml"),
+    ("xml-qwen3-coder",
+     "<tool_call>\n<function=web_search>\n<parameter=query>\nx\n</parameter>\n"
+     "<parameter=n>\n3\n</parameter>\n</function>\n</tool_call>", None,
+     calls(("web_search", {"query": "x", "n": 3})), "xml"),
+    ("xml-then-final",
+     '<tool_call>{"name": "a", "arguments": {}}</tool_call>\nFinal Answer: guessed', None,
+     calls(("a", {})), "xml"),
+    ("xml-then-fake-response",
+     '<tool_call>{"name": "a", "arguments": {}}</tool_call>\n<tool_response>ok</tool_response>'
+     '\n<tool_call>{"name": "b", "arguments": {}}</tool_call>', None, calls(("a", {})), "xml"),
+    ("fenced-no-language", '```\n{"name": "web_search", "arguments": {"query": "x"}}\n```', None,
+     calls(WEB), "fenced_json"),
+    ("fenced-list",
+     '```json\n[{"name": "a", "arguments": {}}, {"name": "b", "arguments": {"x": 1}}]\n```',
+     None, calls(("a", {}), ("b", {"x": 1})), "fenced_json"),
+    ("json-arguments-string", '{"name": "web_search", "arguments": "{\\"query\\": \\"x\\"}"}',
+     None, calls(WEB), "json"),
+    ("json-empty-arguments-string", '{"name": "stats", "arguments": ""}', None,
+     calls(("stats", {})), "json"),
+    ("json-list", '[{"name": "a", "arguments": {}}, {"name": "b", "parameters": {"x": 1}}]',
+     None, calls(("a", {}), ("b", {"x": 1})), "json"),
+    ("json-openai-function",
+     '{"type": "function", "function": {"name": "web_search", "arguments": "{\\"query\\": '
+     '\\"x\\"}"}}', None, calls(WEB), "json"),
+    ("json-tool-calls",
+     '{"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "web_search", '
+     '"arguments": {"query": "x"}}}, {"function": {"name": "b", "arguments": "{}"}}]}', None,
+     calls(WEB, ("b", {})), "json"),
+    ("json-langchain-action", '{"action": "web_search", "action_input": {"query": "x"}}', None,
+     calls(WEB), "json"),
+    ("json-braces-in-strings",
+     'Calling: {"name": "echo", "arguments": {"text": "a } b { c ] \\" d"}} now.', None,
+     calls(("echo", {"text": 'a } b { c ] " d'})), "json"),
+    ("json-nested-args",
+     '{"name": "q", "arguments": {"where": {"and": [{"a": 1}, {"b": {"c": [1, 2]}}]}}}', None,
+     calls(("q", {"where": {"and": [{"a": 1}, {"b": {"c": [1, 2]}}]}})), "json"),
+    ("json-single-quotes", "{'name': 'web_search', 'arguments': {'query': 'x'}}", None,
+     calls(WEB), "json"),
+    ("json-known-name-dict", '{"web_search": {"query": "x"}}', ["web_search"], calls(WEB),
+     "json"),
+    ("json-known-name-only", '{"name": "system_stats"}', ["system_stats"],
+     calls(("system_stats", {})), "json"),
+    ("json-after-special-token", '{"name": "a", "arguments": {}}<|eot_id|>', None,
+     calls(("a", {})), "json"),
+    ("mistral-named", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', None,
+     calls(("get_weather", {"city": "Paris"})), "mistral"),
+    ("mistral-two", '[TOOL_CALLS] [{"name": "a", "arguments": {}}, {"name": "b", '
+     '"arguments": {"x": [1]}}]', None, calls(("a", {}), ("b", {"x": [1]})), "mistral"),
+    ("python-tag-two", '<|python_tag|>{"name": "a", "parameters": {}}; {"name": "b", '
+     '"parameters": {"x": 1}}<|eom_id|>', None, calls(("a", {}), ("b", {"x": 1})),
+     "python_tag"),
+    ("python-tag-builtin", '<|python_tag|>brave_search.call(query="x")<|eom_id|>', None,
+     calls(("brave_search", {"query": "x"})), "python_tag"),
+    ("qwen-two", "✿FUNCTION✿: a\n✿ARGS✿: {}\n✿FUNCTION✿: b\n✿ARGS✿: {\"x\": 1}", None,
+     calls(("a", {}), ("b", {"x": 1})), "qwen"),
+    ("python-call", 'web_search(query="x")', ["web_search"], calls(WEB), "python_call"),
+    ("python-call-literals", "f(a=1, b=[1, 2], c={'k': None}, d=-2.5, e=True, t=(1, 2))",
+     ["f"], calls(("f", {"a": 1, "b": [1, 2], "c": {"k": None}, "d": -2.5, "e": True,
+                         "t": [1, 2]})), "python_call"),
+    ("python-call-dotted", "[math.factorial(number=5)]", ["math.factorial"],
+     calls(("math.factorial", {"number": 5})), "python_call"),
+    ("python-call-bfcl-list", "[math.factorial(number=5), math.gcd(a=12, b=18)]",
+     ["math.factorial", "math.gcd"],
+     calls(("math.factorial", {"number": 5}), ("math.gcd", {"a": 12, "b": 18})),
+     "python_call"),
+    ("python-call-in-prose", 'I will run get_time(zone="UTC") now.', ["get_time"],
+     calls(("get_time", {"zone": "UTC"})), "python_call"),
+    ("python-call-no-args", "system_stats()", ["system_stats"], calls(("system_stats", {})),
+     "python_call"),
+    ("think-then-call",
+     '<think>maybe <tool_call>{"name": "bad", "arguments": {}}</tool_call></think>\n'
+     '<tool_call>{"name": "good", "arguments": {}}</tool_call>', None, calls(("good", {})),
+     "xml"),
+    ("unopened-think-then-call", 'I think Action: bad\n</think>\nAction: good\nAction Input: {}',
+     None, calls(("good", {})), "react"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "tool_names", "expected", "fmt"),
+    [case[1:] for case in CALL_CASES],
+    ids=[case[0] for case in CALL_CASES],
+)
+def test_calls(
+    text: str, tool_names: list[str] | None, expected: list[dict[str, Any]], fmt: str
+) -> None:
+    result = parse_model_output(text, tool_names)
+    assert_one_outcome(result)
+    assert result.calls == expected
+    assert result.format == fmt
+
+
+# (id, text, tool_names, substring of the final answer, expected format)
+FINAL_CASES: list[tuple[str, str, list[str] | None, str, str]] = [
+    ("final-lowercase", "final answer:42", None, "42", "final"),
+    ("final-crlf", "Thought: ok\r\nFinal Answer: line one\r\nline two\r\n", None,
+     "line one\nline two", "final"),
+    ("final-on-thought-line", "Thought: I know it. Final Answer: 42", None, "42", "final"),
+    ("final-before-xml",
+     'Final Answer: done.\n<tool_call>{"name": "a", "arguments": {}}</tool_call>', None,
+     "done.", "final"),
+    ("final-before-python-call", "Final Answer: call f(a=1) yourself", ["f"],
+     "call f(a=1) yourself", "final"),
+    ("final-keeps-json", 'Final Answer: {"name": "web_search", "arguments": {}}', None,
+     '{"name": "web_search", "arguments": {}}', "final"),
+    ("final-markup-removed",
+     "Final Answer: Hi<think>hmm</think> there<|im_end|>", None, "Hi there", "final"),
+    ("qwen-return", "✿RETURN✿: The answer is 7.", None, "The answer is 7.", "final"),
+    ("react-final-answer-action", 'Action: Final Answer\nAction Input: "Paris"', None, "Paris",
+     "final"),
+    ("think-then-final", "<think>Action: web_search</think>Final Answer: 4", None, "4", "final"),
+    ("unopened-think", "Action: web_search is what I'd do\n</think>\nThe answer is 4.", None,
+     "The answer is 4.", "prose"),
+    ("prose-with-data-json", 'The record is {"name": "Alice", "age": 31}.', None,
+     '{"name": "Alice", "age": 31}', "prose"),
+    ("prose-special-tokens", "<|im_start|>assistant\nParis.<|im_end|>", None, "Paris.", "prose"),
+    ("python-call-needs-tool-names", 'web_search(query="x")', None, 'web_search(query="x")',
+     "prose"),
+    ("python-call-unknown-name", 'other(query="x")', ["web_search"], 'other(query="x")', "prose"),
+    ("python-call-not-literal", "Use web_search(query) to look it up.", ["web_search"],
+     "web_search(query)", "prose"),
+    ("known-name-dict-needs-tool-names", '{"web_search": {"query": "x"}}', None, "web_search",
+     "prose"),
+    ("name-only-needs-tool-names", '{"name": "system_stats"}', None, "system_stats", "prose"),
+    ("code-block-not-a-call", "Use this:\n```python\nprint(data)\n```", ["print"],
+     "print(data)", "prose"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "tool_names", "contains", "fmt"),
+    [case[1:] for case in FINAL_CASES],
+    ids=[case[0] for case in FINAL_CASES],
+)
+def test_final(text: str, tool_names: list[str] | None, contains: str, fmt: str) -> None:
+    result = parse_model_output(text, tool_names)
+    assert_one_outcome(result)
+    assert result.calls == []
+    assert result.final_answer is not None and contains in result.final_answer
+    assert result.format == fmt
+
+
+def test_final_answer_label_and_markup_are_stripped() -> None:
+    result = parse_model_output("Thought: done\nFinal Answer:   The disk is 40% full.  \n")
+    assert result.final_answer == "The disk is 40% full."
+    assert result.thought == "done"
+
+
+# (id, text, tool_names, substring of the error)
+ERROR_CASES: list[tuple[str, str, list[str] | None, str]] = [
+    ("whitespace-only", " \n\t\r\n ", None, "empty"),
+    ("unclosed-think-at-start", "<think>I should call web_search about", None, "reasoning"),
+    ("think-only", "<think>hmm</think>\n", None, "reasoning"),
+    ("not-json", "Action: web_search\nAction Input: python tutorials", None, "JSON object"),
+    ("not-json-shows-example", "Action: web_search\nAction Input: python", None,
+     'Action Input: {"query": "..."}'),
+    ("input-is-array", "Action: web_search\nAction Input: [1, 2]", None, "JSON object"),
+    ("input-is-number", "Action: web_search\nAction Input: 3", None, "JSON object"),
+    ("truncated-in-string", 'Action: web_search\nAction Input: {"query": "python asy', None,
+     "incomplete"),
+    ("truncated-after-comma", 'Action: web_search\nAction Input: {"query": "x", ', None,
+     "incomplete"),
+    ("truncated-nested", 'Action: s\nAction Input: {"filter": {"tags": ["a", "b"]', None,
+     "incomplete"),
+    ("truncated-single-quote", "Action: s\nAction Input: {'query': 'pyth", None, "incomplete"),
+    ("truncated-xml", '<tool_call>{"name": "web_search", "arguments": {"query": "py', None,
+     "incomplete"),
+    ("truncated-inline", 'Sure: {"name": "web_search", "arguments": {"query": "py', None,
+     "incomplete"),
+    ("truncated-fenced", '```json\n{"name": "web_search", "arguments": {"query": "py', None,
+     "incomplete"),
+    ("truncated-arguments-string",
+     '{"name": "web_search", "arguments": "{\\"query\\": \\"py"}', None, "incomplete"),
+    ("truncated-mistral", '[TOOL_CALLS] [{"name": "a", "arguments": {"q": "x"', None,
+     "incomplete"),
+    ("truncated-qwen", '✿FUNCTION✿: a\n✿ARGS✿: {"q": "x', None, "incomplete"),
+    ("truncated-python-call", 'web_search(query="pyth', ["web_search"], "incomplete"),
+    ("python-call-positional", "math.factorial(5)", ["math.factorial"], "keyword arguments"),
+    ("bad-action-name", "Action: I will search the web\nAction Input: {}", None, "tool"),
+    ("input-without-action", 'Thought: x\nAction Input: {"query": "x"}', None, "Action"),
+    ("thought-only", "Thought: I should think more.", None, "Thought"),
+    ("empty-final", "Final Answer:   ", None, "Final Answer"),
+    ("arguments-not-object", '{"name": "a", "arguments": [1, 2]}', None, "JSON object"),
+    ("empty-xml", "<tool_call></tool_call>", None, "empty"),
+    ("xml-not-a-call", '<tool_call>{"query": "x"}</tool_call>', None, "name"),
+    ("error-before-good-call",
+     'Action: a\nAction Input: oops\nAction: b\nAction Input: {"x": 1}', None, "JSON object"),
+    ("only-special-tokens", "<|im_start|><|im_end|>", None, "empty"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "tool_names", "contains"),
+    [case[1:] for case in ERROR_CASES],
+    ids=[case[0] for case in ERROR_CASES],
+)
+def test_errors(text: str, tool_names: list[str] | None, contains: str) -> None:
+    result = parse_model_output(text, tool_names)
+    assert_one_outcome(result)
+    assert result.calls == [] and result.final_answer is None
+    assert result.error and contains in result.error
+
+
+def test_truncated_json_is_never_repaired_into_a_call() -> None:
+    full = 'Action: web_search\nAction Input: {"query": "python async", "max_results": 3}'
+    for cut in range(full.index("{") + 1, len(full) - 1):
+        result = parse_model_output(full[:cut])
+        assert result.calls == [], full[:cut]
+        assert result.error, full[:cut]
+    assert parse_model_output(full).calls == calls(
+        ("web_search", {"query": "python async", "max_results": 3})
+    )
+
+
+def test_error_messages_are_plain_sentences() -> None:
+    long_input = "Action: s\nAction Input: " + "word " * 100
+    error = parse_model_output(long_input).error
+    assert error is not None and len(error) < 400
+    assert "<" not in error and "\n" not in error
+
+
+def test_thought_field() -> None:
+    assert parse_model_output("Thought: need data\nAction: a").thought == "need data"
+    assert parse_model_output("<think>deep</think>Final Answer: 1").thought == "deep"
+    assert parse_model_output("Just prose.").thought is None
+    xml = parse_model_output('Let me check.\n<tool_call>{"name": "a", "arguments": {}}</tool_call>')
+    assert xml.thought == "Let me check."
+
+
+def test_result_is_frozen_and_has_kind() -> None:
+    result = parse_model_output("Final Answer: 1")
+    assert result.kind == "final"
+    assert parse_model_output("Action: a").kind == "tool_calls"
+    assert parse_model_output("").kind == "invalid"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.final_answer = "2"  # type: ignore[misc]
+
+
+def test_tool_names_accepts_any_iterable() -> None:
+    result = parse_model_output("f(x=1)", (name for name in ["f"]))
+    assert result.calls == calls(("f", {"x": 1}))
+
+
+def test_random_markup_always_gives_exactly_one_outcome() -> None:
+    rng = random.Random(3)
+    pieces = [
+        "<think>", "</think>", "<tool_call>", "</tool_call>", "Thought:", "Action: a",
+        "Action Input:", "Observation:", "Final Answer:", "[TOOL_CALLS]", "<|python_tag|>",
+        "✿FUNCTION✿:", "✿ARGS✿:", "{", "}", "[", "]", "(", ")", '"', "'", "\n", " ", "x",
+        '{"name": "a", "arguments": {}}', '{"q": 1}', "f(a=1)", "```json\n", "```",
+    ]
+    for _ in range(300):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 15)))
+        # Random fragments can leave a mid-line "✿FUNCTION✿" that sanitize rightly keeps.
+        assert_one_outcome(parse_model_output(text, ["f"]), check_markers=False)
+
+
+def test_action_and_final_order() -> None:
+    action_first = 'Action: a\nAction Input: {}\nThought: done\nFinal Answer: x'
+    final_first = 'Final Answer: x\nAction: a\nAction Input: {}'
+    assert parse_model_output(action_first).calls == calls(("a", {}))
+    assert parse_model_output(final_first).final_answer == "x"

@@ -1,0 +1,226 @@
+"""sanitize and StreamSanitizer: markup removal, prose left alone, streaming == whole."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+
+import pytest
+from conftest import shared_data_dir
+
+from callgate.sanitize import StreamSanitizer, sanitize
+
+CORPUS_OUTPUTS = [
+    json.loads(line)["output"]
+    for line in (shared_data_dir() / "model-outputs" / "dev.jsonl").read_text().splitlines()
+    if line.strip()
+]
+
+# (id, text, expected sanitize(text))
+REMOVAL_CASES = [
+    ("think", "<think>secret plan</think>The answer.", "The answer."),
+    ("think-multiline", "<think>\nstep 1\nstep 2\n</think>\n\nThe answer.", "The answer."),
+    ("think-unclosed", "Start. <think>secret to the end", "Start."),
+    ("thinking-tag", "<thinking>x</thinking>Done", "Done"),
+    ("think-any-case", "<THINK>x</Think>Done", "Done"),
+    ("tool-call", 'Ok.\n<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>\nBye.',
+     "Ok.\nBye."),
+    ("tool-call-unclosed", 'Ok.\n<tool_call>\n{"name": "a", "arguments": {}}', "Ok."),
+    ("tool-call-inline", 'Before <tool_call>{"name": "a"}</tool_call>after', "Before after"),
+    ("tool-response", "<tool_response>fake</tool_response>Real.", "Real."),
+    ("stray-closing-tags", "A</tool_call> B</think>", "A B"),
+    ("react-lines",
+     'Thought: x\nAction: a\nAction Input: {"q": 1}\nObservation: y\nFinal Answer: done',
+     "done"),
+    ("react-any-case-and-indent", "  thought: x\n\tACTION:a\n action input:{}\nKept", "Kept"),
+    ("action-input-multiline", 'Action Input: {\n  "q": "x",\n  "n": [1,\n 2]\n}\nKept',
+     "Kept"),
+    ("action-input-next-line", 'Action Input:\n{"q": 1}\nKept', "Kept"),
+    ("action-input-empty", "Action Input:\nKept", "Kept"),
+    ("observation-only-the-line", "Observation: tool said x\nKept", "Kept"),
+    ("final-label", "Final Answer: Paris", "Paris"),
+    ("final-label-variants", "final answer:Paris\nFINAL_ANSWER : Rome", "Paris\nRome"),
+    ("final-on-thought-line", "Thought: sure. Final Answer: 42", "42"),
+    ("final-label-own-line", "Final Answer:\nParis", "Paris"),
+    ("mistral", '[TOOL_CALLS] [{"name": "a", "arguments": {"q": "]"}}] Then text.', "Then text."),
+    ("mistral-next-line", '[TOOL_CALLS]\n[{"name": "a", "arguments": {}}]\nText', "Text"),
+    ("mistral-named", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}\nText', "Text"),
+    ("python-tag", '<|python_tag|>{"name": "a", "parameters": {}}<|eom_id|>Text', "Text"),
+    ("python-tag-code", '<|python_tag|>brave_search.call(query="x")\nText', "Text"),
+    ("qwen", "✿FUNCTION✿: a\n✿ARGS✿: {\"q\": 1}\n✿RESULT✿: r\n✿RETURN✿: The answer",
+     "The answer"),
+    ("qwen-args-multiline", '✿FUNCTION✿: a\n✿ARGS✿: {\n"q": 1\n}\nKept', "Kept"),
+    ("special-tokens", "<|im_start|>assistant\nHello<|im_end|><|eot_id|><|endoftext|></s>",
+     "Hello"),
+    ("llama-header", "<|start_header_id|>assistant<|end_header_id|>\n\nHi", "Hi"),
+    ("deepseek-token", "Hi<｜end▁of▁sentence｜>", "Hi"),
+    ("inst-tokens", "[INST] q [/INST] a", "q  a"),
+    ("think-then-label", "<think>x</think>Final Answer: 4", "4"),
+    ("think-hides-markers", "<think>\nFinal Answer: maybe</think>\nFinal Answer: 4", "4"),
+    ("blank-lines-collapsed", "A\n\n\n\n\nB\n \n\t\n\nC", "A\n\nB\n\nC"),
+    ("crlf-normalised", "A\r\n\r\n\r\nB\r\nC", "A\n\nB\nC"),
+    ("trailing-spaces-before-newline", "A   \nB", "A\nB"),
+    ("stripped", "  \n\n Answer \n\n", "Answer"),
+    ("only-markup", "Thought: x\nAction: y\nAction Input: {}", ""),
+    ("empty", "", ""),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [case[1:] for case in REMOVAL_CASES],
+    ids=[case[0] for case in REMOVAL_CASES],
+)
+def test_removes_markup(text: str, expected: str) -> None:
+    assert sanitize(text) == expected
+
+
+PROSE = [
+    "The next action: restart the server, then check the logs.",
+    "Thought leaders agree: ship it.",
+    "Actions: none needed.",
+    "Observations were recorded in 2021.",
+    "Final answers are due Friday.",
+    'The record is {"name": "Alice", "age": 31}.',
+    "```json\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"x\"}}\n```",
+    "Use `a < b` and x[0] = y[1] and [link](http://x.y).",
+    "<b>bold</b>, <br/>, a <| b and [TOOL] [tool_calls are listed below]",
+    "Flowers ✿ bloom, and the ✿FUNCTION✿ mid-line stays.",
+    "Indented code:\n    x = 1\n\n    y = {'a': [1, 2]}",
+    "Émoji 🎉 and ünïcödé stay.",
+    "Line one\nLine two\n\nNew paragraph.",
+]
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_is_not_damaged(text: str) -> None:
+    assert sanitize(text) == text
+
+
+# --- streaming --------------------------------------------------------------------------
+
+OWN_TEXTS = [case[1] for case in REMOVAL_CASES] + PROSE + [
+    "Sure <tool_call>{\"name\": \"a\", \"arguments\": {\"q\": \"</tool_call>\"}}</tool_call> ok",
+    "Thought: a\nThought: b Final  Answer: c\nAction: d\nFinal Answer: e\n\n\nf",
+    "Final Answer: x\n<tool_call>\n{}\nAction: y\nAction Input: {\n\"a\": \"{\"\n}\ntail",
+    "<|im_start|>assistant\n<think>x</think>\nThought: t\nFinal Answer: The <b>answer</b>.",
+    "text [TOOL_CALLS] [{'name': 'a'}]; more [TOOL_CALLS]name[ARGS]{\"x\": \"y\"}\nend",
+    "Act\nActio\nAction\nFinal Ans\n<too\n<|\n[TOOL_\n✿\n✿FUNC",
+    "a <|python_tag|>\nb <|python_tag|>   {\"a\": [1, 2]}  c\n<|python_tag|> x(y=1)",
+    "Action Input: 'unterminated\nnext line",
+    "Action Input: {\"a\": \"unterminated\nnext\"}\nafter",
+    "<think>never closed </think",
+    "x </thinking> y <thinking> z",
+    "Final Answer: one\r\nTwo\r\n\r\n\r\nThree\r\n",
+    "\n\n  \t  \n",
+    "   Final Answer:\n\n\n   Indented answer",
+    "<｜tool▁calls▁begin｜>stuff<｜tool▁calls▁end｜> after",
+    "<thinkx> stays, <think >stays, <tool_callx> stays",
+    "Thought: split final answer : with spaces\nkept",
+    "✿RETURN✿The answer without colon",
+    "✿RETURN✿   : spaced",
+]
+STREAM_TEXTS = CORPUS_OUTPUTS + OWN_TEXTS
+
+
+def stream(chunks: list[str], answer_marker: str | None = None) -> str:
+    sanitizer = StreamSanitizer(answer_marker)
+    return "".join(sanitizer.feed(chunk) for chunk in chunks) + sanitizer.flush()
+
+
+def random_chunks(text: str, rng: random.Random) -> list[str]:
+    cuts = sorted(rng.sample(range(len(text) + 1), k=min(len(text) + 1, rng.randint(1, 12))))
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+THINK_RE = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL)
+MARKER = "Final Answer:"
+MARKER_RE = re.compile(r"^[ \t]*" + re.escape(MARKER), re.IGNORECASE | re.MULTILINE)
+
+
+def expected_answer_stream(text: str) -> str:
+    """The documented answer-marker semantics, written independently of the implementation."""
+    visible = THINK_RE.sub("", text)
+    m = MARKER_RE.search(visible)
+    return sanitize(visible[m.end() :]) if m else ""
+
+
+@pytest.mark.parametrize("answer_marker", [None, MARKER])
+@pytest.mark.parametrize("text", STREAM_TEXTS)
+def test_stream_equals_whole_at_every_split(text: str, answer_marker: str | None) -> None:
+    expected = sanitize(text) if answer_marker is None else expected_answer_stream(text)
+    for cut in range(len(text) + 1):
+        assert stream([text[:cut], text[cut:]], answer_marker) == expected, cut
+    assert stream(list(text), answer_marker) == expected
+    rng = random.Random(len(text))
+    for _ in range(5):
+        chunks = random_chunks(text, rng)
+        assert stream(chunks, answer_marker) == expected, chunks
+
+
+FUZZ_PIECES = [
+    "<think>", "</think>", "<tool_call>", "</tool_call>", "Thought:", "Action:", "Action Input:",
+    "Observation:", "Final Answer:", "final answer :", "[TOOL_CALLS]", "[ARGS]", "<|python_tag|>",
+    "<|im_end|>", "<|im_start|>", "assistant", "✿FUNCTION✿", "✿ARGS✿:", "✿RETURN✿", "</s>",
+    "{", "}", "[", "]", "(", ")", '"', "'", "\\", "\n", "\r\n", " ", "\t", "hello", "<", "|>",
+    '{"name": "a", "arguments": {}}', "```json\n", "<thinking>",
+]
+
+
+def fuzz_texts(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        "".join(rng.choice(FUZZ_PIECES) for _ in range(rng.randint(0, 20))) for _ in range(count)
+    ]
+
+
+@pytest.mark.parametrize("answer_marker", [None, MARKER])
+def test_stream_equals_whole_on_random_markup(answer_marker: str | None) -> None:
+    rng = random.Random(1)
+    for text in fuzz_texts(300, seed=2):
+        expected = sanitize(text) if answer_marker is None else expected_answer_stream(text)
+        assert stream(list(text), answer_marker) == expected, text
+        chunks = random_chunks(text, rng)
+        assert stream(chunks, answer_marker) == expected, chunks
+
+
+def test_holds_back_possible_markers() -> None:
+    s = StreamSanitizer()
+    assert s.feed("Hello <too") == "Hello"
+    assert s.feed("ls work") == " <tools work"
+    assert s.feed("\nAct") == ""  # could become "Action:"
+    assert s.feed("ive\n[TOOL_") == "\nActive"  # the newline waits for what follows it
+    assert s.feed("CALLS] [{}] x ✿") == "\n x ✿"  # mid-line ✿ is ordinary text
+    assert s.feed("\n<|") == ""
+    assert s.feed("im_end|>\nFinal Ans") == ""
+    assert s.feed("wer: 42") == "\n42"
+    assert s.flush() == ""
+
+
+def test_answer_marker_mode() -> None:
+    s = StreamSanitizer(answer_marker="Final Answer:")
+    assert s.feed("Thought: I know.\nThe answer: no.\nFinal ") == ""
+    assert s.feed("answer:  Par") == "Par"
+    assert s.feed("is.\nAction: x\n") == "is."
+    assert s.feed("Done") == "\nDone"
+    assert s.flush() == ""
+    s = StreamSanitizer(answer_marker="Final Answer:")
+    assert s.feed("Action: a\nAction Input: {}") == ""
+    assert s.flush() == ""
+
+
+def test_streaming_cost_is_linear() -> None:
+    paragraph = (
+        "Some prose with [brackets] and <tags> and a line.\n"
+        "Thought: hidden\n<think>hidden</think>Visible text follows here.\n"
+    )
+    text = paragraph * 400  # about 50 KB
+    started = time.perf_counter()
+    s = StreamSanitizer()
+    out = "".join(s.feed(text[i : i + 4]) for i in range(0, len(text), 4)) + s.flush()
+    elapsed = time.perf_counter() - started
+    assert out == sanitize(text)
+    assert elapsed < 5, elapsed
