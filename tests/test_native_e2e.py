@@ -15,7 +15,7 @@ from langchain_openai import ChatOpenAI
 from callgate import ToolRegistry, build_agent
 from callgate.graph.builder import make_strategy
 from callgate.models.bundled import bundled_model_path
-from callgate.models.compat import compat_http_clients
+from callgate.models.spec import load_model
 from tests.servers import llama_cpp_server
 
 pytestmark = [pytest.mark.llama, pytest.mark.server]
@@ -41,9 +41,10 @@ def server() -> Iterator[str]:
 
 
 def chat_model(base_url: str) -> ChatOpenAI:
-    return ChatOpenAI(base_url=base_url, api_key="not-needed", model="smollm2",
-                      temperature=0, max_tokens=96, timeout=120, max_retries=0,
-                      **compat_http_clients())
+    """What ``load_model("openai:smollm2@URL")`` builds, with test-sized limits."""
+    model, _ = load_model(f"openai:smollm2@{base_url}", temperature=0, max_tokens=96)
+    assert isinstance(model, ChatOpenAI) and model.disable_streaming == "tool_calling"
+    return model.model_copy(update={"max_retries": 0})
 
 
 def test_auto_picks_native_for_an_openai_compatible_server(server: str) -> None:

@@ -22,12 +22,15 @@ _ID = re.compile(r"R\d+")
 NO_ANSWER = "I have no answer to give."
 
 
-def cite_text(text: str, known: set[str]) -> tuple[str, list[str]]:
-    """Drop citations of unknown ids; return the text and the ids it cites, in order."""
+def cite_text(text: str, known: set[str] | dict[str, str]) -> tuple[str, list[str]]:
+    """Drop citations of unknown ids; return the text and the ids it cites, in order.
+
+    ``known`` may map ids to the id they stand for (a repeated call cites the original)."""
     cited: list[str] = []
+    alias = known if isinstance(known, dict) else {k: k for k in known}
 
     def keep(match: re.Match[str]) -> str:
-        ids = [i for i in _ID.findall(match.group(1)) if i in known]
+        ids = list(dict.fromkeys(alias[i] for i in _ID.findall(match.group(1)) if i in alias))
         cited.extend(i for i in ids if i not in cited)
         lead = match.group(0)[0] if match.group(0)[0].isspace() else ""
         return f"{lead}[{', '.join(ids)}]" if ids else ""
@@ -59,14 +62,17 @@ def make_cite():
     def cite(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         events = state.get("tool_events") or []
         by_id = {e["id"]: e for e in events}
-        text, cited = cite_text(sanitize(state.get("draft_answer") or ""), set(by_id))
+        alias = {e["id"]: e.get("repeat_of") or e["id"] for e in events}
+        text, cited = cite_text(sanitize(state.get("draft_answer") or ""), alias)
         turn = events[state.get("turn_start", 0):]
+        if not re.search(r"\w", _BRACKETS.sub("", text)):  # nothing but citations
+            text = ""
         explicit = bool(cited)
         if not cited:
             cited = [e["id"] for e in turn if e.get("ok") and not e.get("repeat_of")]
         citations = [{"id": rid, "tool": by_id[rid]["tool"], "explicit": explicit,
                       "sources": sources_of(by_id[rid])} for rid in cited]
-        final = text or NO_ANSWER
+        final = text or _from_results(turn) or NO_ANSWER
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         used: list[str] = []
@@ -85,6 +91,15 @@ def make_cite():
         }
 
     return cite
+
+
+def _from_results(turn: list[dict[str, Any]]) -> str:
+    """When the model gave no answer text, what the tools found is the answer."""
+    found = [e for e in turn if e.get("ok") and not e.get("repeat_of")]
+    if not found:
+        return ""
+    return "Here is what the tools returned: " + " ".join(
+        f"{e['summary']} [{e['id']}]" for e in found)
 
 
 def _source_line(citation: dict[str, Any]) -> str:

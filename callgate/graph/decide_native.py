@@ -12,6 +12,7 @@ from langgraph.graph import END, START, StateGraph
 
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
+from callgate.graph.streaming import astream_reply, stream_reply
 from callgate.prompts.system import CHAT_SYSTEM, NATIVE_SYSTEM
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.summaries import clip
@@ -37,6 +38,12 @@ def decision(ai: AIMessage, step: int) -> dict[str, Any]:
         calls.append({"id": bad["id"], "name": bad.get("name"), "args": bad.get("args"),
                       "error": f"the arguments of '{name}' are not valid JSON "
                                f"({clip(str(bad.get('args')), 120)})"})
+    if calls and ai.response_metadata.get("finish_reason") in ("length", "max_tokens"):
+        # Streamed arguments cut off by the token limit parse "successfully" as partial
+        # JSON; never run a call whose arguments were not finished.
+        for call in calls:
+            call.setdefault("error", f"the call to '{call.get('name')}' was cut off by the "
+                                     "token limit before its arguments were complete")
     if not calls:
         return {"draft_answer": ai.text, "step": step + 1, "pending_calls": [],
                 "validation_errors": []}
@@ -70,11 +77,13 @@ class NativeStrategy:
 
     def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         model, messages = self._inputs(state)
-        return decision(model.invoke(messages, config), state.get("step", 0))
+        reply, _ = stream_reply(model, messages, config)
+        return decision(reply, state.get("step", 0))
 
     async def acall_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         model, messages = self._inputs(state)
-        return decision(await model.ainvoke(messages, config), state.get("step", 0))
+        reply, _ = await astream_reply(model, messages, config)
+        return decision(reply, state.get("step", 0))
 
     def subgraph(self, settings: LoopSettings):
         graph = StateGraph(AgentState, output_schema=DecideOutput)
@@ -91,11 +100,13 @@ class NativeStrategy:
                    config: RunnableConfig) -> str:
         # The bound model, since some providers refuse tool messages without tool specs;
         # any call it still makes is ignored, only its text is kept.
-        return self.bound.invoke(self._final_inputs(messages, instruction), config).text
+        reply, _ = stream_reply(self.bound, self._final_inputs(messages, instruction), config)
+        return reply.text
 
     async def aanswer_now(self, messages: list[AnyMessage], instruction: str,
                           config: RunnableConfig) -> str:
-        reply = await self.bound.ainvoke(self._final_inputs(messages, instruction), config)
+        reply, _ = await astream_reply(self.bound, self._final_inputs(messages, instruction),
+                                       config)
         return reply.text
 
     def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None:

@@ -30,8 +30,21 @@ _LITERAL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\
 
 # Schema keys that constrain a value; a node with none of them accepts anything.
 _CONSTRAINING_KEYS = frozenset(
-    {"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "properties", "items",
-     "prefixItems", "additionalProperties", "pattern", "format"}
+    {
+        "type",
+        "$ref",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "enum",
+        "const",
+        "properties",
+        "items",
+        "prefixItems",
+        "additionalProperties",
+        "pattern",
+        "format",
+    }
 )
 
 
@@ -45,10 +58,10 @@ def choice_grammar(
     *,
     allow_final: bool = True,
     thought: bool = True,
-    max_thought_chars: int = 200,
-    max_final_chars: int = 1000,
+    max_thought_chars: int | None = None,
+    max_final_chars: int | None = None,
 ) -> str:
-    """Phase-1 grammar: optional `Thought: ...` line, then `Action: <tool>\\n` or `Final Answer: ...`.
+    """Phase-1 grammar: optional `Thought:` line, then `Action: <tool>\\n` or `Final Answer: ...`.
 
     The action branch ends right after the newline, so the grammar completes and the model
     can only stop there; the caller appends `Action Input: ` and runs phase 2.
@@ -58,7 +71,7 @@ def choice_grammar(
         raise ValueError(f"tool names must be non-empty single-line strings: {names!r}")
     if not names and not allow_final:
         raise ValueError("choice_grammar needs at least one tool name or allow_final=True")
-    if max_thought_chars < 1 or max_final_chars < 1:
+    if any(n is not None and n < 1 for n in (max_thought_chars, max_final_chars)):
         raise ValueError("max_thought_chars and max_final_chars must be >= 1")
 
     branches = []
@@ -70,20 +83,27 @@ def choice_grammar(
     if allow_final:
         branches.append("final")
         # First char is non-blank so "Final Answer: " + token " Paris" tokenizes naturally.
-        rules.append('final ::= "Final Answer: " [^ \\t\\r\\n\\x00] fchar' + _upto(max_final_chars - 1))
+        rules.append(
+            'final ::= "Final Answer: " [^ \\t\\r\\n\\x00] fchar' + _upto(max_final_chars)
+        )
         rules.append("fchar ::= [^\\x00-\\x08\\x0B-\\x1F\\x7F]")
     head = "thought? " if thought else ""
     root = f"root ::= {head}({' | '.join(branches)})"
     if thought:
         rules.append(
-            'thought ::= "Thought: " [^ \\t\\r\\n] tchar' + _upto(max_thought_chars - 1) + ' "\\n"'
+            'thought ::= "Thought: " [^ \\t\\r\\n] tchar' + _upto(max_thought_chars) + ' "\\n"'
         )
         rules.append("tchar ::= [^\\r\\n\\x00]")
     return "\n".join([root, *rules]) + "\n"
 
 
-def _upto(n: int) -> str:
-    return f"{{0,{n}}}" if n > 0 else "{0,0}"
+def _upto(n: int | None) -> str:
+    # Bounded repetition `x{0,N}` expands into N nested rules, and llama.cpp's sampler pays
+    # for them on every token (36 s for a 4-token reply at N=1000, measured): lengths are
+    # left unbounded by default and capped by max_tokens instead.
+    if n is None:
+        return "*"
+    return f"{{0,{n - 1}}}" if n > 1 else "{0,0}"
 
 
 def args_grammar(
@@ -144,8 +164,14 @@ class _Bounder:
 
     def any_scalar(self) -> dict[str, Any]:
         # The converter turns `{}` into an unbounded free-form object; we want a bounded value.
-        return {"anyOf": [{"type": "string", "maxLength": self.max_chars}, {"type": "number"},
-                          {"type": "boolean"}, {"type": "null"}]}
+        return {
+            "anyOf": [
+                {"type": "string", "maxLength": self.max_chars},
+                {"type": "number"},
+                {"type": "boolean"},
+                {"type": "null"},
+            ]
+        }
 
     def node(self, s: Any, *, root: bool = False) -> Any:
         if s is True or (isinstance(s, dict) and not (_CONSTRAINING_KEYS & s.keys())):
@@ -165,13 +191,15 @@ class _Bounder:
         if "enum" in s or "const" in s or "$ref" in s:
             return s
         if t == "string" and "pattern" not in s and "format" not in s:
-            s["maxLength"] = max(min(s.get("maxLength", self.max_chars), self.max_chars),
-                                 s.get("minLength", 0))
+            s["maxLength"] = max(
+                min(s.get("maxLength", self.max_chars), self.max_chars), s.get("minLength", 0)
+            )
         elif t == "array" or (t is None and "items" in s):
             items = s.get("items")
             s["items"] = self.any_scalar() if items in (None, True, {}) else self.node(items)
-            s["maxItems"] = max(min(s.get("maxItems", self.max_items), self.max_items),
-                                s.get("minItems", 0))
+            s["maxItems"] = max(
+                min(s.get("maxItems", self.max_items), self.max_items), s.get("minItems", 0)
+            )
         elif t == "object" or "properties" in s:
             self.object(s, root=root)
         return s

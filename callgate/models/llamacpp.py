@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 __all__ = ["ChatLlamaCppText", "ContextOverflowError", "DEFAULT_N_CTX", "clear_llama_cache"]
 
 # SmolLM2 (the bundled model) was trained with an 8192-token context; 4096 keeps the KV
-# cache small (~95 MB for 135M) and still fits long ReAct transcripts. Clamped to the
-# GGUF's training context for other models.
+# cache small (~95 MB for 135M) and still fits long ReAct transcripts. Pass a smaller
+# n_ctx for GGUFs trained on shorter contexts.
 DEFAULT_N_CTX = 4096
 
 # Used only when a GGUF carries no `tokenizer.chat_template`.
@@ -73,6 +73,20 @@ class _Loaded:
     formatter_raw: Jinja2ChatFormatter  # renders as is (for prefill)
     lock: threading.Lock = field(default_factory=threading.Lock)
     valid_grammars: set[str] = field(default_factory=set)
+    prompt_cached: int = 0  # leading KV-cache tokens that were decoded as part of a prompt
+
+    def limit_prefix_reuse(self, tokens: list[int]) -> None:
+        """Let llama-cpp reuse only cached KV that a fresh run would compute identically.
+
+        llama.cpp's numbers for a token decoded alone (generated tokens, or the one prompt
+        token llama-cpp-python replays on an exact cache hit) differ slightly from the same
+        token decoded in a batch, which is enough to flip greedy choices of a small model.
+        So reuse only the part of the previous *prompt* and re-decode at least two tokens:
+        greedy output then no longer depends on what ran before.
+        """
+        llama = self.llama
+        llama.n_tokens = max(0, min(llama.n_tokens, self.prompt_cached, len(tokens) - 2))
+        self.prompt_cached = len(tokens)
 
 
 _CACHE: dict[tuple[Any, ...], _Loaded] = {}
@@ -97,8 +111,12 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, 
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         llama = Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=n_batch,
-            verbose=False, **extra,
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_batch=n_batch,
+            verbose=False,
+            **extra,
         )
         template = llama.metadata.get("tokenizer.chat_template") or _CHATML_TEMPLATE
         eos_id, bos_id = llama.token_eos(), llama.token_bos()
@@ -114,7 +132,12 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, 
 
 
 def _default_threads() -> int:
-    return max(1, min(8, os.cpu_count() or 1))
+    """$CALLGATE_N_THREADS, else half the logical cores (llama-cpp-python's default), max 8."""
+    if env := os.environ.get("CALLGATE_N_THREADS"):
+        return max(1, int(env))
+    # Using every core is fastest on an idle machine, but ggml's threads spin-wait at each
+    # op barrier: when another process takes a core, decoding slows down 10-100x.
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
 def _text(content: str | list[Any]) -> str:
@@ -188,8 +211,12 @@ class ChatLlamaCppText(BaseChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model_path": self.model_path, "n_ctx": self.n_ctx,
-                "temperature": self.temperature, "max_tokens": self.max_tokens}
+        return {
+            "model_path": self.model_path,
+            "n_ctx": self.n_ctx,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
 
     @property
     def loaded(self) -> _Loaded:
@@ -253,17 +280,29 @@ class ChatLlamaCppText(BaseChatModel):
         return compile_grammar(grammar)
 
     def _completion(
-        self, messages: Sequence[BaseMessage], stop: list[str] | None, loaded: _Loaded,
+        self,
+        messages: Sequence[BaseMessage],
+        stop: list[str] | None,
+        loaded: _Loaded,
         kwargs: dict[str, Any],
     ) -> Iterator[dict[str, Any]]:
-        unknown = set(kwargs) - {"grammar", "max_tokens", "temperature", "seed", "top_p",
-                                 "top_k", "min_p", "repeat_penalty"}
+        unknown = set(kwargs) - {
+            "grammar",
+            "max_tokens",
+            "temperature",
+            "seed",
+            "top_p",
+            "top_k",
+            "min_p",
+            "repeat_penalty",
+        }
         if unknown:
             raise TypeError(f"unsupported arguments for {type(self).__name__}: {sorted(unknown)}")
         max_tokens = kwargs.get("max_tokens", self.max_tokens)
         tokens = self._prompt_tokens(messages, loaded, max_tokens)
         grammar = self._grammar(kwargs.get("grammar", self.grammar), loaded)
         stops = [s for s in (stop if stop is not None else self.stop) or [] if s]
+        loaded.limit_prefix_reuse(tokens)
         return loaded.llama.create_completion(
             prompt=tokens,
             max_tokens=max_tokens,

@@ -22,11 +22,13 @@ class ScriptedChatModel(BaseChatModel):
     """Replays ``script`` in order; strings are text replies (cut at ``stop`` like a server
     would), AIMessages may carry ``tool_calls``, callables compute a reply from the
     messages. ``native_tools=False`` makes ``bind_tools`` unsupported, like a text-only
-    model. Every request is kept in ``requests`` for assertions."""
+    model; ``honor_stop=False`` ignores stop sequences, like some servers do. Every request
+    is kept in ``requests`` for assertions."""
 
     script: list[Any] = Field(default_factory=list)
     loop: bool = False
     native_tools: bool = True
+    honor_stop: bool = True
     requests: list[dict[str, Any]] = Field(default_factory=list)
     _position: int = PrivateAttr(default=0)
     _served: int = PrivateAttr(default=0)
@@ -54,7 +56,8 @@ class ScriptedChatModel(BaseChatModel):
         self.requests.append({"messages": list(messages), "stop": stop, **kwargs})
         reply = self._next(messages)
         if isinstance(reply, str):
-            cut = min((reply.find(s) for s in stop or [] if s in reply), default=-1)
+            stops = stop if self.honor_stop else []
+            cut = min((reply.find(s) for s in stops or [] if s in reply), default=-1)
             reply = AIMessage(reply[:cut] if cut >= 0 else reply)
         return ChatResult(generations=[ChatGeneration(message=reply.model_copy())])
 

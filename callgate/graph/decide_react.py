@@ -1,0 +1,246 @@
+"""The ReAct ``decide`` subgraph: tools described in the prompt, calls parsed from text.
+
+    choose ─┬─ (grammar, action chosen) ──→ fill_args ──┐
+            ├─ (grammar, final answer) ───→ write_answer ┤
+            └─ (no grammar: full reply) ─────────────────┴→ parse
+
+Without a grammar, ``choose`` lets the model write the whole reply (cut at
+``Observation:``). With grammar-constrained decoding (llama.cpp models), ``choose``
+constrains the choice to ``Action: <tool>`` or ``Final Answer:``, then ``fill_args``
+constrains the arguments to the chosen tool's JSON schema. ``parse`` reads any format
+models write; strict validation still runs after it, in the loop.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.graph import END, START, StateGraph
+
+from callgate.graph.decide_native import tools_allowed
+from callgate.graph.settings import LoopSettings
+from callgate.graph.state import AgentState, DecideOutput
+from callgate.graph.streaming import astream_reply, stream_reply
+from callgate.parsing import parse_model_output
+from callgate.prompts import react as prompts
+from callgate.tools.registry import ToolRegistry
+
+FINAL = "Final Answer:"
+
+
+class ReactState(AgentState, total=False):
+    """The loop state plus the reply being built inside this subgraph."""
+
+    reply_text: str
+    chosen_tool: str | None
+    cut_off: bool
+
+
+def render_history(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """The conversation as a text-only model sees it: calls as ReAct lines, results as
+    ``Observation:`` turns, earlier answers as ``Final Answer:``."""
+    out: list[AnyMessage] = []
+    for message in messages:
+        if isinstance(message, AIMessage) and message.tool_calls:
+            lines = [f"Thought: {message.additional_kwargs['thought']}"] if (
+                message.additional_kwargs.get("thought")) else []
+            for call in message.tool_calls:
+                lines += [f"Action: {call['name']}",
+                          f"Action Input: {json.dumps(call['args'], ensure_ascii=False)}"]
+            out.append(AIMessage("\n".join(lines)))
+        elif isinstance(message, AIMessage):
+            out.append(AIMessage(f"{FINAL} {message.text}"))
+        elif isinstance(message, ToolMessage):
+            out.append(HumanMessage(f"Observation: {message.text}"))
+        else:
+            out.append(message)
+    return out
+
+
+class ReactStrategy:
+    """Decide by prompting for ReAct text and parsing what comes back."""
+
+    name = "react"
+
+    def __init__(self, model: BaseChatModel, registry: ToolRegistry, *,
+                 grammar: bool | None = None, include_optional: bool = True,
+                 max_tokens: int = 256, answer_tokens: int = 384) -> None:
+        self.model = model
+        self.registry = registry
+        supports = getattr(model, "text_only", False) and hasattr(model, "llama")
+        if grammar and not supports:
+            raise ValueError("grammar-constrained decoding needs a llama.cpp model "
+                             "(gguf:PATH or bundled)")
+        self.grammar = supports if grammar is None else bool(grammar)
+        self.include_optional = include_optional
+        self.max_tokens = max_tokens
+        self.answer_tokens = answer_tokens
+        self.system = prompts.react_system(
+            (t.name, t.description, t.schema) for t in registry)
+
+    # -- prompts ------------------------------------------------------------------------
+    def messages(self, state: dict[str, Any]) -> list[AnyMessage]:
+        system = self.system if tools_allowed(state, self.registry) else prompts.CHAT_SYSTEM
+        return [SystemMessage(system), *render_history(state["messages"])]
+
+    def _kwargs(self, **extra: Any) -> dict[str, Any]:
+        # Greedy decoding on tool turns; only models that take these get them.
+        base: dict[str, Any] = {"stop": prompts.STOP}
+        if getattr(self.model, "text_only", False):
+            base.update(temperature=0.0, max_tokens=self.max_tokens)
+        base.update(extra)
+        return base
+
+    def _choice_kwargs(self) -> dict[str, Any]:
+        from callgate.models.grammar import choice_grammar
+
+        return self._kwargs(grammar=choice_grammar(self.registry.names), max_tokens=80)
+
+    def _args_kwargs(self, tool: str) -> dict[str, Any]:
+        from callgate.models.grammar import args_grammar
+
+        schema = self.registry.get(tool).schema  # type: ignore[union-attr]
+        return self._kwargs(grammar=args_grammar(schema, include_optional=self.include_optional),
+                            stop=[])
+
+    # -- nodes --------------------------------------------------------------------------
+    def _choose_inputs(self, state: dict[str, Any]) -> tuple[list[AnyMessage], dict[str, Any],
+                                                             str | None]:
+        messages = self.messages(state)
+        if not tools_allowed(state, self.registry):
+            return messages, self._kwargs(max_tokens=self.answer_tokens), None
+        if self.grammar:
+            return messages, self._choice_kwargs(), FINAL
+        return messages, self._kwargs(), FINAL
+
+    def choose(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        messages, kwargs, marker = self._choose_inputs(state)
+        message, raw = stream_reply(self.model, messages, config, marker, **kwargs)
+        return self._after_choose(state, raw, message)
+
+    async def achoose(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        messages, kwargs, marker = self._choose_inputs(state)
+        message, raw = await astream_reply(self.model, messages, config, marker, **kwargs)
+        return self._after_choose(state, raw, message)
+
+    def _after_choose(self, state: dict[str, Any], raw: str,
+                      message: AIMessage) -> dict[str, Any]:
+        if not tools_allowed(state, self.registry):
+            return {"reply_text": f"{FINAL} {raw.strip()}", "chosen_tool": None}
+        chosen = None
+        if self.grammar:
+            for line in raw.splitlines():
+                if line.startswith("Action: "):
+                    chosen = line.removeprefix("Action: ").strip()
+        cut_off = message.response_metadata.get("finish_reason") == "length"
+        return {"reply_text": raw, "chosen_tool": chosen, "cut_off": cut_off}
+
+    def _prefill(self, state: dict[str, Any], suffix: str) -> list[AnyMessage]:
+        return [*self.messages(state), AIMessage(state["reply_text"] + suffix)]
+
+    def fill_args(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        _, raw = stream_reply(self.model, self._prefill(state, "Action Input: "), config,
+                              silent=True, **self._args_kwargs(state["chosen_tool"]))
+        return {"reply_text": f"{state['reply_text']}Action Input: {raw}"}
+
+    async def afill_args(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        _, raw = await astream_reply(self.model, self._prefill(state, "Action Input: "),
+                                     config, silent=True,
+                                     **self._args_kwargs(state["chosen_tool"]))
+        return {"reply_text": f"{state['reply_text']}Action Input: {raw}"}
+
+    def write_answer(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        _, raw = stream_reply(self.model, self._prefill(state, ""), config, None,
+                              **self._kwargs(max_tokens=self.answer_tokens))
+        return {"reply_text": state["reply_text"] + raw}
+
+    async def awrite_answer(self, state: dict[str, Any],
+                            config: RunnableConfig) -> dict[str, Any]:
+        _, raw = await astream_reply(self.model, self._prefill(state, ""), config, None,
+                                     **self._kwargs(max_tokens=self.answer_tokens))
+        return {"reply_text": state["reply_text"] + raw}
+
+    def parse(self, state: dict[str, Any]) -> dict[str, Any]:
+        step = state.get("step", 0) + 1
+        parsed = parse_model_output(state.get("reply_text") or "", self.registry.names)
+        if parsed.calls:
+            first = parsed.calls[0]  # one tool per step on the ReAct path
+            call_id = f"call_{uuid.uuid4().hex[:12]}"
+            message = AIMessage("", tool_calls=[{"name": first["name"], "args": first["args"],
+                                                 "id": call_id, "type": "tool_call"}],
+                                additional_kwargs={"thought": parsed.thought or ""})
+            return {"messages": [message], "step": step, "validation_errors": [],
+                    "pending_calls": [{"id": call_id, "name": first["name"],
+                                       "args": first["args"]}]}
+        if parsed.error:
+            return {"step": step, "pending_calls": [],
+                    "validation_errors": [{"id": None, "name": None, "error": parsed.error}]}
+        return {"step": step, "pending_calls": [], "validation_errors": [],
+                "draft_answer": parsed.final_answer or ""}
+
+    def subgraph(self, settings: LoopSettings):
+        graph = StateGraph(ReactState, output_schema=DecideOutput)
+        graph.add_node("choose", RunnableLambda(self.choose, afunc=self.achoose, name="choose"))
+        graph.add_node("fill_args", RunnableLambda(self.fill_args, afunc=self.afill_args,
+                                                   name="fill_args"))
+        graph.add_node("write_answer", RunnableLambda(self.write_answer,
+                                                      afunc=self.awrite_answer,
+                                                      name="write_answer"))
+        graph.add_node("parse", self.parse)
+
+        def after_choose(state: dict[str, Any]) -> str:
+            if not self.grammar or not tools_allowed(state, self.registry):
+                return "parse"
+            if state.get("chosen_tool") in self.registry:
+                return "fill_args"
+            text = state.get("reply_text") or ""
+            return "write_answer" if FINAL in text and state.get("cut_off") else "parse"
+
+        graph.add_edge(START, "choose")
+        graph.add_conditional_edges("choose", after_choose,
+                                    ["fill_args", "write_answer", "parse"])
+        graph.add_edge("fill_args", "parse")
+        graph.add_edge("write_answer", "parse")
+        graph.add_edge("parse", END)
+        return graph.compile(name="decide_react")
+
+    # -- the last, tools-free answer ------------------------------------------------------
+    def _final_inputs(self, messages: list[AnyMessage], instruction: str) -> list[AnyMessage]:
+        # No space after the marker: the model's first token carries its own leading space.
+        history = [SystemMessage(self.system), *render_history(messages),
+                   HumanMessage(instruction)]
+        return [*history, AIMessage(FINAL)] if self._can_prefill() else history
+
+    def _can_prefill(self) -> bool:
+        return bool(getattr(self.model, "text_only", False))
+
+    def _final_text(self, raw: str) -> str:
+        text = f"{FINAL}{raw}" if self._can_prefill() else raw
+        parsed = parse_model_output(text, self.registry.names)
+        return parsed.final_answer or ""
+
+    def answer_now(self, messages: list[AnyMessage], instruction: str,
+                   config: RunnableConfig) -> str:
+        _, raw = stream_reply(self.model, self._final_inputs(messages, instruction), config,
+                              None, **self._kwargs(max_tokens=self.answer_tokens))
+        return self._final_text(raw)
+
+    async def aanswer_now(self, messages: list[AnyMessage], instruction: str,
+                          config: RunnableConfig) -> str:
+        _, raw = await astream_reply(self.model, self._final_inputs(messages, instruction),
+                                     config, None, **self._kwargs(max_tokens=self.answer_tokens))
+        return self._final_text(raw)
+
+    def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None:
+        return prompts.format_example(tool_name, schema)

@@ -1,0 +1,175 @@
+"""Model replies that stream only sanitized text.
+
+LangGraph's ``stream_mode="messages"`` forwards the tokens of every chat model called in a
+node. callgate calls the real model with the ``nostream`` tag (LangGraph skips it) and
+re-emits its reply through :class:`SanitizedRelay`, a pass-through chat model whose tokens
+have tool-call markup removed. LangGraph has no hook to filter streamed tokens, hence
+this small model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import ToolCallChunk, tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from callgate.sanitize import StreamSanitizer
+
+NOSTREAM = {"tags": ["nostream"]}
+
+
+class SanitizedRelay(BaseChatModel):
+    """Re-emits chunks handed to it as ``source=``; callgate internal."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "callgate-relay"
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None,
+                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        # BaseChatModel reports each yielded chunk to the callbacks (LangGraph's
+        # messages stream among them); nothing to emit here.
+        for chunk in kwargs["source"]:
+            yield ChatGenerationChunk(message=chunk)
+
+    async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                       run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        async for chunk in kwargs["source"]:
+            yield ChatGenerationChunk(message=chunk)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None,
+                  **kwargs: Any) -> ChatResult:
+        merged: AIMessageChunk | None = None
+        for generation in self._stream(messages, stop, run_manager, **kwargs):
+            merged = generation.message if merged is None else merged + generation.message
+        return _result(merged)
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                         **kwargs: Any) -> ChatResult:
+        merged: AIMessageChunk | None = None
+        async for generation in self._astream(messages, stop, run_manager, **kwargs):
+            merged = generation.message if merged is None else merged + generation.message
+        return _result(merged)
+
+
+def _result(merged: AIMessageChunk | None) -> ChatResult:
+    message = AIMessage("") if merged is None else _to_message(merged)
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _to_message(chunk: AIMessageChunk) -> AIMessage:
+    from langchain_core.messages import message_chunk_to_message
+
+    return message_chunk_to_message(chunk)  # type: ignore[return-value]
+
+
+_RELAY = SanitizedRelay()
+
+
+class Reply:
+    """A model reply: ``message`` (sanitized text, tool calls intact) and ``raw`` text."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.whole: AIMessage | None = None  # from a model that cannot stream
+
+    @property
+    def raw(self) -> str:
+        return "".join(self.parts)
+
+    def result(self, relayed: AIMessage) -> AIMessage:
+        """The relayed (sanitized) message; a whole message keeps its exact tool calls,
+        since merging chunks would run partial-JSON repair on broken arguments."""
+        if self.whole is None:
+            return relayed
+        return self.whole.model_copy(update={"content": relayed.content})
+
+    def clean(self, chunk: BaseMessage, sanitizer: StreamSanitizer) -> AIMessageChunk:
+        text = chunk.content if isinstance(chunk.content, str) else chunk.text
+        self.parts.append(text)
+        if isinstance(chunk, AIMessage) and not isinstance(chunk, AIMessageChunk):
+            self.whole = chunk
+        return AIMessageChunk(content=sanitizer.feed(text),
+                              tool_call_chunks=_call_chunks(chunk),
+                              usage_metadata=getattr(chunk, "usage_metadata", None),
+                              response_metadata=chunk.response_metadata)
+
+
+def _call_chunks(message: BaseMessage) -> list[ToolCallChunk]:
+    """Tool-call chunks of a streamed chunk, or of a whole message from a model that
+    cannot stream (``BaseChatModel.stream`` then yields one complete AIMessage)."""
+    if isinstance(message, AIMessageChunk):
+        return list(message.tool_call_chunks)
+    if not isinstance(message, AIMessage):
+        return []
+    chunks = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
+              for i, c in enumerate(message.tool_calls)]
+    start = len(chunks)
+    chunks += [tool_call_chunk(name=c.get("name"), args=c.get("args"), id=c.get("id"),
+                               index=start + i)
+               for i, c in enumerate(message.invalid_tool_calls)]
+    return chunks
+
+
+def _nostream(config: RunnableConfig | None) -> RunnableConfig:
+    return {**(config or {}), "tags": [*((config or {}).get("tags") or []), "nostream"],
+            "callbacks": (config or {}).get("callbacks")}
+
+
+def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
+                 answer_marker: str | None = None, *, silent: bool = False,
+                 **kwargs: Any) -> tuple[AIMessage, str]:
+    """Call ``model``; stream its sanitized tokens; return (sanitized message, raw text).
+
+    With ``answer_marker`` only the text after that marker is streamed; ``silent`` streams
+    nothing (tool arguments, for instance)."""
+    if silent:
+        message = model.invoke(messages, _nostream(config), **kwargs)
+        return message, message.text
+    reply = Reply()
+    sanitizer = StreamSanitizer(answer_marker)
+
+    def source() -> Iterator[AIMessageChunk]:
+        for chunk in model.stream(messages, _nostream(config), **kwargs):
+            yield reply.clean(chunk, sanitizer)
+        tail = sanitizer.flush()
+        if tail:
+            yield AIMessageChunk(content=tail)
+
+    message = _RELAY.invoke(messages, config, source=source())
+    return reply.result(message), reply.raw
+
+
+async def astream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
+                        answer_marker: str | None = None, *, silent: bool = False,
+                        **kwargs: Any) -> tuple[AIMessage, str]:
+    """Async :func:`stream_reply`."""
+    if silent:
+        message = await model.ainvoke(messages, _nostream(config), **kwargs)
+        return message, message.text
+    reply = Reply()
+    sanitizer = StreamSanitizer(answer_marker)
+
+    async def source() -> AsyncIterator[AIMessageChunk]:
+        async for chunk in model.astream(messages, _nostream(config), **kwargs):
+            yield reply.clean(chunk, sanitizer)
+        tail = sanitizer.flush()
+        if tail:
+            yield AIMessageChunk(content=tail)
+
+    message = await _RELAY.ainvoke(messages, config, source=source())
+    return reply.result(message), reply.raw

@@ -1,0 +1,60 @@
+"""The ``system_stats`` tool: CPU, memory, disk and load of this machine, through psutil."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from callgate.tools.registry import Tool, ToolRegistry
+
+CPU_SAMPLE_S = 0.2
+
+
+def system_stats() -> dict:
+    """Current CPU, memory and disk usage of this computer (percent), load and uptime."""
+    disk_root = Path.home().anchor or "/"  # "/" on POSIX, the home drive on Windows
+    stats: dict[str, Any] = {
+        # A first cpu_percent() without an interval compares with nothing: sample instead.
+        "cpu_percent": psutil.cpu_percent(interval=CPU_SAMPLE_S),
+        "cpu_count": psutil.cpu_count(),
+        "memory_percent": psutil.virtual_memory().percent,
+        "disk_percent": psutil.disk_usage(disk_root).percent,
+        "disk_path": disk_root,
+    }
+    with contextlib.suppress(AttributeError, OSError):  # not on every platform
+        stats["load_average"] = [round(x, 2) for x in psutil.getloadavg()]
+    try:
+        boot = psutil.boot_time()
+    except (AttributeError, OSError):
+        pass
+    else:
+        stats["boot_time"] = dt.datetime.fromtimestamp(boot, dt.UTC).isoformat(
+            timespec="seconds")
+        stats["uptime_s"] = int(time.time() - boot)
+    return stats
+
+
+def system_stats_tool() -> Tool:
+    """The ``system_stats`` Tool."""
+    return ToolRegistry().register(system_stats, summarizer=summarize_stats,
+                                   category="system", source="builtin")
+
+
+def summarize_stats(tool: str, data: Any) -> str:
+    """One line: ``[system_stats] cpu 12%, memory 41%, disk 63% (/), load 0.4 0.3 0.2``."""
+    if not isinstance(data, dict):
+        return f"[{tool}] no data"
+    parts = [f"cpu {data.get('cpu_percent')}%", f"memory {data.get('memory_percent')}%",
+             f"disk {data.get('disk_percent')}% ({data.get('disk_path', '/')})"]
+    if data.get("load_average"):
+        parts.append("load " + " ".join(str(x) for x in data["load_average"]))
+    if isinstance(data.get("uptime_s"), int):
+        days, rest = divmod(data["uptime_s"], 86400)
+        parts.append(f"up {days}d {rest // 3600}h" if days else
+                     f"up {rest // 3600}h {rest % 3600 // 60}m")
+    return f"[{tool}] " + ", ".join(parts)

@@ -1,0 +1,315 @@
+"""A local document index: SQLite FTS5 with BM25 ranking, persisted on disk.
+
+Files are cut into chunks of about ``CHUNK_CHARS`` characters along paragraph
+boundaries; each chunk keeps where it came from (``lines 12-30`` or ``page 3``) and a
+scope: a thread id, or ``"global"``. Re-indexing a file replaces its chunks; an
+unchanged file (same SHA-256) is skipped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import fnmatch
+import hashlib
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+GLOBAL = "global"
+CHUNK_CHARS = 800
+OVERLAP_CHARS = 150
+DEFAULT_PATTERNS = ("*.md", "*.txt", "*.pdf")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT NOT NULL, scope TEXT NOT NULL, sha256 TEXT NOT NULL,
+    chunks INTEGER NOT NULL, indexed_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (path, scope)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks USING fts5(
+    text, source UNINDEXED, location UNINDEXED, scope UNINDEXED, path UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+# Words too common to help BM25 find anything; dropped unless the query has nothing else.
+_STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "i", "in", "is",
+    "it", "of", "on", "or", "that", "the", "this", "to", "was", "what", "when", "where",
+    "which", "who", "why", "with",
+))
+
+
+@dataclass
+class IndexedFile:
+    """One file's outcome: how many chunks it has and whether they were (re)written."""
+
+    path: str
+    scope: str
+    chunks: int
+    changed: bool
+
+
+@dataclass
+class IndexReport:
+    """What :meth:`DocumentIndex.add_folder` did."""
+
+    files: list[IndexedFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    removed: int = 0
+
+    @property
+    def chunks(self) -> int:
+        return sum(f.chunks for f in self.files)
+
+    @property
+    def changed(self) -> int:
+        return sum(f.changed for f in self.files)
+
+
+class DocumentIndex:
+    """A persistent full-text index of local documents (created on first use)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+
+    # -- writing ------------------------------------------------------------------------
+    def add_file(self, path: str | Path, scope: str = GLOBAL) -> IndexedFile:
+        """Index one text, Markdown or PDF file; its earlier chunks in ``scope`` are replaced."""
+        with self._connect() as con:
+            return self._add(con, Path(path), scope)
+
+    def add_folder(self, folder: str | Path, scope: str = GLOBAL,
+                   patterns: Iterable[str] = DEFAULT_PATTERNS) -> IndexReport:
+        """Index the matching files under ``folder`` (recursively).
+
+        Files indexed from this folder earlier that no longer exist are removed.
+        """
+        root = Path(folder).expanduser().resolve()
+        if not root.is_dir():
+            raise NotADirectoryError(f"not a folder: {root}")
+        patterns = tuple(patterns)
+        report = IndexReport()
+        with self._connect() as con:
+            for file in sorted(root.rglob("*")):
+                if not _wanted(file, root, patterns):
+                    continue
+                try:
+                    report.files.append(self._add(con, file, scope))
+                except (OSError, RuntimeError, ValueError) as exc:
+                    report.skipped.append((str(file), str(exc)))
+            prefix = os.path.join(str(root), "")
+            for (known,) in con.execute(
+                    "SELECT path FROM files WHERE scope = ? AND substr(path, 1, ?) = ?",
+                    (scope, len(prefix), prefix)).fetchall():
+                if not Path(known).exists():
+                    self._delete(con, known, scope)
+                    report.removed += 1
+        return report
+
+    def remove_file(self, path: str | Path, scope: str = GLOBAL) -> bool:
+        """Drop a file's chunks from ``scope``; False if it was not indexed there."""
+        with self._connect() as con:
+            return self._delete(con, str(Path(path).expanduser().resolve()), scope)
+
+    # -- reading ------------------------------------------------------------------------
+    def search(self, query: str, limit: int = 3, scope: str | None = None) -> list[dict[str, Any]]:
+        """Best chunks for ``query`` by BM25: ``[{text, source, location, score}]``.
+
+        ``scope=None`` searches every chunk; a thread id searches that thread's chunks
+        and the global ones; ``"global"`` only the global ones. Higher scores are better.
+        """
+        match = fts_query(query)
+        if not match or not self.path.exists():
+            return []
+        sql = "SELECT text, source, location, bm25(chunks) FROM chunks WHERE chunks MATCH ?"
+        params: list[Any] = [match]
+        if scope is not None:
+            sql += " AND scope IN (?, ?)"
+            params += [scope, GLOBAL]
+        sql += " ORDER BY rank LIMIT ?"
+        params.append(max(1, int(limit)))
+        with self._connect() as con:
+            rows = con.execute(sql, params).fetchall()
+        return [{"text": text, "source": source, "location": location,
+                 "score": float(f"{-score:.4g}")} for text, source, location, score in rows]
+
+    def count(self, scope: str | None = None) -> int:
+        """Number of chunks (in ``scope`` only, when given)."""
+        if not self.path.exists():
+            return 0
+        with self._connect() as con:
+            if scope is None:
+                return con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            return con.execute("SELECT count(*) FROM chunks WHERE scope = ?",
+                               (scope,)).fetchone()[0]
+
+    # -- internals ----------------------------------------------------------------------
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        # One short-lived connection per operation: tools run in worker threads.
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(sqlite3.connect(self.path, timeout=10)) as con:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.executescript(_SCHEMA)
+            with con:
+                yield con
+
+    def _add(self, con: sqlite3.Connection, file: Path, scope: str) -> IndexedFile:
+        file = file.expanduser().resolve()
+        data = file.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        key = str(file)
+        row = con.execute("SELECT sha256, chunks FROM files WHERE path = ? AND scope = ?",
+                          (key, scope)).fetchone()
+        if row and row[0] == digest:
+            return IndexedFile(key, scope, row[1], changed=False)
+        pieces = [(text, loc) for part, where in read_document(file, data)
+                  for text, loc in chunk_text(part, where)]
+        self._delete(con, key, scope)
+        con.executemany(
+            "INSERT INTO chunks (text, source, location, scope, path) VALUES (?, ?, ?, ?, ?)",
+            [(text, key, loc, scope, key) for text, loc in pieces])
+        con.execute("INSERT INTO files (path, scope, sha256, chunks) VALUES (?, ?, ?, ?)",
+                    (key, scope, digest, len(pieces)))
+        return IndexedFile(key, scope, len(pieces), changed=True)
+
+    @staticmethod
+    def _delete(con: sqlite3.Connection, key: str, scope: str) -> bool:
+        con.execute("DELETE FROM chunks WHERE path = ? AND scope = ?", (key, scope))
+        return con.execute("DELETE FROM files WHERE path = ? AND scope = ?",
+                           (key, scope)).rowcount > 0
+
+
+def indexed_chunks(path: str | Path) -> int:
+    """Chunks in the index at ``path``; 0 when it does not exist. Never creates it."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
+            return con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def fts_query(text: str) -> str:
+    """User text as a safe FTS5 query: its words, each quoted, joined by OR.
+
+    Quoting makes operators (AND, NEAR, ``*``, ``:``, quotes) plain words, so no input
+    can raise a syntax error; OR lets BM25 rank chunks by how many words they share.
+    """
+    words = list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", text)))
+    kept = [w for w in words if w not in _STOPWORDS] or words
+    return " OR ".join(f'"{w}"' for w in kept[:32])
+
+
+def _wanted(file: Path, root: Path, patterns: tuple[str, ...]) -> bool:
+    """A regular file matching a pattern, outside hidden folders (``.git``, ``.venv``)."""
+    if not file.is_file() or any(p.startswith(".") for p in file.relative_to(root).parts):
+        return False
+    return any(fnmatch.fnmatch(file.name.lower(), pat.lower()) for pat in patterns)
+
+
+# -- reading files ----------------------------------------------------------------------
+def read_document(file: Path, data: bytes) -> list[tuple[str, str | None]]:
+    """The text of a file as ``[(text, page)]``: one part per PDF page, one for text."""
+    if file.suffix.lower() == ".pdf":
+        return [(text, f"page {n}") for n, text in enumerate(_pdf_pages(file), start=1)]
+    for encoding in ("utf-8-sig", "cp1252", "latin-1"):
+        try:
+            return [(data.decode(encoding), None)]
+        except UnicodeDecodeError:
+            continue
+    raise ValueError(f"cannot decode {file}")  # unreachable: latin-1 decodes any bytes
+
+
+def _pdf_pages(file: Path) -> list[str]:
+    try:
+        from pypdf import PdfReader
+        from pypdf.errors import PdfReadError
+    except ImportError as exc:
+        raise RuntimeError("PDF support needs pypdf: pip install 'callgate[pdf]'") from exc
+    try:
+        return [page.extract_text() or "" for page in PdfReader(file).pages]
+    except PdfReadError as exc:
+        raise ValueError(f"cannot read PDF {file.name}: {exc}") from exc
+
+
+# -- chunking ---------------------------------------------------------------------------
+def chunk_text(text: str, page: str | None = None, size: int = CHUNK_CHARS,
+               overlap: int = OVERLAP_CHARS) -> list[tuple[str, str]]:
+    """Cut ``text`` into ``[(chunk, location)]`` of about ``size`` characters.
+
+    Chunks follow paragraphs (long ones are cut at lines, then at spaces); each chunk
+    after the first repeats up to ``overlap`` characters of the one before. The location
+    is ``page`` when given (PDF), else the chunk's line range.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    piece = max(1, size - overlap)  # room for the overlap in front of a long piece
+    spans = [s for start, end in _paragraphs(text) for s in _split(text, start, end, piece)]
+    line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    chunks: list[tuple[str, str]] = []
+    i = 0
+    prev_end: int | None = None
+    while i < len(spans):
+        start = spans[i][0]
+        if prev_end is not None:
+            start = _overlap_start(text, spans, i, prev_end, overlap)
+        end = spans[i][1]
+        i += 1
+        while i < len(spans) and spans[i][1] - start <= size:
+            end = spans[i][1]
+            i += 1
+        body = text[start:end].strip()
+        if page is not None:
+            where = page
+        else:
+            first = bisect.bisect_right(line_starts, start)
+            last = bisect.bisect_right(line_starts, end - 1)
+            where = f"line {first}" if first == last else f"lines {first}-{last}"
+        chunks.append((body, where))
+        prev_end = end
+    return chunks
+
+
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for gap in re.finditer(r"\n[ \t]*\n\s*", text):
+        if text[start:gap.start()].strip():
+            spans.append((start, gap.start()))
+        start = gap.end()
+    if text[start:].strip():
+        spans.append((start, len(text.rstrip())))
+    return spans
+
+
+def _split(text: str, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """A span cut into pieces of at most ``size``: at line breaks, else spaces, else hard."""
+    pieces = []
+    while end - start > size:
+        window = text[start:start + size]
+        cut = max(window.rfind("\n"), window.rfind(" "))
+        cut = start + (cut if cut > size // 4 else size)
+        pieces.append((start, cut))
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if start < end:
+        pieces.append((start, end))
+    return pieces
+
+
+def _overlap_start(text: str, spans: list[tuple[int, int]], i: int, prev_end: int,
+                   overlap: int) -> int:
+    """Where chunk ``i`` starts: the previous paragraph if short, else its last words."""
+    last_start = spans[i - 1][0]
+    if prev_end - last_start <= overlap:
+        return last_start
+    start = prev_end - overlap
+    space = text.find(" ", start, prev_end)
+    return space + 1 if space != -1 else spans[i][0]

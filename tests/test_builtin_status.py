@@ -1,0 +1,119 @@
+"""builtin_tools: which built-in tools are offered for a given environment, and why not."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import callgate.tools.builtin as builtin
+from callgate.tools.builtin import BUILTIN_NAMES, BuiltinSettings, builtin_tools
+from callgate.tools.index import DocumentIndex
+from callgate.tools.registry import ToolRegistry
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """A clean environment: no CALLGATE_* settings, an index path with nothing in it."""
+    for name in list(os.environ):
+        if name.startswith("CALLGATE_") or name == "OPENAI_API_KEY":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("CALLGATE_INDEX", str(tmp_path / "index.sqlite"))
+    return monkeypatch
+
+
+def statuses() -> dict[str, builtin.BuiltinStatus]:
+    return {s.name: s for s in builtin_tools()[1]}
+
+
+def test_nothing_configured(env: pytest.MonkeyPatch) -> None:
+    env.setattr(builtin, "ddgs_installed", lambda: False)
+    tools, found = builtin_tools()
+    assert [s.name for s in found] == list(BUILTIN_NAMES)
+    assert [t.name for t in tools] == ["system_stats", "calculator"]
+    by_name = {s.name: s for s in found}
+    assert str(by_name["web_search"]) == (
+        "web_search: no backend: set CALLGATE_SEARXNG_URL or install ddgs")
+    assert "no documents indexed: run `callgate index PATH`" in by_name["rag_search"].reason
+    assert "set CALLGATE_IMAGE_URL" in by_name["generate_image"].reason
+    assert not any(by_name[n].available for n in BUILTIN_NAMES[:3])
+    assert by_name["calculator"].available
+    assert by_name["system_stats"].available
+
+
+def test_ddgs_is_the_default_search_backend(env: pytest.MonkeyPatch) -> None:
+    env.setattr(builtin, "ddgs_installed", lambda: True)
+    assert statuses()["web_search"].reason == "ddgs (DuckDuckGo)"
+    env.setenv("CALLGATE_SEARCH_BACKEND", "searxng")
+    status = statuses()["web_search"]
+    assert not status.available and "CALLGATE_SEARXNG_URL is not set" in status.reason
+    env.setenv("CALLGATE_SEARCH_BACKEND", "bing")
+    assert "unknown CALLGATE_SEARCH_BACKEND 'bing'" in statuses()["web_search"].reason
+
+
+def test_everything_configured(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("Some notes worth finding.")
+    DocumentIndex(tmp_path / "index.sqlite").add_folder(docs)
+    env.setenv("CALLGATE_SEARXNG_URL", "http://127.0.0.1:8888")
+    env.setenv("CALLGATE_IMAGE_URL", "http://127.0.0.1:9000/v1")
+    env.setenv("OPENAI_API_KEY", "sk-x")
+    env.setenv("CALLGATE_IMAGE_DIR", str(tmp_path / "images"))
+    env.setenv("CALLGATE_HTTP_TIMEOUT", "3")
+
+    settings = BuiltinSettings.from_env()
+    assert settings.search_backend == "auto" and settings.http_timeout_s == 3
+    assert settings.image_api == "openai" and settings.image_api_key == "sk-x"
+    tools, found = builtin_tools(settings)
+    assert all(s.available for s in found), found
+    assert [t.name for t in tools] == list(BUILTIN_NAMES)
+    assert all(t.source == "builtin" and t.category for t in tools)
+    assert found[0].reason == "searxng at http://127.0.0.1:8888"
+    assert "1 chunks" in found[1].reason
+    assert next(t for t in tools if t.name == "web_search").timeout_s == 8
+    registry = ToolRegistry(tools)  # ready to add, names unique
+    assert registry.names == list(BUILTIN_NAMES)
+    assert not (tmp_path / "images").exists()  # created only when an image is saved
+
+
+def test_image_backend_problems_are_reported(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env.setenv("CALLGATE_IMAGE_URL", "http://127.0.0.1:8188")
+    env.setenv("CALLGATE_IMAGE_API", "midjourney")
+    assert "unknown CALLGATE_IMAGE_API 'midjourney'" in statuses()["generate_image"].reason
+    env.setenv("CALLGATE_IMAGE_API", "comfyui")
+    assert "set CALLGATE_COMFYUI_WORKFLOW" in statuses()["generate_image"].reason
+    env.setenv("CALLGATE_COMFYUI_WORKFLOW", str(tmp_path / "missing.json"))
+    status = statuses()["generate_image"]
+    assert not status.available and "cannot read the ComfyUI workflow" in status.reason
+    workflow = tmp_path / "wf.json"
+    workflow.write_text(json.dumps({
+        "1": {"class_type": "KSampler", "inputs": {"positive": ["2", 0],
+                                                   "latent_image": ["3", 0]}},
+        "2": {"class_type": "CLIPTextEncode", "inputs": {"text": ""}},
+        "3": {"class_type": "EmptyLatentImage", "inputs": {"width": 512, "height": 512}},
+    }))
+    env.setenv("CALLGATE_COMFYUI_WORKFLOW", str(workflow))
+    assert statuses()["generate_image"].available
+    env.setenv("CALLGATE_IMAGE_API", "a1111")
+    assert statuses()["generate_image"].reason.startswith("a1111 at http://127.0.0.1:8188")
+
+
+def test_bad_numbers_in_the_environment(env: pytest.MonkeyPatch) -> None:
+    env.setenv("CALLGATE_HTTP_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="CALLGATE_HTTP_TIMEOUT must be a number"):
+        BuiltinSettings.from_env()
+    assert BuiltinSettings.from_env({}).index_path == Path("~/.callgate/index.sqlite")
+
+
+def test_calculator_is_exact_and_safe() -> None:
+    from callgate.tools.builtin.calculator import calculator
+
+    assert calculator("17 * 23") == 391
+    assert calculator("2 ^ 10") == 1024
+    assert abs(calculator("sqrt(2) / 3") - 0.4714045207910317) < 1e-12
+    for bad in ("__import__('os')", "{17} * 23", "2 ** 100000", "True + 1"):
+        with pytest.raises(ValueError):
+            calculator(bad)

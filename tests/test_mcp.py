@@ -1,0 +1,221 @@
+"""MCP tools through langchain-mcp-adapters, against the real mcp-server-git over stdio."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.tools import StructuredTool, ToolException
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from callgate.graph.builder import build_agent
+from callgate.models.scripted import ScriptedChatModel, tool_call
+from callgate.tools.config import load_tools_yaml
+from callgate.tools.mcp import (
+    DEFAULT_SENSITIVE_MCP,
+    MCPConfigError,
+    MCPLoadError,
+    load_mcp_tools_into,
+    load_mcp_tools_into_sync,
+    parse_server,
+)
+from callgate.tools.registry import ToolRegistry
+
+WRITERS = ("git_commit", "git_add", "git_reset", "git_checkout", "git_create_branch")
+READERS = ("git_status", "git_log", "git_diff", "git_diff_unstaged", "git_show", "git_branch")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def server_command(repo: Path) -> dict[str, Any]:
+    script = Path(sys.executable).parent / "mcp-server-git"
+    if script.exists():
+        return {"transport": "stdio", "command": str(script),
+                "args": ["--repository", str(repo)]}
+    return {"transport": "stdio", "command": sys.executable,
+            "args": ["-m", "mcp_server_git", "--repository", str(repo)]}
+
+
+def make_repo(path: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    pytest.importorskip("mcp_server_git")
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "test@example.com")
+    git(path, "config", "user.name", "Test")
+    (path / "README.md").write_text("hello\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "-q", "-m", "initial")
+    (path / "notes_untracked.txt").write_text("not added yet\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_repo(tmp_path_factory.mktemp("mcp") / "repo")
+
+
+@pytest.fixture(scope="module")
+def registry(repo: Path) -> ToolRegistry:
+    registry = ToolRegistry()
+    load_mcp_tools_into_sync(registry, {"git": {**server_command(repo), "timeout_s": 30}})
+    return registry
+
+
+def stub(name: str, **metadata: Any) -> StructuredTool:
+    return StructuredTool(name=name, description="x", args_schema={"type": "object"},
+                          func=lambda: None, metadata=metadata or None)
+
+
+# -- policy (no server) -----------------------------------------------------------------
+def test_sensitivity_rules() -> None:
+    server = parse_server("s", {"command": "x"})
+    assert all(server.is_sensitive(stub(n), DEFAULT_SENSITIVE_MCP) for n in
+               (*WRITERS, "git_push", "delete_file", "write_file", "remove_item"))
+    assert not any(server.is_sensitive(stub(n), DEFAULT_SENSITIVE_MCP) for n in READERS)
+    assert server.is_sensitive(stub("drop_it", destructiveHint=True), DEFAULT_SENSITIVE_MCP)
+    custom = parse_server("s", {"command": "x", "sensitive_tools": ["git_branch"],
+                                "safe_tools": ["git_add"]})
+    assert custom.is_sensitive(stub("git_branch"), DEFAULT_SENSITIVE_MCP)
+    assert not custom.is_sensitive(stub("git_add"), DEFAULT_SENSITIVE_MCP)
+    assert custom.is_sensitive(stub("git_commit"), DEFAULT_SENSITIVE_MCP)
+    everything = parse_server("s", {"command": "x", "sensitive": True})
+    assert everything.is_sensitive(stub("git_status"), DEFAULT_SENSITIVE_MCP)
+    nothing = parse_server("s", {"command": "x", "sensitive": False,
+                                 "sensitive_tools": ["git_push"]})
+    assert not nothing.is_sensitive(stub("git_commit"), DEFAULT_SENSITIVE_MCP)
+    assert nothing.is_sensitive(stub("git_push"), DEFAULT_SENSITIVE_MCP)
+    own = parse_server("s", {"command": "x", "sensitive_patterns": ["git_c*"]})
+    assert own.is_sensitive(stub("git_checkout"), DEFAULT_SENSITIVE_MCP)
+    assert not own.is_sensitive(stub("git_add"), DEFAULT_SENSITIVE_MCP)
+
+
+def test_connection_parsing() -> None:
+    http = parse_server("web", {"transport": "http", "url": "https://example.com/mcp"})
+    assert http.connection == {"transport": "streamable_http", "url": "https://example.com/mcp"}
+    with pytest.raises(MCPConfigError, match="'url' must start with http"):
+        parse_server("web", {"transport": "streamable_http", "url": "example.com"})
+    with pytest.raises(MCPConfigError, match="'args' must be a list"):
+        parse_server("s", {"command": "x", "args": "--repository /tmp"})
+
+
+# -- the real server --------------------------------------------------------------------
+@pytest.mark.server
+def test_tools_loaded_with_policy(registry: ToolRegistry) -> None:
+    assert "git_status" in registry
+    for name in registry.names:
+        tool = registry.get(name)
+        assert tool.source == "mcp" and tool.category == "mcp:git" and tool.timeout_s == 30
+    for name in WRITERS:
+        assert registry.get(name).sensitive, name
+    for name in READERS:
+        assert not registry.get(name).sensitive, name
+    # Arguments are validated against the server's own schema.
+    add = registry.validate({"tool": "git_add", "args": {"repo_path": "/r", "files": []}})
+    assert not add.valid and "at least 1 items" in add.error
+    status = registry.validate({"tool": "git_status", "args": {"repo_path": 1}})
+    assert not status.valid and "expected string, got integer 1" in status.error
+
+
+@pytest.mark.server
+async def test_error_results_raise(registry: ToolRegistry, repo: Path) -> None:
+    # A tool error must fail the call, not come back as a "successful" error text.
+    show = registry.get("git_show").runnable
+    with pytest.raises(ToolException):
+        await show.ainvoke({"repo_path": str(repo), "revision": "no-such-revision"})
+
+
+@pytest.mark.server
+def test_graph_runs_git_status(registry: ToolRegistry, repo: Path) -> None:
+    model = ScriptedChatModel(script=[tool_call("git_status", {"repo_path": str(repo)}),
+                                      AIMessage("Status checked [R1].")])
+    result = build_agent(model, registry).invoke({"messages": [("user", "git status?")]})
+    [event] = result["tool_events"]
+    assert event["tool"] == "git_status" and event["ok"], event
+    assert "notes_untracked.txt" in str(event["data"])
+    assert event["summary"].startswith("[git_status] Repository status: On branch main")
+    assert result["status"] == "done"
+    assert result["final_answer"].startswith("Status checked [R1]")
+
+
+@pytest.mark.server
+async def test_sensitive_call_waits_for_approval_and_reject_skips_it(
+        registry: ToolRegistry, repo: Path) -> None:
+    before = git(repo, "log", "--oneline")
+    model = ScriptedChatModel(script=[
+        tool_call("git_commit", {"repo_path": str(repo), "message": "sneaky"}),
+        AIMessage("I did not commit anything."),
+    ])
+    agent = build_agent(model, registry, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "reject"}}
+    paused = await agent.ainvoke({"messages": [("user", "commit it")]}, config)
+    [pending] = paused["__interrupt__"]
+    assert pending.value["call"]["name"] == "git_commit"
+    assert "sensitive" in pending.value["reason"]
+    assert (await agent.aget_state(config)).interrupts
+    result = await agent.ainvoke(Command(resume={"action": "reject"}), config)
+    assert git(repo, "log", "--oneline") == before
+    [event] = result["tool_events"]
+    assert event["denied"] and not event["ok"]
+    assert result["final_answer"] == "I did not commit anything."
+
+
+@pytest.mark.server
+def test_approved_call_runs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    path = tmp_path / "tools.yml"
+    command = server_command(repo)
+    args = ", ".join(f'"{a}"' for a in command["args"])
+    path.write_text(f"mcp_servers:\n  git:\n    transport: stdio\n"
+                    f"    command: {command['command']}\n    args: [{args}]\n"
+                    f"    sensitive_tools: [git_status]\n")
+    registry = ToolRegistry()
+    load_tools_yaml(path, registry)
+    assert registry.get("git_status").sensitive and registry.get("git_add").sensitive
+    model = ScriptedChatModel(script=[
+        tool_call("git_add", {"repo_path": str(repo), "files": ["notes_untracked.txt"]}),
+        AIMessage("Staged [R1]."),
+    ])
+    agent = build_agent(model, registry, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "approve"}}
+    agent.invoke({"messages": [("user", "stage notes")]}, config)
+    assert agent.get_state(config).interrupts
+    result = agent.invoke(Command(resume={"action": "approve"}), config)
+    assert result["tool_events"][0]["ok"], result["tool_events"]
+    assert "A  notes_untracked.txt" in git(repo, "status", "--porcelain")
+
+
+@pytest.mark.server
+async def test_hung_server_times_out(tmp_path: Path) -> None:
+    # Never answers, but exits when its stdin closes (so the cleanup is quick).
+    hang = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
+    with pytest.raises(MCPLoadError, match="'hung' could not be loaded: TimeoutError: no "
+                                           "answer within 0.5 s"):
+        await load_mcp_tools_into(ToolRegistry(), {"hung": hang}, load_timeout_s=0.5)
+
+
+@pytest.mark.server
+async def test_name_clash_registers_nothing(repo: Path) -> None:
+    registry = ToolRegistry()
+
+    def git_status(repo_path: str) -> str:
+        """A local tool with an MCP tool's name."""
+        return repo_path
+
+    registry.register(git_status)
+    with pytest.raises(ValueError, match="clashes"):
+        await load_mcp_tools_into(registry, {"git": server_command(repo)})
+    assert registry.names == ["git_status"]
+    prefixed = await load_mcp_tools_into(registry, {"git": server_command(repo)},
+                                         tool_name_prefix=True)
+    assert "git_git_status" in {t.name for t in prefixed}

@@ -1,0 +1,404 @@
+"""Model layer: bundled GGUF, llama.cpp chat model, ReAct grammars, specs, tool format."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic import BaseModel, Field
+
+from callgate.models.bundled import BUNDLED_SPEC, bundled_model_path
+from callgate.models.grammar import args_grammar, bound_schema, choice_grammar, grammar_error
+from callgate.models.llamacpp import ChatLlamaCppText, ContextOverflowError
+from callgate.models.spec import (
+    ModelConfig,
+    load_model,
+    load_models_yaml,
+    parse_spec,
+    resolve_tool_format,
+)
+
+SYSTEM = (
+    "Answer the user's question. Tools:\n"
+    'calculator: evaluate arithmetic. Input: {"expression": string}\n'
+    'web.search: search the web. Input: {"query": string}\n'
+    'unit-convert: convert units. Input: {"value": number, "to": string}\n'
+    "Reply with\nThought: reasoning\nAction: tool name\nAction Input: JSON arguments\n"
+    "or\nFinal Answer: the answer"
+)
+TOOLS = ["calculator", "web.search", "unit-convert"]
+
+
+@pytest.fixture(scope="module")
+def chat() -> ChatLlamaCppText:
+    return ChatLlamaCppText(model_path=str(bundled_model_path()), max_tokens=32)
+
+
+# -- bundled model and chat model ------------------------------------------------------
+
+
+def test_bundled_path_exists() -> None:
+    path = bundled_model_path()
+    assert path.is_file() and path.suffix == ".gguf"
+    assert path.stat().st_size > 50_000_000
+    assert BUNDLED_SPEC == "bundled"
+
+
+@pytest.mark.llama
+def test_answers_and_stop_cuts(chat: ChatLlamaCppText) -> None:
+    prompt = "List five fruits, separated by commas."
+    full = chat.invoke(prompt).content
+    assert isinstance(full, str) and len(full) > 10
+    # Greedy decoding is deterministic: stopping at a later word must leave exactly the prefix.
+    words = re.findall(r"[A-Za-z]{3,}", full)
+    assert len(words) >= 2, full
+    stop = words[1]
+    cut = chat.invoke(prompt, stop=[stop]).content
+    assert cut == full[: full.index(stop)]
+
+
+@pytest.mark.llama
+def test_stream_matches_invoke(chat: ChatLlamaCppText) -> None:
+    prompt = [HumanMessage("Write one sentence about the sea.")]
+    chunks = list(chat.stream(prompt, temperature=0, max_tokens=24))
+    assert len(chunks) > 1
+    assert "".join(c.content for c in chunks) == chat.invoke(prompt, max_tokens=24).content
+
+
+def test_models_share_one_llama(chat: ChatLlamaCppText) -> None:
+    other = ChatLlamaCppText(model_path=str(bundled_model_path()), max_tokens=5)
+    assert other.llama is chat.llama
+    assert ChatLlamaCppText.text_only is True
+
+
+def test_prompt_uses_chat_template_and_prefill(chat: ChatLlamaCppText) -> None:
+    history = [
+        SystemMessage("sys"),
+        HumanMessage("hi"),
+        AIMessage("Action: calculator\nAction Input: "),
+    ]
+    prompt = chat.render_prompt(history)
+    assert prompt.startswith("<|im_start|>system\nsys<|im_end|>")
+    assert prompt.endswith("<|im_start|>assistant\nAction: calculator\nAction Input: ")
+    fresh = chat.render_prompt([HumanMessage("hi"), ToolMessage("42", tool_call_id="1")])
+    assert "Observation: 42" in fresh and fresh.endswith("<|im_start|>assistant\n")
+
+
+def test_context_overflow() -> None:
+    small = dict(model_path=str(bundled_model_path()), n_ctx=256, max_tokens=8)
+    history = [SystemMessage("Be brief.")]
+    for i in range(12):
+        history += [HumanMessage(f"question {i} " + "word " * 20), AIMessage(f"answer {i}")]
+    history.append(HumanMessage("last question"))
+    with pytest.raises(ContextOverflowError, match="n_ctx=256"):
+        ChatLlamaCppText(**small, on_overflow="error").invoke(history)
+    model = ChatLlamaCppText(**small)
+    tokens = model._prompt_tokens(history, model.loaded, 8)
+    kept = model.llama.detokenize(tokens).decode()
+    assert len(tokens) <= 248 and "Be brief." in kept and "last question" in kept
+    assert "question 0 " not in kept
+    with pytest.raises(ContextOverflowError):
+        model.invoke([HumanMessage("word " * 400)])
+
+
+# -- grammars ----------------------------------------------------------------------------
+
+
+class Address(BaseModel):
+    city: str
+    zip: str | None = None
+
+
+class Order(BaseModel):
+    item: str
+    quantity: int
+    price: float
+    gift: bool
+    size: Literal["small", "medium", "large"]
+    tags: list[str] = Field(default_factory=list)
+    ship_to: Address
+    note: str | None = None
+
+
+WEATHER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "description": "City name"},
+        "days": {"type": "integer"},
+        "units": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+    },
+    "required": ["city", "days", "units"],
+}
+CALC = {
+    "type": "object",
+    "properties": {
+        "numbers": {"type": "array", "items": {"type": "number"}, "minItems": 1},
+        "op": {"enum": ["sum", "mean", "max"]},
+        "round": {"type": ["boolean", "null"]},
+        "precision": {"type": "integer"},
+    },
+    "required": ["numbers", "op", "round"],
+}
+
+
+def _check_types(value: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Minimal JSON-schema check for the hand-written test schemas."""
+    types = {
+        "string": str,
+        "integer": int,
+        "number": (int, float),
+        "boolean": bool,
+        "array": list,
+        "null": type(None),
+    }
+    assert set(schema["required"]) <= set(value)
+    assert set(value) <= set(schema["properties"])
+    for key, val in value.items():
+        prop = schema["properties"][key]
+        if "enum" in prop:
+            assert val in prop["enum"]
+        allowed = prop.get("type", [])
+        allowed = allowed if isinstance(allowed, list) else [allowed]
+        if allowed:
+            assert isinstance(val, tuple(types[t] for t in allowed)), (key, val)
+            assert not (isinstance(val, bool) and "boolean" not in allowed), (key, val)
+        if prop.get("type") == "array":
+            assert 1 <= len(val) <= 3
+            assert all(isinstance(x, int | float) and not isinstance(x, bool) for x in val)
+
+
+GRAMMAR_SCHEMAS: list[dict[str, Any]] = [
+    {},
+    {"type": "object"},
+    {"type": "object", "properties": {}},
+    WEATHER,
+    CALC,
+    Order.model_json_schema(),
+    {
+        "type": "object",
+        "properties": {"meta": {"type": "object"}, "any": {}},
+        "additionalProperties": True,
+    },
+    {
+        "type": "object",
+        "properties": {
+            "xs": {"type": "array"},
+            "s": {"type": "string", "maxLength": 500, "minLength": 2},
+            "k": {"const": "fixed"},
+        },
+        "required": ["xs"],
+    },
+]
+
+
+def test_every_grammar_compiles(chat: ChatLlamaCppText) -> None:
+    grammars = [
+        choice_grammar(TOOLS),
+        choice_grammar(TOOLS, allow_final=False, thought=False),
+        choice_grammar([], max_thought_chars=10),
+        choice_grammar(['we"ird\\name', "a.b-c_d"], max_thought_chars=1),
+    ]
+    for schema in GRAMMAR_SCHEMAS:
+        grammars += [args_grammar(schema), args_grammar(schema, include_optional=False)]
+    for gbnf in grammars:
+        assert grammar_error(gbnf, chat.llama) is None, gbnf
+    assert grammar_error('root ::= "a" undefined-rule', chat.llama) is not None
+    with pytest.raises(ValueError, match="could not parse"):
+        chat.invoke("hi", grammar="root ::= nope", max_tokens=2)
+    with pytest.raises(ValueError):
+        choice_grammar([], allow_final=False)
+
+
+def test_bound_schema() -> None:
+    bounded = bound_schema(Order.model_json_schema(), max_string_chars=10, max_array_items=2)
+    assert bounded["properties"]["item"]["maxLength"] == 10
+    assert bounded["properties"]["tags"]["maxItems"] == 2
+    assert bounded["$defs"]["Address"]["properties"]["city"]["maxLength"] == 10
+    required_only = bound_schema(Order.model_json_schema(), include_optional=False)
+    assert "note" not in required_only["properties"] and "tags" not in required_only["properties"]
+    assert args_grammar({}) == args_grammar({"type": "object", "properties": {}})
+
+
+@pytest.mark.llama
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is 17 * 23?",
+        "Who won the 2018 football world cup?",
+        "Say hello to me.",
+        "How many centimetres are in 3.5 inches?",
+        "What is the capital of Japan?",
+    ],
+)
+def test_choice_grammar_forces_react(chat: ChatLlamaCppText, question: str) -> None:
+    out = chat.invoke(
+        [SystemMessage(SYSTEM), HumanMessage(question)],
+        grammar=choice_grammar(TOOLS, max_thought_chars=80),
+        stop=["\nObservation:"],
+        max_tokens=48,
+    ).content
+    action = r"Action: (calculator|web\.search|unit-convert)\n"
+    final = r"Final Answer: \S.*"
+    assert re.fullmatch(rf"(Thought: \S[^\n]*\n)?({action}|{final})", out, re.S), out
+
+
+@pytest.mark.llama
+@pytest.mark.parametrize("name", ["weather", "calc", "order"])
+def test_args_grammar_yields_valid_json(chat: ChatLlamaCppText, name: str) -> None:
+    schema = {"weather": WEATHER, "calc": CALC, "order": Order.model_json_schema()}[name]
+    request = {
+        "weather": "Weather in Paris for 3 days, in celsius?",
+        "calc": "Add up 4, 8 and 15.",
+        "order": "Order 2 large blue shirts at 9.99 each as a gift to Berlin.",
+    }[name]
+    history = [
+        SystemMessage(SYSTEM),
+        HumanMessage(request),
+        AIMessage(f"Action: {name}\nAction Input: "),
+    ]
+    grammar = args_grammar(schema, max_string_chars=24, max_array_items=3)
+    out = chat.invoke(history, grammar=grammar, max_tokens=160).content
+    value = json.loads(out)
+    if name == "order":
+        order = Order.model_validate(value, strict=True)
+        assert len(order.item) <= 24 and len(order.tags) <= 3
+    else:
+        _check_types(value, schema)
+
+
+@pytest.mark.llama
+def test_args_grammar_required_only(chat: ChatLlamaCppText) -> None:
+    history = [HumanMessage("Order a small hat to Rome."), AIMessage("Action Input: ")]
+    schema = Order.model_json_schema()
+    grammar = args_grammar(schema, include_optional=False, max_string_chars=12)
+    value = json.loads(chat.invoke(history, grammar=grammar, max_tokens=120).content)
+    assert set(value) == set(schema["required"])
+    assert set(value["ship_to"]) == {"city"}
+
+
+# -- specs -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "provider", "model", "base_url"),
+    [
+        ("bundled", "gguf", "bundled", None),
+        ("bundled:smollm2-135m", "gguf", "bundled", None),
+        ("gguf:/models/q.gguf", "gguf", "/models/q.gguf", None),
+        ("openai:gpt-4o-mini", "openai", "gpt-4o-mini", None),
+        ("openai:local@http://127.0.0.1:8000/v1", "openai", "local", "http://127.0.0.1:8000/v1"),
+        ("anthropic:claude-3-5-haiku-latest", "anthropic", "claude-3-5-haiku-latest", None),
+        ("ollama:qwen2.5:0.5b", "ollama", "qwen2.5:0.5b", None),
+        ("ollama:llama3.2@http://host:11434", "ollama", "llama3.2", "http://host:11434"),
+    ],
+)
+def test_parse_spec(spec: str, provider: str, model: str, base_url: str | None) -> None:
+    cfg = parse_spec(spec)
+    assert (cfg.provider, cfg.model, cfg.base_url) == (provider, model, base_url)
+    assert cfg.tool_format == "auto"
+    assert cfg.grammar is (provider == "gguf")
+
+
+@pytest.mark.parametrize("spec", ["mistral:large", "nonsense", "openai:", "custom:x"])
+def test_parse_spec_errors(spec: str) -> None:
+    with pytest.raises(ValueError, match="provider|spec"):
+        parse_spec(spec)
+
+
+MODELS_YAML = """
+models:
+  tiny:
+    provider: gguf
+    path: bundled:smollm2-135m
+    tool_format: react
+  local:
+    provider: gguf
+    path: weights/q.gguf
+    grammar: false
+    n_ctx: 2048
+  server:
+    provider: openai
+    model: qwen
+    base_url: http://127.0.0.1:8000/v1
+    tool_format: native
+    temperature: 0.2
+"""
+
+
+def test_load_models_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "models.yaml"
+    path.write_text(MODELS_YAML)
+    models = load_models_yaml(path)
+    assert models["tiny"] == ModelConfig(
+        provider="gguf", model="bundled", tool_format="react", name="tiny"
+    )
+    assert models["local"].model == str(tmp_path / "weights" / "q.gguf")
+    assert models["local"].grammar is False and models["local"].kwargs == {"n_ctx": 2048}
+    server = models["server"]
+    assert (server.provider, server.base_url, server.tool_format) == (
+        "openai",
+        "http://127.0.0.1:8000/v1",
+        "native",
+    )
+    assert server.temperature == 0.2 and server.grammar is False
+
+    with pytest.raises(FileNotFoundError, match="models file not found"):
+        load_models_yaml(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models:\n  x:\n    provider: mistral\n    model: large\n")
+    with pytest.raises(ValueError, match="unknown model provider 'mistral'"):
+        load_models_yaml(bad)
+
+
+def test_load_model_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "models.yaml").write_text(MODELS_YAML)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CALLGATE_MODELS", raising=False)
+    model, cfg = load_model("tiny")
+    assert isinstance(model, ChatLlamaCppText) and cfg.name == "tiny"
+    assert resolve_tool_format(model, cfg.tool_format) == "react"
+    with pytest.raises(FileNotFoundError, match="q.gguf"):
+        load_model("local")
+
+    other = tmp_path / "elsewhere.yaml"
+    other.write_text(
+        "models:\n  remote:\n    provider: openai\n    model: m\n"
+        "    base_url: http://127.0.0.1:9/v1\n"
+    )
+    monkeypatch.setenv("CALLGATE_MODELS", str(other))
+    model, cfg = load_model("remote", temperature=0)
+    assert type(model).__name__ == "ChatOpenAI" and cfg.temperature == 0
+    monkeypatch.setenv("CALLGATE_MODELS", str(tmp_path / "gone.yaml"))
+    with pytest.raises(FileNotFoundError, match="CALLGATE_MODELS"):
+        load_model("remote")
+
+
+# -- tool format -------------------------------------------------------------------------
+
+
+def test_resolve_tool_format(chat: ChatLlamaCppText) -> None:
+    from langchain_openai import ChatOpenAI
+
+    assert resolve_tool_format(chat) == "react"
+    same, cfg = load_model(chat)
+    assert same is chat and cfg.provider == "gguf" and cfg.grammar is True
+    assert resolve_tool_format(GenericFakeChatModel(messages=iter([]))) == "react"
+    openai = ChatOpenAI(model="m", base_url="http://127.0.0.1:9/v1", api_key="x")
+    assert resolve_tool_format(openai) == "native"
+    assert resolve_tool_format(openai, "react") == "react"
+    model, cfg = load_model("openai:m@http://127.0.0.1:9/v1")
+    assert resolve_tool_format(model, cfg.tool_format) == "native"
+    with pytest.raises(ValueError):
+        resolve_tool_format(openai, "json")
+
+
+def test_resolve_tool_format_community_llamacpp() -> None:
+    community = pytest.importorskip("langchain_community.chat_models.llamacpp")
+    # model_construct skips loading weights; bind_tools(tool_choice="auto") raises first.
+    model = community.ChatLlamaCpp.model_construct(model_path="unused.gguf")
+    assert resolve_tool_format(model) == "react"

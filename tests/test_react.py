@@ -1,0 +1,210 @@
+"""The ReAct path, driven by a scripted text-only model.
+
+``ScriptedChatModel(native_tools=False)`` replays fixed text replies and refuses
+``bind_tools`` - a deterministic stand-in for a model that only writes text, not a
+language model. It reproduces the failures seen in the wild.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, SystemMessage
+
+from callgate import build_agent
+from callgate.graph.builder import make_strategy
+from callgate.models.scripted import ScriptedChatModel
+from callgate.tools.registry import ToolRegistry
+
+MARKUP = ("<tool_call>", "Action:", "Action Input:", "[TOOL_CALLS]", "✿FUNCTION✿", "<think>",
+          "Observation:", "Thought:")
+
+
+def web_search(query: str, max_results: int = 3) -> list[dict[str, str]]:
+    """Search the web."""
+    return [{"title": f"About {query}", "url": "https://example.org/a", "snippet": "text"}]
+
+
+def system_stats() -> dict[str, float]:
+    """CPU and memory usage."""
+    return {"cpu_percent": 12.5, "memory_percent": 40.0}
+
+
+def text_model(*replies: Any, **options: Any) -> ScriptedChatModel:
+    return ScriptedChatModel(script=list(replies), native_tools=False, **options)
+
+
+def run(model: ScriptedChatModel, **kwargs: Any) -> dict[str, Any]:
+    agent = build_agent(model, [web_search, system_stats], **kwargs)
+    return agent.invoke({"messages": [HumanMessage("question")]})
+
+
+def assert_clean(out: dict[str, Any]) -> None:
+    assert out["final_answer"] and not any(m in out["final_answer"] for m in MARKUP)
+
+
+def test_auto_picks_react_for_text_models() -> None:
+    strategy = make_strategy(text_model(), ToolRegistry([web_search]))
+    assert strategy.name == "react" and strategy.grammar is False
+
+
+def test_grammar_needs_a_llama_cpp_model() -> None:
+    with pytest.raises(ValueError, match="llama.cpp"):
+        make_strategy(text_model(), ToolRegistry([web_search]), grammar=True)
+
+
+def test_prompt_lists_tools_with_schemas_and_stop_sequences() -> None:
+    model = text_model("Final Answer: hi")
+    run(model)
+    request = model.requests[0]
+    system = request["messages"][0]
+    assert isinstance(system, SystemMessage)
+    assert "- web_search: Search the web." in system.content
+    assert '"max_results": {"default": 3, "type": "integer"}' in system.content
+    assert "Action Input:" in system.content
+    assert request["stop"] == ["\nObservation:", "\nObservation"]
+
+
+def test_react_call_observation_and_cited_answer() -> None:
+    model = text_model(
+        'Thought: search\nAction: web_search\nAction Input: {"query": "langgraph"}',
+        "Thought: I can answer now.\nFinal Answer: LangGraph builds agents [R1].")
+    out = run(model)
+    assert out["status"] == "done"
+    assert out["tool_events"][0]["args"] == {"query": "langgraph", "max_results": 3}
+    assert out["final_answer"].startswith("LangGraph builds agents [R1].")
+    assert "Sources: [R1] web_search — About langgraph <https://example.org/a>" in (
+        out["final_answer"])
+    # the call and its summary came back to the model as ReAct text
+    second = model.requests[1]["messages"]
+    assert isinstance(second[-2], AIMessage) and second[-2].content == (
+        'Thought: search\nAction: web_search\nAction Input: {"query": "langgraph"}')
+    assert isinstance(second[-1], HumanMessage)
+    assert second[-1].content.startswith("Observation: [R1] [web_search] results: About")
+    assert_clean(out)
+
+
+def test_prose_around_a_call() -> None:
+    out = run(text_model(
+        'Sure! I will look that up.\n<tool_call>\n{"name": "web_search", "arguments": '
+        '{"query": "hiking boots"}}\n</tool_call>\nOne moment.', "Final Answer: done [R1]"))
+    assert out["tool_events"][0]["args"]["query"] == "hiking boots"
+    assert_clean(out)
+
+
+def test_markdown_block_instead_of_the_asked_format() -> None:
+    out = run(text_model('```json\n{"name": "system_stats", "arguments": {}}\n```',
+                         "Final Answer: CPU is at 12.5% [R1]."))
+    assert out["tool_events"][0]["tool"] == "system_stats" and out["tool_events"][0]["ok"]
+    assert out["final_answer"].startswith("CPU is at 12.5% [R1].")
+
+
+def test_the_same_call_repeated_is_cached_then_stopped() -> None:
+    call = 'Action: web_search\nAction Input: {"query": "x"}'
+    model = text_model(call, call, call, "Final Answer: x is a letter [R1]")
+    out = run(model)
+    events = out["tool_events"]
+    assert [e["repeat_of"] for e in events] == [None, "R1", "R1"]
+    assert sum(1 for e in events if not e["repeat_of"]) == 1
+    assert out["status"] == "done" and out["final_answer"].startswith("x is a letter")
+    # the last request is the tools-free "answer now" call
+    assert "repeated" in model.requests[-1]["messages"][-1].content
+
+
+def test_truncated_json_then_corrected() -> None:
+    model = text_model('Action: web_search\nAction Input: {"query": "python asy',
+                       'Action: web_search\nAction Input: {"query": "python asyncio"}',
+                       "Final Answer: asyncio is Python's async library [R1].")
+    out = run(model)
+    assert [e["args"]["query"] for e in out["tool_events"]] == ["python asyncio"]
+    correction = model.requests[1]["messages"][-1]
+    assert isinstance(correction, HumanMessage) and "incomplete" in correction.content
+    assert "Action: tool_name" in correction.content  # shows the exact format
+    assert out["status"] == "done"
+
+
+def test_truncated_twice_fails_cleanly() -> None:
+    cut = 'Action: web_search\nAction Input: {"query": "py'
+    out = run(text_model(cut, cut))
+    assert out["status"] == "failed" and out["tool_events"] == []
+    assert "still invalid after a correction" in out["final_answer"]
+    assert_clean(out)
+
+
+def test_invalid_arguments_get_the_schema_and_an_example() -> None:
+    model = text_model('Action: web_search\nAction Input: {"query": "x", "max_results": "5"}',
+                       'Action: web_search\nAction Input: {"query": "x", "max_results": 5}',
+                       "Final Answer: ok")
+    out = run(model)
+    correction = model.requests[1]["messages"][-1]
+    assert "argument 'max_results': expected integer, got string '5'" in correction.content
+    assert 'Action: web_search\nAction Input: {"query": "..."}' in correction.content
+    assert out["tool_events"][0]["args"]["max_results"] == 5
+
+
+def test_invented_observation_is_discarded_when_stop_is_ignored() -> None:
+    model = text_model('Action: web_search\nAction Input: {"query": "CRISPR"}\n'
+                       "Observation: CRISPR is great.\nFinal Answer: CRISPR is great.",
+                       "Final Answer: CRISPR edits genes [R1].", honor_stop=False)
+    out = run(model)
+    assert len(out["tool_events"]) == 1 and model.replies_used == 2
+    assert out["final_answer"].startswith("CRISPR edits genes [R1].")
+
+
+def test_one_tool_per_step() -> None:
+    out = run(text_model(
+        '<tool_call>{"name": "system_stats", "arguments": {}}</tool_call>\n'
+        '<tool_call>{"name": "web_search", "arguments": {"query": "uptime"}}</tool_call>',
+        "Final Answer: fine [R1]"))
+    assert [e["tool"] for e in out["tool_events"]] == ["system_stats"]
+
+
+def test_unknown_tool_is_corrected() -> None:
+    model = text_model('Action: google_search\nAction Input: {"query": "x"}',
+                       'Action: web_search\nAction Input: {"query": "x"}', "Final Answer: x")
+    out = run(model)
+    correction = model.requests[1]["messages"][-1].content
+    assert "Unknown tool 'google_search'" in correction and "web_search" in correction
+    assert out["tool_events"][0]["tool"] == "web_search"
+
+
+def test_think_blocks_never_reach_the_user() -> None:
+    out = run(text_model("<think>Maybe call Action: web_search.</think>\nFinal Answer: 4"))
+    assert out["final_answer"] == "4" and out["tool_events"] == []
+
+
+def test_plain_prose_is_the_answer() -> None:
+    out = run(text_model("The capital of Australia is Canberra."))
+    assert out["final_answer"] == "The capital of Australia is Canberra."
+
+
+def test_step_limit_on_the_react_path() -> None:
+    queries = iter(range(100))
+    model = text_model(lambda _m: f'Action: web_search\nAction Input: {{"query": '
+                                  f'"q{next(queries)}"}}', loop=True)
+    out = run(model, max_steps=2)
+    assert out["status"] == "step_limit" and len(out["tool_events"]) == 2
+    assert_clean(out)
+
+
+def test_chat_mode_has_no_tools_in_the_prompt() -> None:
+    model = text_model("Hello!")
+    out = build_agent(model, [web_search]).invoke({"messages": [("user", "hi")],
+                                                    "mode": "chat"})
+    assert out["final_answer"] == "Hello!"
+    assert "web_search" not in model.requests[0]["messages"][0].content
+
+
+def test_streamed_tokens_are_sanitized() -> None:
+    model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
+                       "Thought: done\nFinal Answer: X is <tool_call>nothing</tool_call> "
+                       "a letter [R1].")
+    agent = build_agent(model, [web_search])
+    # Tokens of model calls inside the decide subgraph come with subgraphs=True.
+    tokens = [chunk.content for _ns, (chunk, _meta) in agent.stream(
+        {"messages": [("user", "q")]}, stream_mode="messages", subgraphs=True)
+        if isinstance(chunk, AIMessageChunk)]
+    streamed = "".join(tokens)
+    assert "X is" in streamed and "a letter" in streamed
+    assert not any(marker in streamed for marker in MARKUP)

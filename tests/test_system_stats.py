@@ -1,0 +1,28 @@
+"""system_stats: real psutil readings, in range, summarized on one line."""
+
+from __future__ import annotations
+
+from callgate.tools.builtin.system_stats import summarize_stats, system_stats, system_stats_tool
+
+
+def test_values_are_percentages() -> None:
+    stats = system_stats()
+    for key in ("cpu_percent", "memory_percent", "disk_percent"):
+        assert isinstance(stats[key], float | int) and 0 <= stats[key] <= 100, key
+    if "load_average" in stats:
+        assert len(stats["load_average"]) == 3 and min(stats["load_average"]) >= 0
+    if "uptime_s" in stats:
+        assert stats["uptime_s"] >= 0 and stats["boot_time"].endswith("+00:00")
+
+
+async def test_tool_and_summary() -> None:
+    tool = system_stats_tool()
+    assert tool.name == "system_stats" and tool.schema["properties"] == {}
+    data = await tool.runnable.ainvoke({})
+    summary = tool.summarizer("system_stats", data)
+    assert summary.startswith("[system_stats] cpu ") and "\n" not in summary
+    assert "memory" in summary and "disk" in summary and len(summary) <= 200
+    assert summarize_stats("system_stats", {
+        "cpu_percent": 12.5, "memory_percent": 40.0, "disk_percent": 63.1, "disk_path": "/",
+        "load_average": [0.4, 0.3, 0.2], "uptime_s": 2 * 86400 + 3 * 3600 + 60,
+    }) == "[system_stats] cpu 12.5%, memory 40.0%, disk 63.1% (/), load 0.4 0.3 0.2, up 2d 3h"
