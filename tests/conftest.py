@@ -9,6 +9,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+# Tests run one at a time on an otherwise idle machine: let llama.cpp use both cores
+# (callgate's default is half the cores, which holds up better next to other work).
+os.environ.setdefault("CALLGATE_N_THREADS", "2")
+
 
 def shared_data_dir() -> Path:
     """The shared data folder: $CALLGATE_SHARED_DATA, else ../shared/data beside the checkout."""

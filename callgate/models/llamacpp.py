@@ -16,6 +16,7 @@ so that we can render prefills and count prompt tokens ourselves.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import threading
@@ -97,6 +98,18 @@ def clear_llama_cache() -> None:
     """Forget every cached `Llama` (they are freed once no chat model holds them)."""
     with _CACHE_LOCK:
         _CACHE.clear()
+
+
+def _close_all() -> None:
+    # Free the models while the interpreter still works: llama-cpp-python's finalizers
+    # fail with "'NoneType' object is not callable" when they run during shutdown.
+    with _CACHE_LOCK:
+        for loaded in _CACHE.values():
+            loaded.llama.close()
+        _CACHE.clear()
+
+
+atexit.register(_close_all)
 
 
 def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, Any]) -> _Loaded:

@@ -77,10 +77,13 @@ class ToolRegistry:
     ) -> Tool:
         """Register a Python function (sync or async) or a LangChain tool; return the Tool."""
         if isinstance(func_or_tool, BaseTool):
-            runnable = func_or_tool
-            updates = {k: v for k, v in (("name", name), ("description", description)) if v}
-            if updates:
-                runnable = runnable.model_copy(update=updates)
+            # Errors must raise, so a failure is recorded as one (a tool that handles its
+            # own errors would return the error text as an "ok" result).
+            updates: dict[str, Any] = {"handle_tool_error": False,
+                                       "handle_validation_error": False}
+            updates.update((k, v) for k, v in (("name", name), ("description", description))
+                           if v)
+            runnable = func_or_tool.model_copy(update=updates)
             origin = source or "langchain"
         elif callable(func_or_tool):
             runnable = _function_tool(func_or_tool, name, description)

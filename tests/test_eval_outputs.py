@@ -1,0 +1,74 @@
+"""The robustness benchmark over model-output corpora."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import shared_data_dir
+
+from callgate.cli import main
+from callgate.eval.outputs import find_leaks, format_outputs, load_corpus, run_outputs
+
+
+def shared_corpus() -> Path:
+    return shared_data_dir() / "model-outputs" / "dev.jsonl"
+
+
+def test_shared_corpus_all_pass_and_nothing_leaks() -> None:
+    report = run_outputs(shared_corpus())
+    assert len(report.results) >= 28
+    assert report.passed == len(report.results), format_outputs(report)
+    assert report.leaks == 0 and report.ok
+    kinds = report.per_kind()
+    assert set(kinds) == {"tool_calls", "final", "invalid"}
+    assert all(k["pass_rate"] == 1.0 for k in kinds.values())
+
+
+def test_cli_on_the_shared_corpus(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    out = tmp_path / "outputs.json"
+    assert main(["eval", "outputs", str(shared_corpus()), "--report", str(out)]) == 0
+    assert "leaked markers in user-facing text: 0" in capsys.readouterr().out
+    assert json.loads(out.read_text())["leaked_markers"] == 0
+
+
+def write(tmp_path: Path, cases: list[dict]) -> Path:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("\n".join(json.dumps(c) for c in cases) + "\n")
+    return path
+
+
+def test_a_wrong_expectation_is_reported_as_a_failure(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    path = write(tmp_path, [
+        {"id": "right", "output": 'Action: web_search\nAction Input: {"query": "x"}',
+         "expect": {"kind": "tool_calls", "calls": [{"name": "web_search",
+                                                     "args": {"query": "x"}}]}},
+        {"id": "wrong-args", "output": 'Action: web_search\nAction Input: {"query": "x"}',
+         "expect": {"kind": "tool_calls", "calls": [{"name": "web_search",
+                                                     "args": {"query": "y"}}]}},
+        {"id": "wrong-kind", "output": "Final Answer: Paris",
+         "expect": {"kind": "invalid"}},
+    ])
+    report = run_outputs(path)
+    assert report.passed == 1 and not report.ok
+    failed = {r.id: r.why for r in report.results if not r.passed}
+    assert set(failed) == {"wrong-args", "wrong-kind"}
+    assert "expected invalid, got final" in failed["wrong-kind"]
+    assert report.per_kind()["tool_calls"] == {"cases": 2, "passed": 1, "pass_rate": 0.5}
+    assert main(["eval", "outputs", str(path)]) == 1
+    assert "FAIL wrong-args" in capsys.readouterr().out
+
+
+def test_leaks_are_found_in_text() -> None:
+    assert find_leaks("Paris.") == []
+    assert find_leaks("<tool_call>{}</tool_call>\nAction: x") == ["<tool_call>", "</tool_call>",
+                                                                 "Action:"]
+    assert find_leaks("ok<|im_end|>") == ["<|"]
+
+
+def test_a_malformed_corpus_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, [{"id": "x", "output": "y", "expect": {"kind": "maybe"}}])
+    with pytest.raises(ValueError, match="expect.kind"):
+        load_corpus(path)
