@@ -170,7 +170,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     target = Path(args.path)
     if target.is_dir():
         report = index.add_folder(target, scope=args.scope)
-        print(f"indexed {report.files} file(s), {report.chunks} chunk(s) into {index_path} "
+        print(f"indexed {len(report.files)} file(s), {report.chunks} chunk(s) into {index_path} "
               f"(scope {args.scope}); {len(report.skipped)} skipped")
         for skipped in report.skipped:
             print(f"  skipped {skipped}")

@@ -421,3 +421,13 @@ def test_no_checkpointer_in_memory_saver_roundtrip() -> None:
     agent = build_agent(model, [add], checkpointer=InMemorySaver())
     out = agent.invoke(ask(), {"configurable": {"thread_id": "m"}})
     assert out["status"] == "done"
+
+
+def test_call_cut_off_by_the_token_limit_is_never_run() -> None:
+    cut = AIMessage("", tool_calls=[{"name": "add", "args": {"a": 1}, "id": "c1",
+                                     "type": "tool_call"}],
+                    response_metadata={"finish_reason": "length"})
+    model, _, out = run([cut, tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]")], [add])
+    correction = next(m for m in model.requests[1]["messages"] if isinstance(m, ToolMessage))
+    assert "cut off by the token limit" in correction.content
+    assert [e["args"] for e in out["tool_events"]] == [{"a": 1, "b": 2}]
