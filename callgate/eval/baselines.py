@@ -20,10 +20,6 @@ gets a row that says why instead of figures.
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -60,54 +56,21 @@ SERVER_CHAT_FORMAT = "chatml-function-calling"
 # --- llama-cpp-python's OpenAI-compatible server -------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
-def llama_server(model_path: str | Path, *, chat_format: str = SERVER_CHAT_FORMAT,
-                 n_ctx: int = 4096, n_threads: int | None = None,
-                 ready_s: float = 120) -> Iterator[str]:
-    """``python -m llama_cpp.server`` on 127.0.0.1 (a free port); yields its base URL.
+def llama_server(model_path: str | Path, *, n_ctx: int = 2048,
+                 n_threads: int | None = None) -> Iterator[str]:
+    """llama-cpp-python's server (``chatml-function-calling``) for ``model_path``.
 
     ``n_threads`` defaults to what callgate's in-process llama.cpp model uses, so that
-    timings of the in-process and server paths compare."""
-    import httpx
-
+    times of the in-process and the server paths compare. ``n_ctx`` 2048 holds every BFCL
+    prompt here (the longest is ~1600 tokens with the server's function-calling template)
+    and bounds the server's tool arguments, which it generates without a token limit."""
+    from callgate.models.llama_server import llama_cpp_server
     from callgate.models.llamacpp import _default_threads
 
-    port = _free_port()
-    threads = n_threads or _default_threads()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
-               "--chat_format", chat_format, "--host", "127.0.0.1", "--port", str(port),
-               "--n_ctx", str(n_ctx), "--n_threads", str(threads), "--verbose", "False"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + ready_s
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError("llama_cpp.server exited: "
-                                   f"{(process.stderr.read() if process.stderr else '')[-2000:]}")
-            try:
-                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError("llama_cpp.server did not come up")
-            time.sleep(0.3)
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with llama_cpp_server(str(model_path), chat_format=SERVER_CHAT_FORMAT, n_ctx=n_ctx,
+                          n_threads=n_threads or _default_threads(), ready_s=120) as url:
+        yield url
 
 
 def server_chat_model(base_url: str, *, max_tokens: int = 256) -> Any:

@@ -1,9 +1,204 @@
-"""``callgate eval`` and ``callgate bench`` (filled in by the evaluation modules)."""
+"""``callgate eval`` (bfcl, compare, outputs) and ``callgate bench`` (overhead)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from callgate.eval.bfcl_data import CATEGORIES
+
+ALIASES = {"simple": "simple_python", "live": "live_simple"}
+
+
+def _categories(text: list[str] | None) -> list[str] | None:
+    if not text:
+        return None
+    out = []
+    for item in text:
+        for name in item.split(","):
+            name = ALIASES.get(name.strip(), name.strip())
+            if name and name not in CATEGORIES:
+                raise SystemExit(f"unknown BFCL category {name!r}; known: "
+                                 f"{', '.join(CATEGORIES)} (or simple, live)")
+            if name:
+                out.append(name)
+    return out
+
+
+def _command_line() -> str:
+    return " ".join(["callgate", *(shlex.quote(a) for a in sys.argv[1:])])
+
+
+def _bfcl_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default=os.environ.get("CALLGATE_MODEL", "bundled"),
+                        help="model spec (default: bundled, the SmolLM2-135M GGUF)")
+    parser.add_argument("--categories", nargs="+", metavar="CATEGORY",
+                        help=f"default: all ({', '.join(CATEGORIES)})")
+    parser.add_argument("--limit", type=int, help="first N questions of each category")
+    parser.add_argument("--data", type=Path, help="BFCL data folder (default: shared data, "
+                                                  "else the vendored copy)")
+    parser.add_argument("--report", type=Path, default=Path("bfcl-report.json"),
+                        help="write the JSON report here (default: ./bfcl-report.json; "
+                             "for compare ./bfcl-compare.json)")
+    parser.add_argument("--no-report", dest="report", action="store_const", const=None,
+                        help="write no JSON report")
+    parser.add_argument("--max-steps", type=int, default=5)
+    parser.add_argument("--quiet", action="store_true", help="no line per question")
+
+
+def cmd_bfcl(args: argparse.Namespace) -> int:
+    from callgate.eval.bfcl import CallgateAnswerer, evaluate, format_table, print_progress
+
+    if args.baselines:
+        return cmd_compare(args)
+    options: dict[str, Any] = {}
+    if args.required_only:
+        options["include_optional"] = False
+    categories = _categories(args.categories)
+    server = None
+    model: Any = args.model
+    if args.tool_format == "native":
+        model, server = _native_model(args.model, args.server_url)
+    try:
+        answerer = CallgateAnswerer(model, tool_format=args.tool_format,
+                                    grammar=False if args.no_grammar else None,
+                                    tool_choice=args.tool_choice, max_steps=args.max_steps,
+                                    react_options=options)
+        report = evaluate(answerer, categories=categories, limit=args.limit,
+                          data_dir=args.data, model=args.model,
+                          progress=None if args.quiet else print_progress)
+    finally:
+        if server is not None:
+            server.__exit__(None, None, None)
+    report.command = _command_line()
+    print(f"{report.name} on {args.model}, {report.date}")
+    print(format_table(report))
+    if args.report:
+        print(f"report: {report.write(args.report)}")
+    return 0
+
+
+def _native_model(spec: str, server_url: str | None) -> tuple[Any, Any]:
+    """A chat model with native tool calling: for a GGUF, llama-cpp-python's server."""
+    from callgate.eval.baselines import _can_serve, llama_server, server_chat_model
+
+    if server_url:
+        return server_chat_model(server_url), None
+    gguf = _can_serve(spec)
+    if gguf is None:
+        return spec, None
+    server = llama_server(gguf)
+    url = server.__enter__()
+    print(f"started llama-cpp-python's server for {gguf.name} at {url}", file=sys.stderr)
+    return server_chat_model(url), server
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from callgate.eval.baselines import PATHS, compare, comparison_dict, format_comparison
+    from callgate.eval.bfcl import print_progress
+
+    paths = args.paths or list(PATHS)
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown:
+        raise SystemExit(f"unknown path(s) {', '.join(unknown)}; known: {', '.join(PATHS)}")
+
+    def progress(path: str, result: Any) -> None:
+        if not args.quiet:
+            print(f"[{path}] ", end="", file=sys.stderr)
+            print_progress(result)
+
+    rows = compare(args.model, paths=paths, categories=_categories(args.categories),
+                   limit=args.limit, data_dir=args.data, max_steps=args.max_steps,
+                   server_url=args.server_url, progress=progress)
+    summary = comparison_dict(rows, command=_command_line())
+    print(f"BFCL on {args.model}, {summary.get('date', '')}")
+    print(format_comparison(rows))
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n",
+                               encoding="utf-8")
+        print(f"report: {args.report}")
+    return 0
+
+
+def cmd_outputs(args: argparse.Namespace) -> int:
+    from callgate.eval.outputs import default_corpus, format_outputs, run_outputs
+
+    path = args.file or default_corpus()
+    if not Path(path).is_file():
+        print(f"corpus not found: {path} (give a JSONL file)", file=sys.stderr)
+        return 2
+    report = run_outputs(path)
+    print(json.dumps(report.to_dict(), indent=1) if args.json else format_outputs(report))
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(json.dumps(report.to_dict(), indent=1) + "\n", encoding="utf-8")
+    return 0 if report.ok else 1
+
+
+def cmd_overhead(args: argparse.Namespace) -> int:
+    from callgate.eval.overhead import format_overhead, run_overhead
+
+    result = run_overhead(runs=args.runs, concurrency=args.concurrency, warmup=args.warmup)
+    result["command"] = _command_line()
+    print(json.dumps(result, indent=1) if args.json else format_overhead(result))
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    bad = sum(f["concurrent"]["cross_talk"] + f["sequential_wrong_answers"]
+              for f in result["frameworks"].values())
+    return 1 if bad else 0
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the eval/bench subcommands."""
+    ev = sub.add_parser("eval", help="accuracy and robustness evaluations")
+    evsub = ev.add_subparsers(dest="eval_command", required=True)
+
+    bfcl = evsub.add_parser("bfcl", help="BFCL through callgate's graph")
+    _bfcl_options(bfcl)
+    bfcl.add_argument("--tool-format", choices=["native", "react", "auto"], default="react")
+    bfcl.add_argument("--no-grammar", action="store_true",
+                      help="ReAct without grammar-constrained decoding")
+    bfcl.add_argument("--required-only", action="store_true",
+                      help="ReAct+grammar: constrain arguments to required parameters only")
+    bfcl.add_argument("--tool-choice", help="native path: force the first call: 'required', "
+                                            "a tool name, or 'single' (the function when a "
+                                            "question offers exactly one)")
+    bfcl.add_argument("--server-url", help="native path: an OpenAI-compatible /v1 URL "
+                                           "(default for a GGUF: start llama-cpp's server)")
+    bfcl.add_argument("--baselines", action="store_true",
+                      help="run every path side by side (same as 'callgate eval compare')")
+    bfcl.add_argument("--paths", nargs="+", help=argparse.SUPPRESS)
+    bfcl.set_defaults(func=cmd_bfcl)
+
+    cmp_ = evsub.add_parser("compare", help="callgate paths and baselines side by side")
+    _bfcl_options(cmp_)
+    cmp_.add_argument("--paths", nargs="+", metavar="PATH",
+                      help="react react-nogrammar plain native native-forced create_agent "
+                           "(default: all)")
+    cmp_.add_argument("--server-url", help="an OpenAI-compatible /v1 URL for the server "
+                                           "paths (default for a GGUF: start llama-cpp's)")
+    cmp_.set_defaults(func=cmd_compare, report=Path("bfcl-compare.json"))
+
+    out = evsub.add_parser("outputs", help="parser and sanitizer over a model-output corpus")
+    out.add_argument("file", nargs="?", type=Path,
+                     help="a JSONL corpus (default: ../shared/data/model-outputs/dev.jsonl)")
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--report", type=Path, help="write the JSON report here")
+    out.set_defaults(func=cmd_outputs)
+
+    bench = sub.add_parser("bench", help="performance benchmarks")
+    bsub = bench.add_subparsers(dest="bench_command", required=True)
+    ov = bsub.add_parser("overhead", help="callgate versus create_agent on a scripted model")
+    ov.add_argument("--runs", type=int, default=200)
+    ov.add_argument("--concurrency", type=int, default=50)
+    ov.add_argument("--warmup", type=int, default=5)
+    ov.add_argument("--json", action="store_true")
+    ov.add_argument("--report", type=Path, help="write the JSON result here")
+    ov.set_defaults(func=cmd_overhead)

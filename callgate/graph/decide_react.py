@@ -75,7 +75,8 @@ class ReactStrategy:
 
     def __init__(self, model: BaseChatModel, registry: ToolRegistry, *,
                  grammar: bool | None = None, include_optional: bool = True,
-                 max_tokens: int = 256, answer_tokens: int = 384) -> None:
+                 thought: bool = False, max_tokens: int = 256, args_tokens: int = 512,
+                 answer_tokens: int = 384) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -84,6 +85,12 @@ class ReactStrategy:
                              "(gguf:PATH or bundled)")
         self.grammar = supports if grammar is None else bool(grammar)
         self.include_optional = include_optional
+        # Grammar knobs, chosen on BFCL (reports/): a free Thought line before the choice
+        # made SmolLM2 ramble past the choice's token limit (no call at all) or write "I can
+        # answer now" on questions a tool fits; arguments get their own, larger budget, as
+        # schemas with many bounded strings and arrays outgrew 256 tokens (truncated JSON).
+        self.thought = thought
+        self.args_tokens = args_tokens
         self.max_tokens = max_tokens
         self.answer_tokens = answer_tokens
         self.system = prompts.react_system(
@@ -105,14 +112,15 @@ class ReactStrategy:
     def _choice_kwargs(self) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar
 
-        return self._kwargs(grammar=choice_grammar(self.registry.names), max_tokens=80)
+        return self._kwargs(grammar=choice_grammar(self.registry.names, thought=self.thought),
+                            max_tokens=80)
 
     def _args_kwargs(self, tool: str) -> dict[str, Any]:
         from callgate.models.grammar import args_grammar
 
         schema = self.registry.get(tool).schema  # type: ignore[union-attr]
         return self._kwargs(grammar=args_grammar(schema, include_optional=self.include_optional),
-                            stop=[])
+                            stop=[], max_tokens=self.args_tokens)
 
     # -- nodes --------------------------------------------------------------------------
     def _choose_inputs(self, state: dict[str, Any]) -> tuple[list[AnyMessage], dict[str, Any],
