@@ -61,7 +61,8 @@ def test_prompt_lists_tools_with_schemas_and_stop_sequences() -> None:
     system = request["messages"][0]
     assert isinstance(system, SystemMessage)
     assert "- web_search: Search the web." in system.content
-    assert '"max_results": {"default": 3, "type": "integer"}' in system.content
+    assert "    query (string, required)" in system.content
+    assert "    max_results (integer, optional, default 3)" in system.content
     assert "Action Input:" in system.content
     assert request["stop"] == ["\nObservation:", "\nObservation"]
 
@@ -152,12 +153,29 @@ def test_invented_observation_is_discarded_when_stop_is_ignored() -> None:
     assert out["final_answer"].startswith("CRISPR edits genes [R1].")
 
 
-def test_one_tool_per_step() -> None:
-    out = run(text_model(
+def test_several_calls_in_one_reply_run_in_one_step() -> None:
+    model = text_model(
         '<tool_call>{"name": "system_stats", "arguments": {}}</tool_call>\n'
-        '<tool_call>{"name": "web_search", "arguments": {"query": "uptime"}}</tool_call>',
-        "Final Answer: fine [R1]"))
-    assert [e["tool"] for e in out["tool_events"]] == ["system_stats"]
+        '<tool_call>{"name": "web_search", "arguments": {"query": "uptime"}}</tool_call>\n'
+        '<tool_call>{"name": "system_stats", "arguments": {}}</tool_call>',
+        "Final Answer: fine [R1] [R2]")
+    out = run(model)
+    # The repeated system_stats call in the same reply is one call.
+    assert [e["tool"] for e in out["tool_events"]] == ["system_stats", "web_search"]
+    assert model.replies_used == 2
+    assert [c["id"] for c in out["citations"]] == ["R1", "R2"]
+    history = model.requests[1]["messages"]
+    assert "Action: system_stats" in history[2].content
+    assert "Action: web_search" in history[2].content
+
+
+def test_calls_per_step_are_capped() -> None:
+    model = text_model("\n".join(
+        f'Action: web_search\nAction Input: {{"query": "q{i}"}}' for i in range(6)),
+        "Final Answer: done")
+    agent = build_agent(model, [web_search], max_calls_per_step=2)
+    out = agent.invoke({"messages": [HumanMessage("question")]})
+    assert [e["args"]["query"] for e in out["tool_events"]] == ["q0", "q1"]
 
 
 def test_unknown_tool_is_corrected() -> None:

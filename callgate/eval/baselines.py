@@ -74,14 +74,17 @@ def llama_server(model_path: str | Path, *, n_ctx: int = 2048,
 
 
 def server_chat_model(base_url: str, *, max_tokens: int = 256) -> Any:
-    """``ChatOpenAI`` for llama-cpp-python's server (greedy, with the compat HTTP shim)."""
+    """``ChatOpenAI`` for llama-cpp-python's server (greedy, with the compat HTTP shim).
+
+    Never streaming: the server's streamed chunks of a forced tool call each repeat the
+    function name, which LangChain concatenates (``math_hypotmath_hypot...``)."""
     from langchain_openai import ChatOpenAI
 
     from callgate.models.compat import compat_http_clients
 
     return ChatOpenAI(base_url=base_url, api_key="not-needed", model="local",
                       temperature=0, max_tokens=max_tokens, timeout=300, max_retries=0,
-                      **compat_http_clients(300))
+                      disable_streaming=True, **compat_http_clients(300))
 
 
 # --- plain prompting -------------------------------------------------------------------------

@@ -117,14 +117,16 @@ class Attempt:
     instead of running the tool again; they are not in ``calls`` (``calls_with_repeats``
     has them, in order, for the stricter count). ``attempted`` counts
     every call the model tried, invalid ones and unreadable replies included; ``invalid``
-    those that failed validation or parsing. ``corrections``: correction rounds sent;
-    ``fixed``: corrections after which the next attempt was valid."""
+    those that failed validation or parsing; ``ungrounded`` schema-valid calls sent back
+    because their values were not in the question (grounding). ``corrections``:
+    correction rounds sent; ``fixed``: corrections after which the next attempt was valid."""
 
     calls: list[dict[str, dict[str, Any]]] = field(default_factory=list)
     calls_with_repeats: list[dict[str, dict[str, Any]]] | None = None
     repeats: int = 0
     attempted: int = 0
     invalid: int = 0
+    ungrounded: int = 0
     corrections: int = 0
     fixed: int = 0
     error: str | None = None
@@ -146,6 +148,7 @@ class QuestionResult:
     error: str | None = None
     repeats: int = 0
     ok_counting_repeats: bool | None = None
+    ungrounded: int = 0
 
 
 class Answerer(Protocol):
@@ -171,7 +174,7 @@ class CallgateAnswerer:
     def __init__(self, model: Any = "bundled", *, tool_format: str = "react",
                  grammar: bool | None = None, tool_choice: str | None = None,
                  max_steps: int = 5, react_options: dict[str, Any] | None = None,
-                 name: str | None = None) -> None:
+                 grounding: bool | None = None, name: str | None = None) -> None:
         from callgate.models.spec import load_model, resolve_tool_format
 
         self.model, config = load_model(model)
@@ -183,6 +186,7 @@ class CallgateAnswerer:
         self.grammar = bool(grammar) if self.tool_format == "react" else False
         self.tool_choice = tool_choice
         self.max_steps = max_steps
+        self.grounding = grounding  # None: the loop's default for the strategy
         self.react_options = dict(react_options or {})
         self.safe_names = self.tool_format == "native"
         self.name = name or self._default_name()
@@ -197,7 +201,8 @@ class CallgateAnswerer:
         """Settings for the report, with the ReAct knobs in effect and the prompt's hash."""
         out: dict[str, Any] = {"answerer": "callgate", "tool_format": self.tool_format,
                                "grammar": self.grammar, "tool_choice": self.tool_choice,
-                               "max_steps": self.max_steps, "react_options": self.react_options}
+                               "max_steps": self.max_steps, "react_options": self.react_options,
+                               "grounding": self.grounding}
         if self.tool_format == "react":
             import hashlib
 
@@ -205,11 +210,16 @@ class CallgateAnswerer:
             from callgate.prompts import react as prompts
 
             strategy = ReactStrategy(self.model, ToolRegistry(), grammar=self.grammar)
-            knobs = ("include_optional", "thought", "max_tokens", "args_tokens")
+            knobs = ("include_optional", "thought", "max_tokens", "args_tokens",
+                     "end_turn_bias")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             prompt = prompts.react_system([("tool", "description", {"type": "object"})])
             out["react"]["prompt_sha1"] = hashlib.sha1(prompt.encode()).hexdigest()[:10]
+            if self.grounding is None:
+                out["grounding"] = strategy.grounding
+        elif self.grounding is None:
+            out["grounding"] = False
         return out
 
     def _forced(self, registry: ToolRegistry) -> str | None:
@@ -229,7 +239,8 @@ class CallgateAnswerer:
             if not hasattr(strategy, key):
                 raise ValueError(f"unknown ReAct option {key!r}")
             setattr(strategy, key, value)
-        settings = LoopSettings(registry=registry, max_steps=self.max_steps, auto_approve=True)
+        settings = LoopSettings(registry=registry, max_steps=self.max_steps, auto_approve=True,
+                                grounding=self.grounding)
         return assemble(settings, strategy).compile(name="callgate-bfcl")
 
     def __call__(self, question: BfclQuestion) -> Attempt:
@@ -283,7 +294,9 @@ class CallgateAnswerer:
         errors = update.get("validation_errors") or []
         loose = [e for e in errors if not e.get("id")]  # replies the parser could not read
         attempt.attempted += len(checked) + len(loose)
-        attempt.invalid += len(errors)
+        ungrounded = sum(e.get("kind") == "ungrounded" for e in errors)
+        attempt.invalid += len(errors) - ungrounded
+        attempt.ungrounded += ungrounded
         valid = [c for c in checked if not c.get("error")]
         for call in valid:
             args = strip_injected(call.get("args") or {}, raw_args.get(call["id"]) or {})
@@ -353,6 +366,7 @@ def summarize(rows: Sequence[QuestionResult]) -> dict[str, Any]:
         "attempted_calls": attempted,
         "valid_calls": attempted - invalid,
         "valid_call_rate": round((attempted - invalid) / attempted, 4) if attempted else None,
+        "ungrounded_calls": sum(r.ungrounded for r in rows),
         "corrections": corrections,
         "correction_rate": round(sum(r.corrections > 0 for r in rows) / n, 4) if n else 0.0,
         "corrections_fixed": sum(r.fixed for r in rows),
@@ -385,7 +399,7 @@ def answer_question(answerer: Callable[[BfclQuestion], Attempt],
                           attempted=attempt.attempted, invalid=attempt.invalid,
                           corrections=attempt.corrections, fixed=attempt.fixed,
                           seconds=round(seconds, 3), error=attempt.error,
-                          repeats=attempt.repeats,
+                          repeats=attempt.repeats, ungrounded=attempt.ungrounded,
                           ok_counting_repeats=check(question, strict).ok)
 
 
@@ -443,12 +457,14 @@ def _pct(value: float | None) -> str:
 
 def format_table(report: BfclReport) -> str:
     """Per-category figures as a plain-text table."""
-    head = ("category", "n", "accuracy", "valid calls", "corrected", "s/question")
+    head = ("category", "n", "accuracy", "valid calls", "ungrounded", "corrected",
+            "s/question")
     rows = []
     for cat in [*report.categories(), None]:
         f = report.figures(cat)
         rows.append((cat or "overall", str(f["questions"]), _pct(f["accuracy"]),
                      f"{_pct(f['valid_call_rate'])} ({f['valid_calls']}/{f['attempted_calls']})",
+                     str(f.get("ungrounded_calls", 0)),
                      f"{_pct(f['correction_rate'])} ({f['corrections_fixed']}/"
                      f"{f['corrections']})", f"{f['s_per_question']:.2f}"))
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]

@@ -68,7 +68,8 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
         answerer = CallgateAnswerer(model, tool_format=args.tool_format,
                                     grammar=False if args.no_grammar else None,
                                     tool_choice=args.tool_choice, max_steps=args.max_steps,
-                                    react_options=options)
+                                    react_options=options,
+                                    grounding=False if args.no_grounding else None)
         report = evaluate(answerer, categories=categories, limit=args.limit,
                           data_dir=args.data, model=args.model,
                           progress=None if args.quiet else print_progress)
@@ -165,6 +166,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     bfcl.add_argument("--tool-format", choices=["native", "react", "auto"], default="react")
     bfcl.add_argument("--no-grammar", action="store_true",
                       help="ReAct without grammar-constrained decoding")
+    bfcl.add_argument("--no-grounding", action="store_true",
+                      help="accept argument values that appear nowhere in the question "
+                           "(grounding is on by default for llama.cpp models on ReAct)")
     bfcl.add_argument("--required-only", action="store_true",
                       help="ReAct+grammar: constrain arguments to required parameters only")
     bfcl.add_argument("--tool-choice", help="native path: force the first call: 'required', "

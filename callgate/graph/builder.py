@@ -11,10 +11,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer, RetryPolicy
@@ -25,6 +26,7 @@ from callgate.graph.correct import make_correct
 from callgate.graph.execute import make_execute
 from callgate.graph.finalize import make_finalize
 from callgate.graph.guards import guard
+from callgate.graph.nodes import dual_node, inline
 from callgate.graph.settings import DecideStrategy, LoopSettings, _transient
 from callgate.graph.start import make_start
 from callgate.graph.state import AgentState, InputState, OutputState
@@ -94,18 +96,20 @@ def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "aut
 
 def assemble(settings: LoopSettings, strategy: DecideStrategy) -> StateGraph:
     """The uncompiled graph (for callers that compile it their own way)."""
+    if settings.grounding is None:
+        settings = replace(settings, grounding=getattr(strategy, "grounding", False))
     graph = StateGraph(AgentState, input_schema=InputState, output_schema=OutputState)
     execute, aexecute = make_execute(settings)
     finalize, afinalize = make_finalize(settings, strategy)
-    graph.add_node("start", make_start(settings))
+    graph.add_node("start", inline(make_start(settings), "start"))
     graph.add_node("decide", strategy.subgraph(settings), retry_policy=MODEL_RETRY)
-    graph.add_node("validate", make_validate(settings))
-    graph.add_node("correct", make_correct(settings, strategy))
-    graph.add_node("approve", make_approve(settings))
-    graph.add_node("execute", RunnableLambda(execute, afunc=aexecute, name="execute"))
-    graph.add_node("summarize", make_summarize(settings))
-    graph.add_node("finalize", RunnableLambda(finalize, afunc=afinalize, name="finalize"))
-    graph.add_node("cite", make_cite())
+    graph.add_node("validate", inline(make_validate(settings), "validate"))
+    graph.add_node("correct", inline(make_correct(settings, strategy), "correct"))
+    graph.add_node("approve", inline(make_approve(settings), "approve"))
+    graph.add_node("execute", dual_node(execute, aexecute, name="execute"))
+    graph.add_node("summarize", inline(make_summarize(settings), "summarize"))
+    graph.add_node("finalize", dual_node(finalize, afinalize, name="finalize"))
+    graph.add_node("cite", inline(make_cite(), "cite"))
 
     def after_start(state: dict[str, Any], config: RunnableConfig) -> str:
         return "finalize" if guard(state, config, settings) == "cancelled" else "decide"
@@ -131,13 +135,14 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy) -> StateGraph:
         return "finalize" if guard(state, config, settings) else "decide"
 
     graph.add_edge(START, "start")
-    graph.add_conditional_edges("start", after_start, ["decide", "finalize"])
-    graph.add_conditional_edges("decide", after_decide, ["validate", "cite"])
-    graph.add_conditional_edges("validate", after_validate, ["correct", "approve", "finalize"])
-    graph.add_conditional_edges("correct", after_correct, ["decide", "finalize"])
-    graph.add_conditional_edges("approve", after_approve, ["execute", "finalize"])
+    graph.add_conditional_edges("start", inline(after_start), ["decide", "finalize"])
+    graph.add_conditional_edges("decide", inline(after_decide), ["validate", "cite"])
+    graph.add_conditional_edges("validate", inline(after_validate),
+                                ["correct", "approve", "finalize"])
+    graph.add_conditional_edges("correct", inline(after_correct), ["decide", "finalize"])
+    graph.add_conditional_edges("approve", inline(after_approve), ["execute", "finalize"])
     graph.add_edge("execute", "summarize")
-    graph.add_conditional_edges("summarize", after_summarize, ["decide", "finalize"])
+    graph.add_conditional_edges("summarize", inline(after_summarize), ["decide", "finalize"])
     graph.add_edge("finalize", "cite")
     graph.add_edge("cite", END)
     return graph

@@ -8,6 +8,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 
 from callgate.graph.settings import DecideStrategy, LoopSettings
 from callgate.prompts.correction import NOT_RUN, correction_message
+from callgate.tools.grounding import CORRECTION_MARK
 
 
 def make_correct(settings: LoopSettings, strategy: DecideStrategy):
@@ -21,11 +22,11 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
             err = by_id.get(call["id"])
             text = _correction(err, registry, strategy) if err else NOT_RUN
             messages.append(ToolMessage(text, tool_call_id=call["id"], name=call.get("name"),
-                                        status="error"))
+                                        status="error", additional_kwargs=CORRECTION_MARK))
         loose = [e for e in errors if not e.get("id")]  # text the parser could not read
         if loose:
             messages.append(HumanMessage(_correction(loose[0], registry, strategy),
-                                         name="callgate"))
+                                         name="callgate", additional_kwargs=CORRECTION_MARK))
         if settings.stats is not None:
             for err in errors:
                 settings.stats.record_correction(err.get("name"))
@@ -41,6 +42,8 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
 
 def _correction(err: dict[str, Any], registry: Any, strategy: DecideStrategy) -> str:
     tool = registry.get(err.get("name") or "")
+    if err.get("kind") == "ungrounded":  # well-formed: the values are what is wrong
+        return err["error"]
     example = strategy.format_example if strategy.format_example("x", {}) else None
     return correction_message(err["error"], tool.name if tool else None,
                               tool.schema if tool else None, example)

@@ -1,4 +1,4 @@
-"""The native ``decide`` subgraph: ``bind_tools`` and structured ``tool_calls``."""
+"""The native ``decide`` node: ``bind_tools`` and structured ``tool_calls``."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langgraph.graph import END, START, StateGraph
+from langchain_core.runnables import Runnable, RunnableConfig
 
+from callgate.graph.nodes import dual_node
 from callgate.graph.settings import LoopSettings
-from callgate.graph.state import AgentState, DecideOutput
 from callgate.graph.streaming import astream_reply, stream_reply
 from callgate.prompts.system import CHAT_SYSTEM, NATIVE_SYSTEM
 from callgate.tools.registry import ToolRegistry
@@ -85,13 +84,9 @@ class NativeStrategy:
         reply, _ = await astream_reply(model, messages, config)
         return decision(reply, state.get("step", 0))
 
-    def subgraph(self, settings: LoopSettings):
-        graph = StateGraph(AgentState, output_schema=DecideOutput)
-        graph.add_node("call_model", RunnableLambda(self.call_model, afunc=self.acall_model,
-                                                    name="call_model"))
-        graph.add_edge(START, "call_model")
-        graph.add_edge("call_model", END)
-        return graph.compile(name="decide_native")
+    def subgraph(self, settings: LoopSettings) -> Runnable:
+        # One model call needs no subgraph: a plain node spares a nested graph run per step.
+        return dual_node(self.call_model, self.acall_model, name="decide_native")
 
     def _final_inputs(self, messages: list[AnyMessage], instruction: str) -> list[AnyMessage]:
         return [SystemMessage(self.system_prompt), *messages, HumanMessage(instruction)]

@@ -1,7 +1,8 @@
 """The ``finalize`` node: ends a loop that cannot go on, with the best answer available.
 
-Step limit and repeated calls get one last tools-free model call ("answer with what you
-have"); cancellation and an uncorrectable call end without another model call. Every tool
+Step limit, repeated calls and calls whose values were still not in the conversation after
+a correction get one last tools-free model call ("answer with what you have");
+cancellation and an uncorrectable call end without another model call. Every tool
 call the model made gets an answer message, so the thread stays valid for the next turn.
 """
 
@@ -18,20 +19,23 @@ from callgate.prompts.system import answer_now_instruction
 from callgate.tools.summaries import clip
 
 STATUS = {"step_limit": "step_limit", "cancelled": "cancelled", "failed": "failed",
-          "repeated_calls": "done"}
+          "repeated_calls": "done", "no_fitting_tool": "done"}
 
 
 def make_finalize(settings: LoopSettings, strategy: DecideStrategy):
     def prepare(state: dict[str, Any],
                 config: RunnableConfig) -> tuple[str, list[AnyMessage], str | None]:
         reason = stop_reason(state, config, settings)
+        errors = state.get("validation_errors") or []
+        if reason == "failed" and errors and all(e.get("kind") == "ungrounded"
+                                                 for e in errors):
+            reason = "no_fitting_tool"  # the model insists on invented values
         closing = _close_dangling(state.get("messages") or [], reason)
         fixed = None
         if reason == "cancelled":
             fixed = f"The run was cancelled after {state.get('step', 0)} step(s)."
             fixed += _gathered(state)
         elif reason == "failed":
-            errors = state.get("validation_errors") or []
             detail = errors[0]["error"] if errors else "the tool call could not be read"
             fixed = ("I could not complete this request: the model's tool call was still "
                      f"invalid after a correction ({clip(detail, 300)}).")

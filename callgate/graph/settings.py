@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from langchain_core.messages import AnyMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.types import RetryPolicy
 
 from callgate.tools.registry import ToolRegistry
-
-if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
 
 
 def _transient(exc: BaseException) -> bool:
@@ -33,7 +30,10 @@ class DecideStrategy(Protocol):
 
     name: str
 
-    def subgraph(self, settings: LoopSettings) -> CompiledStateGraph: ...
+    def subgraph(self, settings: LoopSettings) -> Runnable:
+        """The ``decide`` node: a compiled subgraph when deciding takes several steps
+        (Studio shows them), else one plain node."""
+        ...
 
     def answer_now(self, messages: list[AnyMessage], instruction: str,
                    config: RunnableConfig) -> str: ...
@@ -55,6 +55,10 @@ class LoopSettings:
     max_result_chars: int = 1_000_000
     corrections: int = 1
     max_repeats: int = 2
+    max_calls_per_step: int = 4  # ReAct path: calls the model may write in one reply
+    # Flag argument values that appear nowhere in the conversation (callgate.tools.grounding);
+    # None: on for local llama.cpp models on the ReAct path, whose small models invent them.
+    grounding: bool | None = None
     tool_retry: RetryPolicy = DEFAULT_TOOL_RETRY
     auto_approve: bool | Callable[[dict[str, Any]], bool] = False
     approval_patterns: tuple[str, ...] = ()

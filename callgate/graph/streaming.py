@@ -4,17 +4,19 @@ LangGraph's ``stream_mode="messages"`` forwards the tokens of every chat model c
 node. callgate calls the real model with the ``nostream`` tag (LangGraph skips it) and
 re-emits its reply through :class:`SanitizedRelay`, a pass-through chat model whose tokens
 have tool-call markup removed. LangGraph has no hook to filter streamed tokens, hence
-this small model.
+this small model. A run nobody observes (no callback handler: a plain ``invoke``, no
+tracing) skips the relay and merges the same sanitized chunks itself.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
+    BaseCallbackManager,
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel
@@ -67,8 +69,11 @@ class SanitizedRelay(BaseChatModel):
 
 
 def _result(merged: AIMessageChunk | None) -> ChatResult:
-    message = AIMessage("") if merged is None else _to_message(merged)
-    return ChatResult(generations=[ChatGeneration(message=message)])
+    return ChatResult(generations=[ChatGeneration(message=_merged_message(merged))])
+
+
+def _merged_message(merged: AIMessageChunk | None) -> AIMessage:
+    return AIMessage("") if merged is None else _to_message(merged)
 
 
 def _to_message(chunk: AIMessageChunk) -> AIMessage:
@@ -86,6 +91,7 @@ class Reply:
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.whole: AIMessage | None = None  # from a model that cannot stream
+        self.id: str | None = None  # the real model's message id
 
     @property
     def raw(self) -> str:
@@ -101,6 +107,7 @@ class Reply:
     def clean(self, chunk: BaseMessage, sanitizer: StreamSanitizer) -> AIMessageChunk:
         text = chunk.content if isinstance(chunk.content, str) else chunk.text
         self.parts.append(text)
+        self.id = self.id or chunk.id
         if isinstance(chunk, AIMessage) and not isinstance(chunk, AIMessageChunk):
             self.whole = chunk
         return AIMessageChunk(content=sanitizer.feed(text),
@@ -123,6 +130,26 @@ def _call_chunks(message: BaseMessage) -> list[ToolCallChunk]:
                                index=start + i)
                for i, c in enumerate(message.invalid_tool_calls)]
     return chunks
+
+
+def _observed(config: RunnableConfig | None) -> bool:
+    """Whether any callback handler (a ``messages`` stream, ``astream_events``, a tracer)
+    would see the relay's tokens; without one the relay is skipped."""
+    callbacks = (config or {}).get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        return bool(callbacks.handlers)
+    return bool(callbacks)
+
+
+def _merge(chunks: Iterable[AIMessageChunk], reply: Reply) -> AIMessage:
+    """What the relay would return, without a model run: the merged sanitized chunks."""
+    merged: AIMessageChunk | None = None
+    for chunk in chunks:
+        merged = chunk if merged is None else merged + chunk
+    message = _merged_message(merged)
+    if message.id is None and reply.id is not None:
+        message.id = reply.id
+    return message
 
 
 def _nostream(config: RunnableConfig | None) -> RunnableConfig:
@@ -150,7 +177,10 @@ def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableC
         if tail:
             yield AIMessageChunk(content=tail)
 
-    message = _RELAY.invoke(messages, config, source=source())
+    if _observed(config):
+        message = _RELAY.invoke(messages, config, source=source())
+    else:
+        message = _merge(source(), reply)
     return reply.result(message), reply.raw
 
 
@@ -171,5 +201,8 @@ async def astream_reply(model: Runnable, messages: list[BaseMessage], config: Ru
         if tail:
             yield AIMessageChunk(content=tail)
 
-    message = await _RELAY.ainvoke(messages, config, source=source())
+    if _observed(config):
+        message = await _RELAY.ainvoke(messages, config, source=source())
+    else:
+        message = _merge([chunk async for chunk in source()], reply)
     return reply.result(message), reply.raw

@@ -1,10 +1,16 @@
-"""The ``validate`` node: every pending call checked strictly against the registry."""
+"""The ``validate`` node: every pending call checked strictly against the registry.
+
+With grounding on (``LoopSettings.grounding``), a schema-valid call whose argument values
+appear nowhere in the conversation is an error too, of kind ``"ungrounded"``: the model
+gets one correction round to use the user's values or to answer without the tool.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from callgate.graph.settings import LoopSettings
+from callgate.tools.grounding import conversation_text, grounding_error, ungrounded_args
 
 
 def make_validate(settings: LoopSettings):
@@ -13,6 +19,7 @@ def make_validate(settings: LoopSettings):
     def validate(state: dict[str, Any]) -> dict[str, Any]:
         errors = list(state.get("validation_errors") or [])  # parse errors found by decide
         checked: list[dict[str, Any]] = []
+        context: str | None = None
         for call in state.get("pending_calls") or []:
             if call.get("error"):
                 errors.append({"id": call["id"], "name": call.get("name"),
@@ -20,11 +27,22 @@ def make_validate(settings: LoopSettings):
                 checked.append(call)
                 continue
             result = registry.validate({"tool": call["name"], "args": call.get("args")})
-            if result.valid:
-                checked.append({**call, "args": result.args, "dropped": list(result.dropped)})
-            else:
+            if not result.valid:
                 errors.append({"id": call["id"], "name": call["name"], "error": result.error})
                 checked.append({**call, "error": result.error})
+                continue
+            valid = {**call, "args": result.args, "dropped": list(result.dropped)}
+            if settings.grounding:
+                if context is None:
+                    context = conversation_text(state.get("messages") or [])
+                tool = registry.get(call["name"])
+                found = ungrounded_args(result.args, tool.schema if tool else {}, context)
+                if found:
+                    error = grounding_error(call["name"], found)
+                    errors.append({"id": call["id"], "name": call["name"], "error": error,
+                                   "kind": "ungrounded"})
+                    valid.update(error=error, kind="ungrounded")
+            checked.append(valid)
         if settings.stats is not None:
             for err in errors:
                 settings.stats.record_invalid(err.get("name"))

@@ -24,6 +24,7 @@ __all__ = [
     "compile_grammar",
     "grammar_error",
     "gbnf_literal",
+    "next_action_grammar",
 ]
 
 _LITERAL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -95,6 +96,21 @@ def choice_grammar(
         )
         rules.append("tchar ::= [^\\r\\n\\x00]")
     return "\n".join([root, *rules]) + "\n"
+
+
+def next_action_grammar(tool_names: Sequence[str]) -> str:
+    """Grammar after a call's arguments: a new line, then another ``Action: <tool>\\n`` or
+    ``Observation:`` (the stop sequence: the end of the turn).
+
+    The choice is between the line the model would write to wait for a result and
+    another call in the same step (parallel calls).
+    """
+    names = list(dict.fromkeys(tool_names))
+    if not names or any(not n or "\n" in n for n in names):
+        raise ValueError(f"tool names must be non-empty single-line strings: {names!r}")
+    tools = " | ".join(gbnf_literal(n) for n in names)
+    return (f'root ::= "\\n" ("Observation:" | "Action: " tool "\\n")\n'
+            f"tool ::= {tools}\n")
 
 
 def _upto(n: int | None) -> str:

@@ -308,6 +308,7 @@ class ChatLlamaCppText(BaseChatModel):
             "top_k",
             "min_p",
             "repeat_penalty",
+            "logit_bias",
         }
         if unknown:
             raise TypeError(f"unsupported arguments for {type(self).__name__}: {sorted(unknown)}")
@@ -327,8 +328,26 @@ class ChatLlamaCppText(BaseChatModel):
             seed=kwargs.get("seed", self.seed),
             stop=stops,
             grammar=grammar,
+            logit_bias=self._logit_bias(kwargs.get("logit_bias"), loaded),
             stream=True,
         )
+
+    @staticmethod
+    def _logit_bias(
+        bias: dict[int | str, float] | None, loaded: _Loaded
+    ) -> dict[int, float] | None:
+        """Token ids to biases; a text key stands for its first token."""
+        if not bias:
+            return None
+        out: dict[int, float] = {}
+        for key, value in bias.items():
+            if isinstance(key, str):
+                ids = loaded.llama.tokenize(key.encode("utf-8"), add_bos=False, special=False)
+                if not ids:
+                    continue
+                key = ids[0]
+            out[int(key)] = out.get(int(key), 0.0) + float(value)
+        return out
 
     def _stream(
         self,

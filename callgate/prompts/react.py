@@ -1,4 +1,10 @@
-"""The ReAct prompt: tools with their JSON schemas, and the exact reply format."""
+"""The ReAct prompt: tools with their arguments, and the exact reply format.
+
+Tuned on BFCL with the bundled SmolLM2-135M (see ``reports/``): arguments listed one per
+line (name, type, required or optional, default, allowed values, description) instead of
+a JSON schema, plus one sentence on which arguments to give, did better on ``simple`` and
+``multiple`` questions than the JSON schema listing, and the prompt is shorter.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +24,10 @@ Thought: <one short sentence>
 Action: <one tool name from the list>
 Action Input: <a JSON object with the tool's arguments>
 
-The result comes back as "Observation: [R1] ...". Use one tool at a time.
+Copy argument values from the user's question. Give an optional argument only when the \
+question states its value.
+To make several calls at once, write one Action and Action Input pair per call.
+Results come back as "Observation: [R1] ...".
 When you can answer, or when no tool fits the question, reply:
 Thought: I can answer now.
 Final Answer: <your answer, citing results like [R1]>"""
@@ -28,15 +37,47 @@ CHAT_SYSTEM = "You are a helpful assistant. Answer the user directly and briefly
 STOP = ["\nObservation:", "\nObservation"]
 
 
+def _type_text(spec: Any, defs: dict[str, Any], depth: int = 0) -> str:
+    """A short type for one argument: ``integer``, ``array of string``, ``object {a, b}``."""
+    if not isinstance(spec, dict) or depth > 3:
+        return "any"
+    if isinstance(spec.get("$ref"), str):
+        target = defs.get(spec["$ref"].rsplit("/", 1)[-1])
+        return _type_text(target, defs, depth + 1) if target else "object"
+    for key in ("anyOf", "oneOf"):
+        if isinstance(spec.get(key), list):
+            names = [_type_text(s, defs, depth + 1) for s in spec[key]]
+            return " or ".join(dict.fromkeys(n for n in names if n))
+    kind = spec.get("type")
+    if isinstance(kind, list):
+        return " or ".join(_type_text({**spec, "type": k}, defs, depth + 1) for k in kind)
+    if kind == "array" or (kind is None and "items" in spec):
+        items = spec.get("items")
+        return f"array of {_type_text(items, defs, depth + 1)}" if isinstance(
+            items, dict) and items else "array"
+    if kind == "object" or (kind is None and "properties" in spec):
+        keys = list(spec.get("properties") or {})
+        return f"object {{{', '.join(keys)}}}" if keys else "object"
+    return kind or ("one of" if "enum" in spec else "any")
+
+
 def describe_tool(name: str, description: str, schema: dict[str, Any]) -> str:
-    """One tool as the prompt lists it: name, description, compact argument schema."""
-    props = {key: {k: v for k, v in spec.items() if k != "title"}
-             for key, spec in (schema.get("properties") or {}).items()}
-    args = {"type": "object", "properties": props}
-    if schema.get("required"):
-        args["required"] = schema["required"]
-    text = " ".join(description.split())
-    return f"- {name}: {text}\n  Arguments: {json.dumps(args, ensure_ascii=False)}"
+    """One tool as the prompt lists it: name, description, then one line per argument."""
+    defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
+    required = set(schema.get("required") or [])
+    lines = []
+    for key, spec in (schema.get("properties") or {}).items():
+        spec = spec if isinstance(spec, dict) else {}
+        bits = [_type_text(spec, defs), "required" if key in required else "optional"]
+        if "default" in spec and key not in required:
+            bits.append(f"default {json.dumps(spec['default'], ensure_ascii=False)}")
+        if isinstance(spec.get("enum"), list):
+            bits.append("one of " + ", ".join(json.dumps(v, ensure_ascii=False)
+                                               for v in spec["enum"]))
+        text = " ".join(str(spec.get("description") or "").split())
+        lines.append(f"    {key} ({', '.join(bits)}){': ' + text if text else ''}")
+    summary = " ".join(description.split())
+    return f"- {name}: {summary}\n  Arguments:\n" + ("\n".join(lines) or "    (none)")
 
 
 def react_system(tools: Iterable[tuple[str, str, dict[str, Any]]]) -> str:

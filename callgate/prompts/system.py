@@ -13,12 +13,13 @@ CHAT_SYSTEM = "You are a helpful assistant. Answer directly; no tools are availa
 
 ANSWER_NOW = (
     "{reason} Do not call any tools. Answer the user's last question now, as well as you can "
-    "with the tool results above, citing result ids like [R1] where you use them."
+    "with any tool results above, citing result ids like [R1] where you use them."
 )
 
 REASONS = {
     "step_limit": "The step limit for tool calls has been reached.",
     "repeated_calls": "The same tool call was repeated, so its result will not change.",
+    "no_fitting_tool": "No tool fits this question with the values the user gave.",
 }
 
 

@@ -1,10 +1,11 @@
 """MCP servers as callgate tools, through langchain-mcp-adapters.
 
 Session lifecycle: every tool call opens its own MCP session (for stdio, a fresh server
-process), which is what ``MultiServerMCPClient.get_tools()`` does by default. The graph
-runs its sync nodes in short-lived event loops (``callgate.graph.sync.run_sync``), and a
-long-lived session is bound to the loop that opened it, so per-call sessions are the one
-lifecycle that works from ``invoke``, ``ainvoke`` and Jupyter alike. The cost is a server
+process), which is what ``MultiServerMCPClient.get_tools()`` does by default. Under
+``invoke`` the graph runs tools on callgate's background event loop
+(``callgate.graph.sync.run_sync``), under ``ainvoke`` on the caller's, and a long-lived
+session is bound to the loop that opened it, so per-call sessions are the one lifecycle
+that works from ``invoke``, ``ainvoke`` and Jupyter alike. The cost is a server
 start per call (about half a second for ``mcp-server-git``); a server that needs state
 across calls should be run over streamable HTTP.
 

@@ -1,0 +1,105 @@
+"""Grounding: argument values the conversation never gave are sent back once.
+
+The loop tests drive the graph with ``ScriptedChatModel(native_tools=False)``, a scripted
+text-only model (fixed replies, not a language model), with grounding switched on as it is
+for local llama.cpp models.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from callgate import build_agent
+from callgate.models.scripted import ScriptedChatModel
+from callgate.tools.grounding import conversation_text, ungrounded_args
+
+QUESTION = ("What is the potential between charges of 1e-9 and 2e-9 at a distance of 0.05 m? "
+            "Coefficients 2, 3 and -4; interest of 5% over five years on $1,000 in Paris.")
+
+
+@pytest.mark.parametrize("value", [1e-9, 2e-09, 0.05, -4, 3, 5, 0.05, 1000, 1000.0])
+def test_numbers_from_the_question_are_grounded(value: float) -> None:
+    assert ungrounded_args({"x": value}, {}, QUESTION) == []
+
+
+@pytest.mark.parametrize("value", [7, 9.81, 100, -8])
+def test_invented_numbers_are_flagged(value: float) -> None:
+    assert ungrounded_args({"x": value}, {}, QUESTION) == [("x", value)]
+
+
+def test_strings_need_half_their_words_in_the_conversation() -> None:
+    assert ungrounded_args({"city": "Paris, France"}, {}, QUESTION) == []
+    assert ungrounded_args({"q": "potential between charges"}, {}, QUESTION) == []
+    assert ungrounded_args({"substance": "hexagon"}, {}, QUESTION) == [("substance", "hexagon")]
+    assert ungrounded_args({"value": ""}, {}, QUESTION) == [("value", "")]
+
+
+def test_schema_supplied_values_booleans_and_nulls_are_never_flagged() -> None:
+    schema = {"type": "object", "properties": {
+        "unit": {"type": "string", "enum": ["celsius", "kelvin"]},
+        "g": {"type": "number", "default": 9.81},
+        "exact": {"type": "boolean"}, "note": {"type": ["string", "null"]}}}
+    args = {"unit": "kelvin", "g": 9.81, "exact": True, "note": None}
+    assert ungrounded_args(args, schema, "nothing here") == []
+
+
+def test_nested_values_are_checked_with_their_paths() -> None:
+    schema = {"type": "object", "properties": {"points": {"type": "array", "items": {
+        "type": "object", "properties": {"x": {"type": "number"}}}}}}
+    args = {"points": [{"x": 3}, {"x": 42}]}
+    assert ungrounded_args(args, schema, QUESTION) == [("points[1].x", 42)]
+
+
+def test_tool_results_count_as_conversation() -> None:
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    text = conversation_text([HumanMessage("find the id"), AIMessage("ignored 77"),
+                              ToolMessage("id is 4242", tool_call_id="c1")])
+    assert ungrounded_args({"id": 4242}, {}, text) == []
+    assert ungrounded_args({"id": 77}, {}, text) == [("id", 77)]
+
+
+# --- in the loop --------------------------------------------------------------------------
+
+
+def body_mass_index(weight_kg: float, height_m: float) -> str:
+    """Body mass index from weight and height."""
+    return f"{weight_kg / height_m ** 2:.1f}"
+
+
+def run(*replies: str, grounding: bool | None = True) -> tuple[dict[str, Any], ScriptedChatModel]:
+    model = ScriptedChatModel(script=list(replies), native_tools=False)
+    agent = build_agent(model, [body_mass_index], grounding=grounding)
+    return agent.invoke({"messages": [HumanMessage(
+        "What is the area of a triangle with base 10 and height 5?")]}), model
+
+
+INVENTED = 'Action: body_mass_index\nAction Input: {"weight_kg": 70, "height_m": 1.8}'
+
+
+def test_an_invented_call_gets_one_correction_then_the_answer() -> None:
+    out, model = run(INVENTED, "Final Answer: The area is 25.")
+    assert out["tool_events"] == [] and out["final_answer"] == "The area is 25."
+    correction = model.requests[1]["messages"][-1].content
+    assert "weight_kg=70" in correction and "appear nowhere in the conversation" in correction
+
+
+def test_insisting_on_invented_values_ends_with_a_tools_free_answer() -> None:
+    out, model = run(INVENTED, INVENTED, "The area is 25.")
+    assert out["tool_events"] == [] and out["status"] == "done"
+    assert out["final_answer"] == "The area is 25."
+    assert "No tool fits this question" in model.requests[2]["messages"][-1].content
+
+
+def test_grounded_calls_run() -> None:
+    out, _ = run('Action: body_mass_index\nAction Input: {"weight_kg": 10, "height_m": 5}',
+                 "Final Answer: 0.4 [R1]")
+    assert [e["tool"] for e in out["tool_events"]] == ["body_mass_index"]
+
+
+def test_grounding_is_off_by_default_for_models_that_are_not_local() -> None:
+    out, _ = run(INVENTED, "Final Answer: 21.6 [R1]", grounding=None)
+    assert [e["tool"] for e in out["tool_events"]] == ["body_mass_index"]
