@@ -103,3 +103,15 @@ def test_grounded_calls_run() -> None:
 def test_grounding_is_off_by_default_for_models_that_are_not_local() -> None:
     out, _ = run(INVENTED, "Final Answer: 21.6 [R1]", grounding=None)
     assert [e["tool"] for e in out["tool_events"]] == ["body_mass_index"]
+
+
+def test_an_invented_extra_call_is_skipped_and_the_others_run() -> None:
+    out, model = run('Action: body_mass_index\nAction Input: {"weight_kg": 10, "height_m": 5}\n'
+                     'Action: body_mass_index\nAction Input: {"weight_kg": 70, "height_m": 5}',
+                     "Final Answer: 0.4 [R1]")
+    ran, skipped = out["tool_events"]
+    assert ran["ok"] and ran["args"] == {"weight_kg": 10.0, "height_m": 5.0}
+    assert skipped["skipped"] and not skipped["ok"] and "weight_kg=70" in skipped["error"]
+    assert out["tools_used"] == ["body_mass_index"] and model.replies_used == 2
+    observation = model.requests[1]["messages"][-1].content
+    assert "[R2]" in observation and "appear nowhere" in observation

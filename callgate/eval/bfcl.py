@@ -294,10 +294,10 @@ class CallgateAnswerer:
         errors = update.get("validation_errors") or []
         loose = [e for e in errors if not e.get("id")]  # replies the parser could not read
         attempt.attempted += len(checked) + len(loose)
-        ungrounded = sum(e.get("kind") == "ungrounded" for e in errors)
-        attempt.invalid += len(errors) - ungrounded
+        ungrounded = sum(c.get("kind") == "ungrounded" for c in checked)
+        attempt.invalid += len(errors) - sum(e.get("kind") == "ungrounded" for e in errors)
         attempt.ungrounded += ungrounded
-        valid = [c for c in checked if not c.get("error")]
+        valid = [c for c in checked if not c.get("error") and not c.get("skipped")]
         for call in valid:
             args = strip_injected(call.get("args") or {}, raw_args.get(call["id"]) or {})
             made.append((call["id"], {original_name(question, call["name"]): args}))

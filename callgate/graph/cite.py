@@ -77,7 +77,7 @@ def make_cite():
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         used: list[str] = []
         for event in turn:
-            if not event.get("denied") and event["tool"] not in used:
+            if not (event.get("denied") or event.get("skipped")) and event["tool"] not in used:
                 used.append(event["tool"])
         end_run(config)
         status = state.get("status")

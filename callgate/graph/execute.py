@@ -46,6 +46,10 @@ def make_execute(settings: LoopSettings):
                 if settings.stats is not None:
                     settings.stats.record_denial(call["name"])
                 continue
+            if call.get("skipped"):  # set by validate: values not in the conversation
+                results[call["id"]] = _result(call, step, ok=False, error=call["skipped"],
+                                              skipped=True)
+                continue
             earlier = seen.get(call_key(call["name"], call["args"]))
             if earlier is not None:
                 repeats += 1

@@ -35,6 +35,7 @@ def make_summarize(settings: LoopSettings):
                 "tool", "args", "ok", "error", "data", "duration_ms", "step", "dropped")}
             event.update(id=rid, call_id=result["call_id"], summary=summary,
                          repeat_of=repeat_of, denied=bool(result.get("denied")),
+                         skipped=bool(result.get("skipped")),
                          timed_out=bool(result.get("timed_out")))
             events.append(event)
             messages.append(ToolMessage(f"[{rid}] {summary}", tool_call_id=result["call_id"],

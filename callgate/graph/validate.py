@@ -2,7 +2,10 @@
 
 With grounding on (``LoopSettings.grounding``), a schema-valid call whose argument values
 appear nowhere in the conversation is an error too, of kind ``"ungrounded"``: the model
-gets one correction round to use the user's values or to answer without the tool.
+gets one correction round to use the user's values or to answer without the tool. When
+other calls of the same step are fine, the ungrounded ones are skipped instead (not run,
+their error is their result) and the rest run: one invented extra call does not hold
+back the calls the user asked for.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ def make_validate(settings: LoopSettings):
         if settings.stats is not None:
             for err in errors:
                 settings.stats.record_invalid(err.get("name"))
+        if errors and all(e.get("kind") == "ungrounded" for e in errors) and any(
+                not c.get("error") for c in checked):
+            checked = [{**{k: v for k, v in c.items() if k != "error"}, "skipped": c["error"]}
+                       if c.get("error") else c for c in checked]
+            errors = []
         return {"pending_calls": checked, "validation_errors": errors}
 
     return validate
