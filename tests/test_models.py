@@ -13,7 +13,13 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from pydantic import BaseModel, Field
 
 from callgate.models.bundled import BUNDLED_SPEC, bundled_model_path
-from callgate.models.grammar import args_grammar, bound_schema, choice_grammar, grammar_error
+from callgate.models.grammar import (
+    args_grammar,
+    bound_schema,
+    choice_grammar,
+    grammar_error,
+    next_action_grammar,
+)
 from callgate.models.llamacpp import ChatLlamaCppText, ContextOverflowError
 from callgate.models.spec import (
     ModelConfig,
@@ -202,6 +208,8 @@ def test_every_grammar_compiles(chat: ChatLlamaCppText) -> None:
         choice_grammar(TOOLS, allow_final=False, thought=False),
         choice_grammar([], max_thought_chars=10),
         choice_grammar(['we"ird\\name', "a.b-c_d"], max_thought_chars=1),
+        next_action_grammar(TOOLS),
+        next_action_grammar(['we"ird\\name', "a.b-c_d"]),
     ]
     for schema in GRAMMAR_SCHEMAS:
         grammars += [args_grammar(schema), args_grammar(schema, include_optional=False)]
@@ -212,6 +220,8 @@ def test_every_grammar_compiles(chat: ChatLlamaCppText) -> None:
         chat.invoke("hi", grammar="root ::= nope", max_tokens=2)
     with pytest.raises(ValueError):
         choice_grammar([], allow_final=False)
+    with pytest.raises(ValueError):
+        next_action_grammar([])
 
 
 def test_bound_schema() -> None:
@@ -402,3 +412,12 @@ def test_resolve_tool_format_community_llamacpp() -> None:
     # model_construct skips loading weights; bind_tools(tool_choice="auto") raises first.
     model = community.ChatLlamaCpp.model_construct(model_path="unused.gguf")
     assert resolve_tool_format(model) == "react"
+
+
+@pytest.mark.llama
+def test_logit_bias_by_text_steers_a_grammar_choice(chat: ChatLlamaCppText) -> None:
+    grammar = 'root ::= "yes" | "no"\n'
+    pushed = {word: chat.invoke("Answer yes or no: is water wet?", grammar=grammar,
+                                temperature=0.0, max_tokens=4,
+                                logit_bias={word: 100.0}).text for word in ("yes", "no")}
+    assert pushed == {"yes": "yes", "no": "no"}

@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -19,6 +19,7 @@ from callgate.graph.settings import DEFAULT_TOOL_RETRY
 from callgate.tools.builtin import BuiltinSettings, builtin_tools
 from callgate.tools.builtin.web_search import searxng_search, summarize_results, web_search_tool
 from callgate.tools.summaries import ITEM_CHARS
+from tests.servers import LocalHTTPServer
 
 Reply = tuple[int, str, bytes]
 
@@ -47,16 +48,12 @@ class FakeSearxng:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.block_on_close = False
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
+        self.http = LocalHTTPServer(Handler)
+        self.url = self.http.url
 
     def close(self) -> None:
         self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self.http.close()
 
 
 @pytest.fixture
