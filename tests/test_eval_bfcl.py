@@ -207,6 +207,7 @@ def test_comparison_table_lists_rows_that_could_not_run() -> None:
 
 
 @pytest.mark.llama
+@pytest.mark.timeout(900)  # 12 questions on the real model, some with several calls
 def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = tmp_path / "bfcl.json"
     assert main(["eval", "bfcl", "--limit", "2", "--report", str(path), "--quiet"]) == 0
