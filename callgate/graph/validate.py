@@ -46,9 +46,10 @@ def make_validate(settings: LoopSettings):
                                    "kind": "ungrounded"})
                     valid.update(error=error, kind="ungrounded")
             checked.append(valid)
-        if settings.stats is not None:
+        if settings.stats is not None:  # ungrounded calls are schema-valid, not invalid
             for err in errors:
-                settings.stats.record_invalid(err.get("name"))
+                if err.get("kind") != "ungrounded":
+                    settings.stats.record_invalid(err.get("name"))
         if errors and all(e.get("kind") == "ungrounded" for e in errors) and any(
                 not c.get("error") for c in checked):
             checked = [{**{k: v for k, v in c.items() if k != "error"}, "skipped": c["error"]}
