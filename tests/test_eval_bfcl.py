@@ -19,7 +19,7 @@ from callgate.eval.bfcl import (
     question_registry,
     strip_injected,
 )
-from callgate.eval.bfcl_data import CATEGORIES, BfclQuestion
+from callgate.eval.bfcl_data import CATEGORIES, BfclQuestion, default_data_dir, load_questions
 from callgate.models.scripted import ScriptedChatModel, tool_call
 
 HYPOT = {
@@ -195,6 +195,11 @@ def test_report_figures_and_json(tmp_path: Path) -> None:
     assert "simple_python" in format_table(report)
 
 
+def test_worker_processes_need_an_answerer_built_from_a_model_spec() -> None:
+    with pytest.raises(ValueError, match="model spec"):
+        evaluate(native(), questions=[SIMPLE, PARALLEL], jobs=2)
+
+
 def test_comparison_table_lists_rows_that_could_not_run() -> None:
     from callgate.eval.baselines import Row
 
@@ -209,8 +214,10 @@ def test_comparison_table_lists_rows_that_could_not_run() -> None:
 @pytest.mark.llama
 @pytest.mark.timeout(900)  # 12 questions on the real model, some with several calls
 def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # Two worker processes, each with its own copy of the model (--jobs).
     path = tmp_path / "bfcl.json"
-    assert main(["eval", "bfcl", "--limit", "2", "--report", str(path), "--quiet"]) == 0
+    assert main(["eval", "bfcl", "--limit", "2", "--report", str(path), "--quiet",
+                 "--jobs", "2"]) == 0
     printed = capsys.readouterr().out
     data = json.loads(path.read_text())
     assert set(data["categories"]) == set(CATEGORIES)
@@ -224,4 +231,7 @@ def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureF
     assert data["overall"]["attempted_calls"] > 0
     assert data["settings"]["grammar"] is True and data["settings"]["tool_format"] == "react"
     assert len(data["questions"]) == 12
+    # Results keep the questions' order, whichever worker answered first.
+    expected = [q.id for c in CATEGORIES for q in load_questions(c, default_data_dir(), 2)]
+    assert [row[0] for row in data["questions"]] == expected
     assert "overall" in printed and "simple_python" in printed

@@ -115,3 +115,15 @@ def test_an_invented_extra_call_is_skipped_and_the_others_run() -> None:
     assert out["tools_used"] == ["body_mass_index"] and model.replies_used == 2
     observation = model.requests[1]["messages"][-1].content
     assert "[R2]" in observation and "appear nowhere" in observation
+
+
+def test_unused_numbers_are_those_no_call_has_taken() -> None:
+    from callgate.tools.grounding import numbers_in, unused_numbers
+
+    request = "BMI for 6 feet and 80 kg, then 5.6 feet and 60 kg; tax of 5% on $1,000."
+    assert numbers_in(request) == ["6", "80", "5.6", "60", "5", "1,000"]
+    assert unused_numbers(request, [{"height": 6.0, "weight": 80}]) == [
+        "5.6", "60", "5", "1,000"]
+    # As a number, in percent, or inside a string.
+    assert unused_numbers(request, [{"height": 6, "weight": 80}, {"h": "5.6", "w": 60},
+                                    {"rate": 0.05, "amount": 1000}]) == []

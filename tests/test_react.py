@@ -226,3 +226,56 @@ def test_streamed_tokens_are_sanitized() -> None:
     streamed = "".join(tokens)
     assert "X is" in streamed and "a letter" in streamed
     assert not any(marker in streamed for marker in MARKUP)
+
+
+# --- parallel calls: the request's numbers decide whether a further call is due ------------
+
+
+def _hypot_strategy(**options: Any):
+    from callgate.graph.decide_react import ReactStrategy
+
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def hypot(a: int, b: int) -> float:
+        """Length of the hypotenuse."""
+        return (a * a + b * b) ** 0.5
+
+    return ReactStrategy(text_model(), registry, **options)
+
+
+def _after_calls(*args: dict[str, int], request: str) -> dict[str, Any]:
+    lines = [f"Action: hypot\nAction Input: {{\"a\": {a['a']}, \"b\": {a['b']}}}" for a in args]
+    return {"messages": [HumanMessage(request)], "reply_text": "\n".join(lines),
+            "calls_written": len(args), "chosen_tool": "hypot"}
+
+
+def test_the_turn_ends_once_every_number_of_the_request_is_used() -> None:
+    from callgate.graph.decide_react import FORCE_BIAS
+
+    strategy = _hypot_strategy()
+    request = "Hypotenuse for sides 3 and 4, and for 5 and 12."
+    one = strategy._next_kwargs(_after_calls({"a": 3, "b": 4}, request=request))
+    assert one["logit_bias"] == {"Observation": 0.0}  # 5 and 12 left: the model decides
+    both = _after_calls({"a": 3, "b": 4}, {"a": 5, "b": 12}, request=request)
+    assert strategy._next_kwargs(both)["logit_bias"] == {"Observation": FORCE_BIAS}
+
+
+def test_without_numbers_in_the_request_the_end_of_turn_bias_applies() -> None:
+    strategy = _hypot_strategy(end_turn_bias=2.5)
+    state = _after_calls({"a": 3, "b": 4}, request="the usual triangle, please")
+    assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
+    off = _hypot_strategy(end_turn_bias=2.5, coverage=False)
+    state = _after_calls({"a": 3, "b": 4}, request="sides 3 and 4, then 5 and 12")
+    assert off._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
+
+
+def test_a_further_call_is_nudged_towards_the_unused_numbers() -> None:
+    from callgate.graph.decide_react import UNUSED_NUMBER_BIAS
+
+    strategy = _hypot_strategy()
+    state = _after_calls({"a": 3, "b": 4}, request="sides 3 and 4, then 5 and 12")
+    kwargs = strategy._args_kwargs(state)
+    assert kwargs["logit_bias"] == {"5": UNUSED_NUMBER_BIAS, "1": UNUSED_NUMBER_BIAS}
+    first = {**state, "reply_text": "Action: hypot\n", "calls_written": 0}
+    assert "logit_bias" not in strategy._args_kwargs(first)  # the first call: no nudge

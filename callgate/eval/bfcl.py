@@ -177,6 +177,11 @@ class CallgateAnswerer:
                  grounding: bool | None = None, name: str | None = None) -> None:
         from callgate.models.spec import load_model, resolve_tool_format
 
+        # What a worker process needs to build the same answerer (``evaluate(jobs=N)``).
+        self.spawn_kwargs: dict[str, Any] | None = dict(
+            model=model, tool_format=tool_format, grammar=grammar, tool_choice=tool_choice,
+            max_steps=max_steps, react_options=react_options, grounding=grounding,
+            name=name) if isinstance(model, str) else None
         self.model, config = load_model(model)
         if tool_format == "auto":
             tool_format = config.tool_format
@@ -211,7 +216,7 @@ class CallgateAnswerer:
 
             strategy = ReactStrategy(self.model, ToolRegistry(), grammar=self.grammar)
             knobs = ("include_optional", "thought", "max_tokens", "args_tokens",
-                     "end_turn_bias")
+                     "end_turn_bias", "preselect", "coverage")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             prompt = prompts.react_system([("tool", "description", {"type": "object"})])
@@ -408,18 +413,25 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
              data_dir: str | Path | None = None, name: str | None = None,
              settings: dict[str, Any] | None = None, model: str = "",
              progress: Callable[[QuestionResult], None] | None = None,
-             questions: Sequence[BfclQuestion] | None = None) -> BfclReport:
-    """Score ``answerer`` on the first ``limit`` questions of each category."""
+             questions: Sequence[BfclQuestion] | None = None, jobs: int = 1) -> BfclReport:
+    """Score ``answerer`` on the first ``limit`` questions of each category.
+
+    ``jobs`` > 1 answers questions in that many worker processes, each with its own copy
+    of the answerer (a ``CallgateAnswerer`` built from a model spec); results keep the
+    questions' order."""
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     if questions is None:
         questions = [q for c in (categories or CATEGORIES)
                      for q in load_questions(c, root, limit)]
-    results = []
-    for question in questions:
-        result = answer_question(answerer, question)
-        results.append(result)
-        if progress is not None:
-            progress(result)
+    if jobs > 1:
+        results = _answer_in_workers(answerer, questions, jobs, progress)
+    else:
+        results = []
+        for question in questions:
+            result = answer_question(answerer, question)
+            results.append(result)
+            if progress is not None:
+                progress(result)
     label = name or getattr(answerer, "name", type(answerer).__name__)
     if settings is None and hasattr(answerer, "describe"):
         settings = answerer.describe()
@@ -428,19 +440,56 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
                       data_dir=str(root), model=model)
 
 
+_WORKER_ANSWERER: CallgateAnswerer | None = None
+
+
+def _start_worker(kwargs: dict[str, Any]) -> None:
+    global _WORKER_ANSWERER
+    _WORKER_ANSWERER = CallgateAnswerer(**kwargs)
+
+
+def _answer_in_worker(question: BfclQuestion) -> QuestionResult:
+    assert _WORKER_ANSWERER is not None
+    return answer_question(_WORKER_ANSWERER, question)
+
+
+def _answer_in_workers(answerer: Any, questions: Sequence[BfclQuestion], jobs: int,
+                       progress: Callable[[QuestionResult], None] | None
+                       ) -> list[QuestionResult]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    kwargs = getattr(answerer, "spawn_kwargs", None)
+    if kwargs is None:
+        raise ValueError("jobs > 1 needs a CallgateAnswerer built from a model spec "
+                         "(a string such as 'bundled' or 'gguf:PATH')")
+    # Spawned, not forked: the parent may hold a loaded model and background threads.
+    context = multiprocessing.get_context("spawn")
+    results: list[QuestionResult | None] = [None] * len(questions)
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
+                             initargs=(kwargs,)) as pool:
+        futures = {pool.submit(_answer_in_worker, q): i for i, q in enumerate(questions)}
+        for future in as_completed(futures):
+            result = future.result()
+            results[futures[future]] = result
+            if progress is not None:
+                progress(result)
+    return [r for r in results if r is not None]
+
+
 def run_bfcl(model: Any = "bundled", *, tool_format: str = "react", grammar: bool | None = None,
              categories: Iterable[str] | None = None, limit: int | None = None,
              data_dir: str | Path | None = None, report: str | Path | None = None,
              tool_choice: str | None = None, max_steps: int = 5,
              react_options: dict[str, Any] | None = None,
              progress: Callable[[QuestionResult], None] | None = None,
-             command: str = "") -> BfclReport:
+             command: str = "", jobs: int = 1) -> BfclReport:
     """``callgate eval bfcl`` from Python: evaluate callgate on BFCL, optionally write JSON."""
     answerer = CallgateAnswerer(model, tool_format=tool_format, grammar=grammar,
                                 tool_choice=tool_choice, max_steps=max_steps,
                                 react_options=react_options)
     result = evaluate(answerer, categories=categories, limit=limit, data_dir=data_dir,
-                      progress=progress, model=model if isinstance(model, str) else
+                      progress=progress, jobs=jobs, model=model if isinstance(model, str) else
                       type(model).__name__)
     result.command = command
     if report is not None:

@@ -71,7 +71,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
                                     react_options=options,
                                     grounding=False if args.no_grounding else None)
         report = evaluate(answerer, categories=categories, limit=args.limit,
-                          data_dir=args.data, model=args.model,
+                          data_dir=args.data, model=args.model, jobs=args.jobs,
                           progress=None if args.quiet else print_progress)
     finally:
         if server is not None:
@@ -163,6 +163,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
     bfcl = evsub.add_parser("bfcl", help="BFCL through callgate's graph")
     _bfcl_options(bfcl)
+    bfcl.add_argument("--jobs", type=int, default=1,
+                      help="answer questions in N worker processes, each with its own copy "
+                           "of the model (llama.cpp threads: cores/2 each by default)")
     bfcl.add_argument("--tool-format", choices=["native", "react", "auto"], default="react")
     bfcl.add_argument("--no-grammar", action="store_true",
                       help="ReAct without grammar-constrained decoding")

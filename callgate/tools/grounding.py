@@ -22,7 +22,8 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
-__all__ = ["CORRECTION_MARK", "conversation_text", "grounding_error", "ungrounded_args"]
+__all__ = ["CORRECTION_MARK", "conversation_text", "grounding_error", "numbers_in",
+           "ungrounded_args", "unused_numbers"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -134,3 +135,25 @@ def grounding_error(tool: str, found: list[tuple[str, Any]]) -> str:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+
+def _values_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return " ".join(_values_text(v) for v in value.values())
+    if isinstance(value, list):
+        return " ".join(_values_text(v) for v in value)
+    return "" if value is None or isinstance(value, bool) else str(value)
+
+
+def numbers_in(text: str) -> list[str]:
+    """The numbers written in ``text`` (``5``, ``-4``, ``1,000``, ``2.5e-3``), as written."""
+    return [m.group() for m in _NUMBER.finditer(text)]
+
+
+def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
+    """The numbers of ``request`` that no call's arguments contain (as a number, in
+    percent, or inside a string): what a further call in the same step could be for."""
+    used = _Context(" ".join(_values_text(args) for args in calls_args))
+    return [n for n in numbers_in(request)
+            if not used.has_number(float(n.replace(",", "").replace("_", "")))]

@@ -1,0 +1,90 @@
+"""Tool preselection: the ReAct grammar offers the tools the request is about.
+
+``relevant_tools`` is plain text scoring (no model); the strategy test builds a
+``ReactStrategy`` around ``ScriptedChatModel(native_tools=False)``, a scripted text-only
+model whose replies are never asked for here.
+"""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from callgate.graph.decide_react import ReactStrategy
+from callgate.models.scripted import ScriptedChatModel
+from callgate.tools.registry import ToolRegistry
+from callgate.tools.relevance import relevant_tools, tool_scores
+
+
+def _registry() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def population_by_state_year(state: str, year: int) -> str:
+        """Historical population of a US state in a given year."""
+        return "ok"
+
+    @registry.tool()
+    def gdp_by_state_year(state: str, year: int) -> str:
+        """Gross domestic product of a US state in a given year."""
+        return "ok"
+
+    @registry.tool()
+    def legal_case_fetch(case_id: str, details: bool = False) -> str:
+        """Fetch the detailed information of a legal case."""
+        return "ok"
+
+    return registry
+
+
+def test_the_tool_the_request_names_scores_highest() -> None:
+    scores = tool_scores(_registry(), "What was the population of California in 1970?")
+    assert max(scores, key=scores.__getitem__) == "population_by_state_year"
+    assert scores["legal_case_fetch"] == 0
+
+
+def test_close_scores_are_kept_and_far_ones_dropped() -> None:
+    registry = _registry()
+    assert relevant_tools(registry, "What was the population of California in 1970?") == [
+        "population_by_state_year"]
+    both = "Population and GDP of a state in a given year"
+    assert relevant_tools(registry, both) == ["population_by_state_year", "gdp_by_state_year"]
+    assert relevant_tools(registry, both, keep=1.0) == ["population_by_state_year"]
+
+
+def test_words_are_compared_on_a_crude_stem() -> None:
+    # "populations" ~ "population", "cases" ~ "case", camelCase and dots split.
+    assert relevant_tools(_registry(), "Populations, please") == ["population_by_state_year"]
+    registry = ToolRegistry()
+
+    @registry.tool(name="legal.caseFetch")
+    def fetch(case_id: str) -> str:
+        """Look something up."""
+        return "ok"
+
+    @registry.tool()
+    def weather(city: str) -> str:
+        """Current weather."""
+        return "ok"
+
+    assert relevant_tools(registry, "details of the R vs Adams legal case") == [
+        "legal.caseFetch"]
+
+
+def test_no_shared_word_keeps_every_tool() -> None:
+    assert relevant_tools(_registry(), "17 * 23 = ?") == [
+        "population_by_state_year", "gdp_by_state_year", "legal_case_fetch"]
+    assert relevant_tools(ToolRegistry(), "anything") == []
+
+
+def test_the_strategy_offers_the_relevant_tools_of_the_latest_request() -> None:
+    model = ScriptedChatModel(script=[], native_tools=False)
+    strategy = ReactStrategy(model, _registry(), preselect=0.5)
+    state = {"messages": [HumanMessage("Fetch the legal case R vs Adams"), AIMessage("done"),
+                          HumanMessage("Now the GDP of Ohio in 2001")]}
+    assert strategy.offered(state) == ["gdp_by_state_year"]
+    # The loop's own correction messages are not requests.
+    corrected = {"messages": [*state["messages"], HumanMessage(
+        "legal case legal case", additional_kwargs={"callgate_correction": True})]}
+    assert strategy.offered(corrected) == ["gdp_by_state_year"]
+    assert ReactStrategy(model, _registry(), preselect=None).offered(state) == [
+        "population_by_state_year", "gdp_by_state_year", "legal_case_fetch"]
