@@ -279,3 +279,16 @@ def test_a_further_call_is_nudged_towards_the_unused_numbers() -> None:
     assert kwargs["logit_bias"] == {"5": UNUSED_NUMBER_BIAS, "1": UNUSED_NUMBER_BIAS}
     first = {**state, "reply_text": "Action: hypot\n", "calls_written": 0}
     assert "logit_bias" not in strategy._args_kwargs(first)  # the first call: no nudge
+
+
+def test_the_turn_ends_when_the_last_call_used_no_number_left() -> None:
+    from callgate.graph.decide_react import FORCE_BIAS
+
+    strategy = _hypot_strategy()
+    request = "Hypotenuse for sides 3 and 4, and for 5 and 12."
+    # The second call repeats the first: no progress on 5 and 12, so the turn ends.
+    state = _after_calls({"a": 3, "b": 4}, {"a": 3, "b": 4}, request=request)
+    assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": FORCE_BIAS}
+    # A first call that takes none of the request's numbers ends the turn too.
+    state = _after_calls({"a": 1, "b": 1}, request=request)
+    assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": FORCE_BIAS}

@@ -88,3 +88,14 @@ def test_the_strategy_offers_the_relevant_tools_of_the_latest_request() -> None:
     assert strategy.offered(corrected) == ["gdp_by_state_year"]
     assert ReactStrategy(model, _registry(), preselect=None).offered(state) == [
         "population_by_state_year", "gdp_by_state_year", "legal_case_fetch"]
+
+
+def test_the_choice_grammar_names_only_the_offered_tools() -> None:
+    model = ScriptedChatModel(script=[], native_tools=False)
+    state = {"messages": [HumanMessage("What was the population of Ohio in 2001?")]}
+    grammar = ReactStrategy(model, _registry())._choice_kwargs(state)["grammar"]
+    assert '"population_by_state_year"' in grammar
+    assert "gdp_by_state_year" not in grammar and "legal_case_fetch" not in grammar
+    # The prompt still lists every tool.
+    system = ReactStrategy(model, _registry()).messages(state)[0].text
+    assert "gdp_by_state_year" in system and "legal_case_fetch" in system

@@ -6,10 +6,11 @@
 
 Without a grammar, ``choose`` lets the model write the whole reply (cut at
 ``Observation:``). With grammar-constrained decoding (llama.cpp models), ``choose``
-constrains the choice to ``Action: <tool>`` or ``Final Answer:``, ``fill_args``
-constrains the arguments to the chosen tool's JSON schema, and ``next_action`` lets the
-model add another call to the same step (parallel calls) or end its turn. ``parse`` reads
-any format models write; strict validation still runs after it, in the loop.
+constrains the choice to ``Action: <tool>`` (among the tools the request is about, see
+``callgate.tools.relevance``) or ``Final Answer:``, ``fill_args`` constrains the
+arguments to the chosen tool's JSON schema, and ``next_action`` lets the model add
+another call to the same step (parallel calls) or end its turn. ``parse`` reads any
+format models write; strict validation still runs after it, in the loop.
 """
 
 from __future__ import annotations
@@ -163,14 +164,15 @@ class ReactStrategy:
         bias = {} if short else self._further_call_bias(state)
         return self._kwargs(grammar=grammar, stop=[], max_tokens=self.args_tokens, **bias)
 
-    def _numbers_left(self, state: dict[str, Any]) -> list[str] | None:
-        """Numbers of the request that no call of this reply has used yet; None when the
-        request has no numbers (nothing to go by)."""
+    def _numbers_left(self, state: dict[str, Any], skip_last: bool = False) -> list[str] | None:
+        """Numbers of the request that no call of this reply has used yet (``skip_last``:
+        before its last call); None when the request has no numbers (nothing to go by)."""
         request = self._request(state)
         if not numbers_in(request):
             return None
         parsed = parse_model_output(state.get("reply_text") or "", self.registry.names)
-        return unused_numbers(request, [call["args"] for call in parsed.calls])
+        calls = parsed.calls[:-1] if skip_last else parsed.calls
+        return unused_numbers(request, [call["args"] for call in calls])
 
     def _next_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import next_action_grammar
@@ -179,12 +181,13 @@ class ReactStrategy:
         # call here (its margin for "Action" over "Observation" is 2-6 logits, larger on
         # BFCL's parallel questions than on simple ones). On 40 parallel questions a bias
         # of 0 gave 5% accuracy, 2 gave 17.5%, 3.5 gave 12.5%. With ``coverage``, the
-        # request's numbers decide instead: all used, the turn ends; some left, the model
-        # chooses unbiased (15% -> 20% on the same questions).
+        # request's numbers decide instead: the turn ends once all are used, or when the
+        # last call used none of those left; otherwise the model chooses, unbiased.
         bias = self.end_turn_bias
         left = self._numbers_left(state) if self.coverage else None
         if left is not None:
-            bias = 0.0 if left else FORCE_BIAS
+            stalled = set(left) == set(self._numbers_left(state, skip_last=True) or [])
+            bias = FORCE_BIAS if not left or stalled else 0.0
         return self._kwargs(grammar=next_action_grammar(self.offered(state)), max_tokens=48,
                             logit_bias={"Observation": bias})
 
