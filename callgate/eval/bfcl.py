@@ -21,6 +21,7 @@ Answerers other than callgate (plain prompting, ``create_agent``) live in
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -443,8 +444,11 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
 _WORKER_ANSWERER: CallgateAnswerer | None = None
 
 
-def _start_worker(kwargs: dict[str, Any]) -> None:
+def _start_worker(kwargs: dict[str, Any], threads: int) -> None:
     global _WORKER_ANSWERER
+    # The workers share the cores: each llama.cpp model gets its share, for decoding and
+    # prompt processing alike, unless $CALLGATE_N_THREADS says otherwise.
+    os.environ.setdefault("CALLGATE_N_THREADS", str(threads))
     _WORKER_ANSWERER = CallgateAnswerer(**kwargs)
 
 
@@ -466,8 +470,9 @@ def _answer_in_workers(answerer: Any, questions: Sequence[BfclQuestion], jobs: i
     # Spawned, not forked: the parent may hold a loaded model and background threads.
     context = multiprocessing.get_context("spawn")
     results: list[QuestionResult | None] = [None] * len(questions)
+    threads = max(1, (os.cpu_count() or jobs) // jobs)
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                             initargs=(kwargs,)) as pool:
+                             initargs=(kwargs, threads)) as pool:
         futures = {pool.submit(_answer_in_worker, q): i for i, q in enumerate(questions)}
         for future in as_completed(futures):
             result = future.result()

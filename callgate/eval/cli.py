@@ -165,7 +165,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     _bfcl_options(bfcl)
     bfcl.add_argument("--jobs", type=int, default=1,
                       help="answer questions in N worker processes, each with its own copy "
-                           "of the model (llama.cpp threads: cores/2 each by default)")
+                           "of the model and its share of the cores")
     bfcl.add_argument("--tool-format", choices=["native", "react", "auto"], default="react")
     bfcl.add_argument("--no-grammar", action="store_true",
                       help="ReAct without grammar-constrained decoding")

@@ -112,8 +112,10 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
-def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, Any]) -> _Loaded:
-    key = (str(Path(path).resolve()), n_ctx, n_threads, n_batch, tuple(sorted(extra.items())))
+def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, Any],
+          n_threads_batch: int | None = None) -> _Loaded:
+    key = (str(Path(path).resolve()), n_ctx, n_threads, n_batch, n_threads_batch,
+           tuple(sorted(extra.items())))
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -127,6 +129,7 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, 
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,
+            n_threads_batch=n_threads_batch,
             n_batch=n_batch,
             verbose=False,
             **extra,
@@ -151,6 +154,15 @@ def _default_threads() -> int:
     # Using every core is fastest on an idle machine, but ggml's threads spin-wait at each
     # op barrier: when another process takes a core, decoding slows down 10-100x.
     return max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
+def _default_batch_threads() -> int | None:
+    """$CALLGATE_N_THREADS, else None: llama-cpp-python's default (every core) for prompt
+    processing, fastest when nothing else runs. Set the variable where other work shares
+    the cores: spin-waiting prompt threads collapse too (two eval workers on 2 cores ran
+    3x slower per question with every core each)."""
+    env = os.environ.get("CALLGATE_N_THREADS")
+    return max(1, int(env)) if env else None
 
 
 def _text(content: str | list[Any]) -> str:
@@ -202,6 +214,7 @@ class ChatLlamaCppText(BaseChatModel):
     model_path: str
     n_ctx: int = DEFAULT_N_CTX
     n_threads: int = Field(default_factory=_default_threads)
+    n_threads_batch: int | None = Field(default_factory=_default_batch_threads)
     n_batch: int = 512
     max_tokens: int = 256
     temperature: float = 0.0
@@ -234,7 +247,8 @@ class ChatLlamaCppText(BaseChatModel):
     @property
     def loaded(self) -> _Loaded:
         """The shared, lazily loaded llama.cpp model."""
-        return _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch, self.model_kwargs)
+        return _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch, self.model_kwargs,
+                     self.n_threads_batch)
 
     @property
     def llama(self) -> Llama:
