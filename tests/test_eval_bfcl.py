@@ -213,8 +213,11 @@ def test_comparison_table_lists_rows_that_could_not_run() -> None:
 
 @pytest.mark.llama
 @pytest.mark.timeout(900)  # 12 questions on the real model, some with several calls
-def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    # Two worker processes, each with its own copy of the model (--jobs).
+def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two worker processes, each with its own copy of the model (--jobs) and one core:
+    # conftest's two llama.cpp threads per model would oversubscribe the cores.
+    monkeypatch.setenv("CALLGATE_N_THREADS", "1")
     path = tmp_path / "bfcl.json"
     assert main(["eval", "bfcl", "--limit", "2", "--report", str(path), "--quiet",
                  "--jobs", "2"]) == 0
