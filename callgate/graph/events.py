@@ -1,0 +1,52 @@
+"""The custom stream events (``stream_mode="custom"``): a documented, typed contract.
+
+Every event is a dict with an ``event`` key naming its kind. ``tool_start`` and ``tool_end``
+come from the node that runs each call; ``status`` marks the loop's phases, so a CLI or UI
+can show what the agent is doing before any token arrives.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
+
+Outcome = Literal["ok", "error", "timeout", "invalid", "ungrounded", "denied", "skipped",
+                  "repeat", "cancelled"]
+Phase = Literal["thinking", "answering", "approval", "calling"]
+
+
+class ToolStartEvent(TypedDict):
+    """A tool call begins: ``id`` is the model's call id."""
+
+    event: Literal["tool_start"]
+    id: str
+    tool: str
+    args: dict[str, Any]
+    step: int
+
+
+class ToolEndEvent(TypedDict):
+    """A tool call ended; ``result_id`` (``R3``) is how the answer cites it."""
+
+    event: Literal["tool_end"]
+    id: str
+    result_id: str
+    tool: str
+    outcome: Outcome
+    ok: bool
+    error: str | None
+    duration_ms: float
+    step: int
+
+
+class StatusEvent(TypedDict):
+    """The loop entered a phase: ``thinking`` (the model decides), ``calling`` (tools run),
+    ``approval`` (waiting for a person), ``answering`` (the final answer is written)."""
+
+    event: Literal["status"]
+    phase: Phase
+    step: int
+
+
+StreamEvent = ToolStartEvent | ToolEndEvent | StatusEvent
