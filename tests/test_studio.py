@@ -67,8 +67,11 @@ def reply(messages: list[BaseMessage]) -> AIMessage:
     word, _, rest = question.partition(" ")
     if word in ("note", "wipe"):
         return tool_call(word, {"text" if word == "note" else "target": rest})
-    if word == "slow":
-        return tool_call("slow", {"seconds": float(rest)})
+    if word == "slow":  # a fast call and a slow one in the same step
+        return AIMessage("", tool_calls=[
+            {"name": "note", "args": {"text": "before slow"}, "id": "fast", "type": "tool_call"},
+            {"name": "slow", "args": {"seconds": float(rest)}, "id": "slow",
+             "type": "tool_call"}])
     return AIMessage(f"You said: {question}")
 
 
@@ -283,7 +286,7 @@ def test_server_cancel_leaves_the_thread_consistent(studio: Studio) -> None:
     run = client.runs.create(thread, studio.assistant_id, input={
         "messages": [{"role": "user", "content": "slow 20"}]})
     deadline = time.monotonic() + 60
-    while "slow started" not in studio.log:
+    while not {"slow started", "note before slow"} <= set(studio.log):
         assert time.monotonic() < deadline, "the slow tool never started"
         time.sleep(0.1)
     started = time.monotonic()
@@ -291,18 +294,17 @@ def test_server_cancel_leaves_the_thread_consistent(studio: Studio) -> None:
     assert time.monotonic() - started < 10  # the run did not wait for the tool to finish
     assert client.runs.get(thread, run["run_id"])["status"] == "interrupted"
     assert client.threads.get(thread)["status"] != "busy"
-    cancelled = client.threads.get_state(thread)["values"]
     _, out = studio.ask("note after", thread_id=thread)
     assert out["status"] == "done" and out["final_answer"].startswith("Done: the tool ran")
     questions = [m["content"] for m in out["messages"] if m["type"] == "human"]
     assert questions == ["slow 20", "note after"]
-    assert "note after" in studio.log
+    # The next turn ran its own call and did not run the cancelled step's finished call again.
+    assert studio.log.count("note before slow") == 1 and "note after" in studio.log
+    assert not any(e["ok"] for e in out["tool_events"] if e["tool"] == "slow")
     if not NEW_LOOP:
-        # Today the cancelled step's call stays unanswered in the messages.
+        # Today the cancelled step's calls stay unanswered in the messages.
         pytest.xfail("a cancelled run's calls are closed with issue 11")
     assert dangling_calls(out["messages"]) == []
-    # The cancelled run's events so far are in its state.
-    assert [e["tool"] for e in cancelled.get("tool_events") or []] == ["slow"]
 
 
 @pytest.mark.server
