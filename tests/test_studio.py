@@ -28,7 +28,7 @@ def test_langgraph_json_points_at_a_graph_without_its_own_checkpointer() -> None
 
     from callgate.studio import graph
 
-    assert graph.checkpointer is None  # the LangGraph server supplies one
+    assert graph.checkpointer is None and graph.store is None  # the server supplies both
     nodes = set(graph.get_graph().nodes)
     assert {"decide", "validate", "correct", "approve", "execute", "summarize", "cite"} <= nodes
     xray = set(graph.get_graph(xray=True).nodes)
