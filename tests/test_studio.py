@@ -155,13 +155,14 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     (folder / "models.yaml").write_text(
         'models:\n  studio-test: {provider: custom, class: "studio_model:StudioModel"}\n')
     # The project's langgraph.json with its paths made absolute, so that the server can run
-    # in the temporary folder (its .langgraph_api/ goes there). Its "env" file is left out:
-    # .env.example would set CALLGATE_MODEL=bundled.
+    # in the temporary folder (its .langgraph_api/ goes there).
     spec = json.loads((REPO / "langgraph.json").read_text())
+    # An "env" file would override the environment below (langgraph dev loads it over it).
+    assert "env" not in spec
     module_path, attr = spec["graphs"]["callgate"].split(":")
     config = folder / "langgraph.json"
     config.write_text(json.dumps({
-        "dependencies": [str((REPO / d).resolve()) for d in spec["dependencies"]],
+        **spec, "dependencies": [str((REPO / d).resolve()) for d in spec["dependencies"]],
         "graphs": {"callgate": f"{(REPO / module_path).resolve()}:{attr}"}}))
     env = {"CALLGATE_MODEL": "studio-test", "CALLGATE_MODELS": str(folder / "models.yaml"),
            "CALLGATE_TOOLS": str(folder / "tools.yml"), "CG_LOG": str(folder),
