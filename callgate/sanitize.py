@@ -241,7 +241,7 @@ def _match_inline(text: str, i: int, final: bool) -> tuple[str, int, str] | str 
     return None
 
 
-def _call_follows(text: str, k: int, final: bool, mistral: bool) -> bool | None:
+def call_follows(text: str, k: int, final: bool, mistral: bool) -> bool | None:
     """Whether a tool call starts at `text[k:]` (after spaces): True, False, or None when
     more text is needed. A `<tool_call>` call is JSON, a fence, `<function=` or `name(`;
     a `[TOOL_CALLS]` call is JSON or `name[ARGS]`. Nothing at all (at the end) counts as a
@@ -500,7 +500,7 @@ class _MarkupRemover:
                 return m.end()
             action = "block"
         elif action in ("call_block", "call_payload"):
-            call = _call_follows(text, end, final, mistral=action == "call_payload")
+            call = call_follows(text, end, final, mistral=action == "call_payload")
             if call is None:
                 return None
             if not call:
