@@ -167,6 +167,7 @@ def random_chunks(text: str, rng: random.Random) -> list[str]:
 
 THINK_RE = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL)
 MARKER = "Final Answer:"
+NAMES = ["web_search", "Calculator"]
 MARKER_RE = re.compile(r"^[ \t]*" + re.escape(MARKER), re.IGNORECASE | re.MULTILINE)
 
 
@@ -209,6 +210,8 @@ FUZZ_PIECES = [
     "<|im_end|>", "<|im_start|>", "assistant", "✿FUNCTION✿", "✿ARGS✿:", "✿RETURN✿", "</s>",
     "{", "}", "[", "]", "(", ")", '"', "'", "\\", "\n", "\r\n", " ", "\t", "hello", "<", "|>",
     '{"name": "a", "arguments": {}}', "```json\n", "<thinking>",
+    "Action: web_search", "Action: Ana sends", "Observation: x", "<tool_response>",
+    "</tool_response>", "x(", "<function=f>", "a[ARGS]", "Action Input: {}", "`",
 ]
 
 
@@ -219,17 +222,19 @@ def fuzz_texts(count: int, seed: int) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("tool_names", [None, NAMES])
 @pytest.mark.parametrize("answer_marker", [None, MARKER])
-def test_stream_equals_whole_on_random_markup(answer_marker: str | None) -> None:
+def test_stream_equals_whole_on_random_markup(answer_marker: str | None,
+                                              tool_names: list[str] | None) -> None:
     rng = random.Random(1)
     for text in fuzz_texts(300, seed=2):
-        expected = sanitize(text) if answer_marker is None else expected_answer_stream(text)
-        assert stream(list(text), answer_marker) == expected, text
+        expected = (sanitize(text, tool_names=tool_names) if answer_marker is None
+                    else expected_answer_stream(text, tool_names))
+        assert stream(list(text), answer_marker, tool_names) == expected, text
         chunks = random_chunks(text, rng)
-        assert stream(chunks, answer_marker) == expected, chunks
+        assert stream(chunks, answer_marker, tool_names) == expected, chunks
 
 
-NAMES = ["web_search", "Calculator"]
 # (text, expected sanitize(text, tool_names=NAMES))
 NAMED_CASES = [
     ("Thought: x\nAction: web_search", ""),
