@@ -209,6 +209,17 @@ def test_server_lists_the_assistant_and_answers(studio: Studio) -> None:
 
 @pytest.mark.server
 @pytest.mark.timeout(120)
+@pytest.mark.xfail(not NEW_LOOP, strict=True, reason="the result store lands with issue 11")
+def test_server_keeps_full_results_in_its_store(studio: Studio) -> None:
+    thread, out = studio.ask("note kept")
+    [event] = out["tool_events"]
+    # callgate.graph.results: namespace ("callgate", "results", thread_id), key = result id
+    item = studio.client.store.get_item(["callgate", "results", thread], key=event["id"])
+    assert item["value"]["tool"] == "note" and item["value"]["data"] == "noted kept"
+
+
+@pytest.mark.server
+@pytest.mark.timeout(120)
 def test_server_streams_tool_events_and_sanitized_tokens(studio: Studio) -> None:
     thread = studio.client.threads.create()["thread_id"]
     custom: list[dict[str, Any]] = []
