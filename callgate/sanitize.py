@@ -9,9 +9,9 @@ removed only where it is used as markup.
 * `<think>…</think>`, `<thinking>…</thinking>` and `<tool_response>…</tool_response>`
   blocks. An unclosed one runs to the end of the text only when nothing visible came
   before it (reasoning cut off by the token limit); mentioned in prose, it stays as text;
-* `<tool_call>…</tool_call>` when a call follows the tag (JSON, a fenced block,
-  `<function=…>` or `name(`); unclosed, it runs to the end (a cut-off call). A
-  `<tool_call>` followed by prose stays as text;
+* `<tool_call>…</tool_call>` blocks. When a call follows the tag (JSON, a fenced block,
+  `<function=…>` or `name(`), an unclosed one runs to the end (a cut-off call); an
+  unclosed `<tool_call>` followed by prose stays as text;
 * stray closing tags of those blocks;
 * lines starting (after optional spaces, any case) with `Thought:` or `Action Input:`. An
   `Action Input:` whose JSON spans several lines is removed up to its closing brace. A
@@ -61,8 +61,8 @@ _LINE_MARKERS: Final = (
 )
 
 # Markers that may appear anywhere in a line: (lower-case literal, action, closing tag).
-# "maybe_block": removed when closed, or unclosed before any visible text; "call_block" and
-# "call_payload": removed when a call follows them.
+# "maybe_block": removed when closed, or unclosed before any visible text; "call_block":
+# removed when closed or when a call follows; "call_payload": removed when a call follows.
 _INLINE_MARKERS: Final = (
     ("<think>", "maybe_block", "</think>"),
     ("<thinking>", "maybe_block", "</thinking>"),
@@ -483,10 +483,20 @@ class _MarkupRemover:
         if marker is None:
             return p
         action, end, close = marker
-        if action == "maybe_block":
+        if action in ("call_block", "call_payload"):
+            call = call_follows(text, end, final, mistral=action == "call_payload")
+            if call is None:
+                return None
+            if call:
+                action = "block" if action == "call_block" else "payload"
+            elif action == "call_payload":
+                return p
+            else:
+                action = "closed_block"  # prose after the tag: markup only if it closes
+        if action in ("maybe_block", "closed_block"):
             closing = re.compile(re.escape(close), re.IGNORECASE)
             m = closing.search(text, max(end, p + self._scanned - len(close)))
-            if m is None and self._emitted:
+            if m is None and (self._emitted or action == "closed_block"):
                 # Mentioned in prose unless it closes: wait for the closing tag or the end.
                 if not final:
                     self._scanned = len(text) - p
@@ -499,13 +509,6 @@ class _MarkupRemover:
                 self._mode, self._line_start = self._after_removal(), resume_line_start
                 return m.end()
             action = "block"
-        elif action in ("call_block", "call_payload"):
-            call = call_follows(text, end, final, mistral=action == "call_payload")
-            if call is None:
-                return None
-            if not call:
-                return p
-            action = "block" if action == "call_block" else "payload"
         self._resume_line_start = resume_line_start
         if action == "block":
             self._mode = _BLOCK

@@ -33,6 +33,7 @@ REMOVAL_CASES = [
     ("tool-call-python", 'Ok. <tool_call>f(a=1)</tool_call>', "Ok."),
     ("tool-call-qwen-coder", "Ok.\n<tool_call>\n<function=f>\n<parameter=a>\n1", "Ok."),
     ("tool-call-tag-at-end", "Ok. <tool_call>", "Ok."),
+    ("tool-call-closed-prose-inside", "X <tool_call>nothing</tool_call> Y", "X  Y"),
     ("tool-call-inline", 'Before <tool_call>{"name": "a"}</tool_call>after', "Before after"),
     ("tool-response", "<tool_response>fake</tool_response>Real.", "Real."),
     ("stray-closing-tags", "A</tool_call> B</think>", "A B"),
