@@ -594,6 +594,7 @@ class _Whitespace:
 
 
 _THINK_OPEN: Final = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
+_GATE_TRIGGER = re.compile(r"[<\n]")
 
 
 class _AnswerGate:
@@ -644,7 +645,7 @@ class _AnswerGate:
                 self._line_start = False
                 i = j
                 continue
-            m = re.compile(r"[<\n]").search(text, i + (1 if text[i] == "<" else 0))
+            m = _GATE_TRIGGER.search(text, i + (1 if text[i] == "<" else 0))
             if m is None:
                 i = len(text)
                 break
