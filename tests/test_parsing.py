@@ -9,14 +9,14 @@ import re
 from typing import Any
 
 import pytest
-from conftest import shared_data_dir
 
+from callgate.eval.outputs import PACKAGED_CORPUS
 from callgate.parsing import ParsedOutput, parse_model_output
 from callgate.sanitize import sanitize
 
 CORPUS = [
     json.loads(line)
-    for line in (shared_data_dir() / "model-outputs" / "dev.jsonl").read_text().splitlines()
+    for line in PACKAGED_CORPUS.read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
 

@@ -8,13 +8,13 @@ import re
 import time
 
 import pytest
-from conftest import shared_data_dir
 
+from callgate.eval.outputs import PACKAGED_CORPUS
 from callgate.sanitize import StreamSanitizer, sanitize
 
 CORPUS_OUTPUTS = [
     json.loads(line)["output"]
-    for line in (shared_data_dir() / "model-outputs" / "dev.jsonl").read_text().splitlines()
+    for line in PACKAGED_CORPUS.read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
 
@@ -34,6 +34,8 @@ REMOVAL_CASES = [
     ("tool-call-qwen-coder", "Ok.\n<tool_call>\n<function=f>\n<parameter=a>\n1", "Ok."),
     ("tool-call-tag-at-end", "Ok. <tool_call>", "Ok."),
     ("tool-call-closed-prose-inside", "X <tool_call>nothing</tool_call> Y", "X  Y"),
+    ("tool-call-mentioned-then-made",
+     'Use <tool_call> tags. <tool_call>{"name": "a"}</tool_call> Done', "Use <tool_call> tags.  Done"),
     ("tool-call-inline", 'Before <tool_call>{"name": "a"}</tool_call>after', "Before after"),
     ("tool-response", "<tool_response>fake</tool_response>Real.", "Real."),
     ("stray-closing-tags", "A</tool_call> B</think>", "A B"),
@@ -120,6 +122,7 @@ PROSE = [
     "Use <thinking> when you reason, then answer.",
     "Mistral starts a call list with [TOOL_CALLS] and then the JSON. The rest stays.",
     "An echo arrives in a <tool_response> tag, and the answer goes on.",
+    "The <tool_call> tag opens a call.",
 ]
 
 

@@ -210,7 +210,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
     out = evsub.add_parser("outputs", help="parser and sanitizer over a model-output corpus")
     out.add_argument("file", nargs="?", type=Path,
-                     help="a JSONL corpus (default: ../shared/data/model-outputs/dev.jsonl)")
+                     help="a JSONL corpus (default: the packaged corpus, or "
+                          "$CALLGATE_SHARED_DATA/model-outputs/dev.jsonl)")
     out.add_argument("--json", action="store_true")
     out.add_argument("--report", type=Path, help="write the JSON report here")
     out.set_defaults(func=cmd_outputs)
