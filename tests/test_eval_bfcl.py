@@ -271,6 +271,8 @@ def test_report_figures_and_json(tmp_path: Path) -> None:
     assert data["categories"]["simple_python"]["tune"]["passed"] == 1
     assert data["categories"]["irrelevance"]["validate"]["questions"] == 0
     assert data["scoring"]["checker"] == "own"
+    gap = data["tune_vs_validate"]["simple_python"]
+    assert gap["difference"] == 0.0 and gap["within_noise"] is True
     rows = {row["name"]: row for row in data["summary"]["all"]}
     # Only two categories ran: BFCL's summary rows that need others are N/A (None).
     assert rows["non_live_ast"]["accuracy"] is None
@@ -281,7 +283,7 @@ def test_report_figures_and_json(tmp_path: Path) -> None:
         "simple_python_0", "tune", 1, ["ok"])
     table = format_table(report)
     assert "simple_python" in table and "BFCL summary" in table and "N/A" in table
-    assert "validate %" in table
+    assert "validate %" in table and "+0.0 (noise)" in table
 
 
 def test_worker_processes_need_an_answerer_built_from_a_model_spec() -> None:

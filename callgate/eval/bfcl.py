@@ -63,7 +63,13 @@ from callgate.eval.bfcl_data import (
     safe_name,
     to_json_schema,
 )
-from callgate.eval.bfcl_stats import Score, summary_rows, wilson
+from callgate.eval.bfcl_stats import (
+    Score,
+    difference_interval,
+    summary_rows,
+    wilson,
+    within_noise,
+)
 from callgate.tools.registry import ToolRegistry
 
 __all__ = [
@@ -437,6 +443,15 @@ class BfclReport:
                   for c in self.categories()}
         return summary_rows(scores)
 
+    def tune_vs_validate(self, category: str | None = None) -> dict[str, Any]:
+        """Tune minus validate accuracy, its 95 % interval (Newcombe) and whether the
+        difference is inside the noise."""
+        tune, validate = (Score(sum(r.ok for r in self.rows(category, p)),
+                                len(self.rows(category, p))) for p in SPLIT_PARTS)
+        return {"difference": round(tune.accuracy - validate.accuracy, 4),
+                "ci95": _interval(difference_interval(tune, validate)),
+                "within_noise": within_noise(tune, validate)}
+
     def checker(self) -> str:
         return next((r.checker for r in self.results), "own")
 
@@ -451,6 +466,8 @@ class BfclReport:
                         "ci95": "Wilson score interval (95 %)"},
             "categories": {c: {part or "all": self.figures(c, part) for part in parts}
                            for c in self.categories()},
+            "tune_vs_validate": {c: self.tune_vs_validate(c) for c in self.categories()}
+            if self.parts() == list(SPLIT_PARTS) else None,
             "summary": {part or "all": [_row_dict(row, executed)
                                         for row, executed in zip(
                                             self.summary(part),
@@ -569,7 +586,9 @@ def answer_question(answerer: Callable[[BfclQuestion], Attempt], question: BfclQ
     score = official_check if official else check
     own = check(question, attempt.calls)
     strict = score(question, attempt.calls) if official else own
-    reason = "" if strict.ok else (attempt.error or strict.reason or "no call")
+    # callgate's reason where both checkers agree (it names counts and values), else BFCL's.
+    why = own.reason if own.ok == strict.ok else strict.reason
+    reason = "" if strict.ok else (attempt.error or why or "no call")
     return QuestionResult(id=question.id, category=question.category, ok=strict.ok,
                           reason=reason, calls=attempt.calls, outcomes=attempt.outcomes,
                           attempted=attempt.attempted, invalid=attempt.invalid,
@@ -705,6 +724,10 @@ def _acc(figures: dict[str, Any]) -> str:
     return f"{100 * figures['accuracy']:5.1f} [{100 * lo:4.1f}-{100 * hi:5.1f}]"
 
 
+def _gap(gap: dict[str, Any]) -> str:
+    return f"{100 * gap['difference']:+.1f}{' (noise)' if gap['within_noise'] else ' (!)'}"
+
+
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
 
@@ -718,8 +741,10 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 def format_table(report: BfclReport) -> str:
     """Per-category figures, then BFCL's summary rows, as plain-text tables."""
     parts = report.parts() if len(report.parts()) > 1 else []
+    noise = ["tune-validate"] if parts else []
     head = ["category", "n", "accuracy % [95% CI]", "executed-only %",
-            *(f"{p} %" for p in parts), "valid calls", "corrected", "median s", "p90 s"]
+            *(f"{p} %" for p in parts), *noise, "valid calls", "corrected", "median s",
+            "p90 s"]
     rows = []
     for cat in [*report.categories(), None]:
         f = report.figures(cat)
@@ -727,6 +752,7 @@ def format_table(report: BfclReport) -> str:
                      f"{100 * f['accuracy_executed']:.1f}",
                      *(_acc(report.figures(cat, p)) if report.rows(cat, p) else "-"
                        for p in parts),
+                     *([_gap(report.tune_vs_validate(cat))] if parts else []),
                      f"{_pct(f['valid_call_rate'])} ({f['valid_calls']}/{f['attempted_calls']})",
                      f"{f['corrections_fixed']}/{f['corrections']}",
                      f"{f['s_median']:.2f}", f"{f['s_p90']:.2f}"])
@@ -747,6 +773,8 @@ def format_table(report: BfclReport) -> str:
                           for p in parts)])
     lines += ["", *_table(head, summary),
               f"accuracy: {STRICT}; checker: {report.checker()}",
+              *(["tune-validate: (noise) = inside the 95% interval of the difference, "
+                 "(!) = outside it"] if parts else []),
               "N/A: a category of the row was not run (as BFCL shows it)"]
     return "\n".join(lines)
 
