@@ -494,8 +494,13 @@ class _MarkupRemover:
             else:
                 action = "closed_block"  # prose after the tag: markup only if it closes
         if action in ("maybe_block", "closed_block"):
-            closing = re.compile(re.escape(close), re.IGNORECASE)
+            # A prose `<tool_call>` is not closed by the closing tag of a later real call.
+            opening = "|" + re.escape(text[p:end]) if action == "closed_block" else ""
+            closing = re.compile(re.escape(close) + opening, re.IGNORECASE)
             m = closing.search(text, max(end, p + self._scanned - len(close)))
+            if m is not None and m.group().lower() != close:
+                self._scanned = 0
+                return p
             if m is None and (self._emitted or action == "closed_block"):
                 # Mentioned in prose unless it closes: wait for the closing tag or the end.
                 if not final:
