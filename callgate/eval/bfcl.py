@@ -372,10 +372,16 @@ class CallgateAnswerer:
         errors = update.get("validation_errors") or []
         loose = [e for e in errors if not e.get("id")]  # replies the parser could not read
         attempt.attempted += len(checked) + len(loose)
-        attempt.invalid += len(errors) - sum(e.get("kind") == "ungrounded" for e in errors)
-        attempt.ungrounded += sum(c.get("kind") == "ungrounded" for c in checked)
+        # Refused calls carry an ``outcome`` (the loop's newer form) or an ``error`` with
+        # ``kind`` "ungrounded" for grounding (the older one).
+        ungrounded = [c for c in checked
+                      if c.get("kind") == "ungrounded" or c.get("outcome") == "ungrounded"]
+        invalid = [c for c in checked if c.get("outcome") == "invalid" or (
+            c.get("error") and not c.get("outcome") and c.get("kind") != "ungrounded")]
+        attempt.invalid += len(loose) + len(invalid)
+        attempt.ungrounded += len(ungrounded)
         valid = [c for c in checked if not c.get("error") and not c.get("skipped")
-                 and not c.get("outcome")]
+                 and c.get("outcome") in (None, "repeat")]
         if corrected and valid and not errors:
             attempt.fixed += 1
         return list(checked) if errors else []
