@@ -32,7 +32,7 @@ T = TypeVar("T")
 
 # After the first Ctrl-C the run gets this long to stop at a token or node boundary; then
 # the process exits anyway (the thread keeps its last checkpoint and resumes from there).
-CANCEL_GRACE_S = 0.8
+CANCEL_GRACE_S = 0.6
 EXIT_CANCELLED = 130
 _ARG_CHARS = 70
 _PREVIEW_LINES = 6
@@ -95,11 +95,17 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
                                         f"{tool_choice!r}: run without --tool-choice")
         return ServerError(message, "check the model name and the server's log")
     if openai is not None and isinstance(exc, openai.APIConnectionError):
-        return ServerError(f"cannot reach the model server: {exc}")
+        request = getattr(exc, "_request", None) or getattr(exc, "request", None)
+        where = f" at {request.url}" if getattr(request, "url", None) else ""
+        root: BaseException = exc
+        while root.__cause__ is not None:
+            root = root.__cause__
+        reason = str(root) or type(root).__name__
+        return ServerError(f"cannot reach the model server{where}: {reason}")
     httpx = sys.modules.get("httpx")
     if httpx is not None and isinstance(exc, httpx.TransportError):
         return ServerError(f"cannot reach the model server: {exc}")
-    if isinstance(exc, ConnectionError):
+    if isinstance(exc, ConnectionRefusedError | ConnectionResetError | ConnectionAbortedError):
         return ServerError(f"cannot reach the model server: {exc}")
     return None
 
@@ -122,7 +128,8 @@ def _phase(error: type[UserError], *caught: type[BaseException]) -> Iterator[Non
     except caught as exc:
         if as_user_error(exc) is not None:
             raise
-        raise error(str(exc) or type(exc).__name__) from exc
+        hint = "check the path" if isinstance(exc, FileNotFoundError) else None
+        raise error(str(exc) or type(exc).__name__, hint) from exc
 
 
 # -- records -----------------------------------------------------------------------------------
@@ -625,10 +632,8 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
     from callgate.tools.stats import UsageStats
     from callgate.toolset import default_toolset
 
-    display.status("loading tools")
     with _phase(ConfigError, ValueError, OSError):
         toolset = default_toolset(args.tools_file, builtins=not args.no_builtins)
-    display.status("loading model")
     model_errors: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError,
                                                      TypeError)
     if (openai := sys.modules.get("openai")) is not None:
@@ -864,6 +869,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cancelled", file=sys.stderr)
         return EXIT_CANCELLED
+    except BrokenPipeError:  # stdout closed early (| head): nothing more to say
+        sys.stderr.close()
+        os._exit(1)
     except Exception as exc:
         error = as_user_error(exc, getattr(args, "tool_choice", None))
         if error is None:
