@@ -16,7 +16,7 @@ from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from callgate.graph.cancellation import CancelToken
-from callgate.tools.validation import check_args
+from callgate.tools.validation import SchemaInvalid, check_args, compile_schema
 
 Summarizer = Callable[[str, Any], str]
 
@@ -145,6 +145,10 @@ class ToolRegistry:
         check_tool_name(tool.name)
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        try:
+            compile_schema(tool.schema)  # checked against its meta-schema once, then cached
+        except SchemaInvalid as exc:
+            raise SchemaInvalid(f"tool {tool.name!r}: its parameters schema is {exc}") from None
         self._tools[tool.name] = tool
         return tool
 
@@ -178,7 +182,9 @@ class ToolRegistry:
 
     # -- validation ---------------------------------------------------------------------
     def validate(self, payload: Any) -> ValidationResult:
-        """Check a call ``{"tool", "args"}`` (or ``{"name", "arguments"}``) strictly."""
+        """Check a call ``{"tool", "args"}`` (or ``{"name", "arguments"}``) strictly.
+
+        Never raises; the rules are in :mod:`callgate.tools.validation`."""
         if not isinstance(payload, dict):
             return ValidationResult(False, "a tool call must be a JSON object with the tool "
                                     f"name and its arguments, got {type(payload).__name__}",
@@ -197,6 +203,9 @@ class ToolRegistry:
             except json.JSONDecodeError as exc:
                 return ValidationResult(False, f"arguments for '{name}' are not valid JSON "
                                         f"({exc.msg} at position {exc.pos})", name, {})
+            except (RecursionError, ValueError):  # nested too deep; an int over 4300 digits
+                return ValidationResult(False, f"arguments for '{name}' could not be read: "
+                                        "nested too deeply or a number too long", name, {})
         if raw is None:
             raw = {}
         result = check_args(tool.schema, raw)
