@@ -4,20 +4,55 @@ A small model that is offered a tool nearly always calls it, and when the questi
 no value for an argument it invents one (``weight=10`` for a body-mass-index tool asked
 about a triangle). A value that appears nowhere in what the user wrote or the tools
 returned, and that the schema does not supply (an enum member, a default, a constant),
-is flagged; the loop then asks the model once to use the user's values or to answer
-without the tool (see ``callgate.graph.validate``).
+is flagged (see ``callgate.graph.validate`` for what the loop does with it).
 
-Numbers match when the conversation has the same number (``5``, ``5.0``, ``-4``,
-``1e-9``, ``1,000``, ``five``), or the same in percent (``5%`` for ``0.05``); strings when
-at least half of their words are in the conversation (or the whole value is, without
-spaces and punctuation). Booleans and nulls are never flagged. No library does this.
+What counts as "appears" (measured on ``tests/data/grounding_paraphrases.jsonl``):
+
+- **Numbers**: the same number written in digits (``5``, ``-4``, ``1e-9``, ``1,000``), the
+  same in percent (``5%`` for ``0.05``), spelled out (``twenty-five``, ``a hundred``,
+  ``three hundred fifty``, ``two dozen``, ``half a dozen``, ``one and a half``, ``a couple``),
+  with a multiplier (``1k``, ``1.5 million``, ``$2.5M``, ``10bn``), a fraction (``3/4``), the
+  hour of a clock time (``5pm`` for 17), the year, month or day of a date the
+  conversation names (``last year`` for 2025).
+- **Dates** (a string value that is an ISO date or date-time, ``2026-11-24T15:00``): its
+  day must be one the conversation names: written out (``2026-11-24``, ``24 Nov 2026``,
+  ``December 5th``, ``12/25/2026``), or relative to today: ``today``, ``now``,
+  ``tonight``, ``tomorrow``, ``yesterday``, ``the day after tomorrow``, ``the day before
+  yesterday``, a weekday (``Friday``, ``next/this/last Monday``), ``this/next weekend``,
+  ``this/next/last week`` (any day of it), ``this/next/last month`` (its first and last
+  day, the same day), ``in N days/weeks``, ``N days/weeks ago``. Its time, when not
+  midnight, must be a time the conversation names (below). Today is the date the
+  conversation states (``Today is 2025-02-27``), else the ``today`` argument, else the
+  real current date (``date.today()``, the machine's local date).
+- **Clock times** (a string value such as ``15:00``, ``3:00 PM``, ``06:30:00``): ``3pm``,
+  ``3:30 p.m.``, ``15:00``, ``noon``, ``midnight``, ``half past 3``, ``3 o'clock`` and
+  ``at 3`` (both 03:00 and 15:00).
+- **Other strings**: compared without case, accents and punctuation: at least half of
+  their words are in the conversation (``Paris, France``; a plural counts as its
+  singular), or the whole value is, without spaces (``LosAngeles``); a number written
+  as a string (``"24"``) is checked as a number. Words of the synonym table below count
+  as written when another name of the same thing is (``NYC`` gives ``New York City``,
+  ``km`` gives ``kilometers``, ``£`` gives ``GBP``).
+
+Booleans and nulls are never flagged. Known misses: knowledge the user did not write
+(``Apple`` → ``AAPL``), unit conversions (``5 km`` → ``5000`` m), ``quarter past``.
+
+No library does this: entity linkers and date parsers (dateparser, spaCy) answer "what
+does this text mean", not "could this value have been read off this text", and would
+add model-sized dependencies to a check that runs on every call; the tables here are
+small on purpose and each entry was a measured false rejection.
 """
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from functools import lru_cache
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
@@ -30,15 +65,130 @@ CORRECTION_MARK = {"callgate_correction": True}
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _WORD = re.compile(r"[a-z0-9]+")
-_SMALL = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-          "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-          "seventeen", "eighteen", "nineteen", "twenty")
-_NUMBER_WORDS = {w: i for i, w in enumerate(_SMALL)} | {
-    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-    "ninety": 90, "hundred": 100, "thousand": 1000, "million": 1_000_000,
-    "billion": 1_000_000_000, "dozen": 12, "half": 0.5, "quarter": 0.25, "once": 1,
-    "twice": 2, "single": 1, "double": 2, "triple": 3, "first": 1, "second": 2, "third": 3,
+
+# --- tables -------------------------------------------------------------------------------
+
+_UNITS = {w: i for i, w in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+    "eighteen", "nineteen"))}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}
+# Words that are a number on their own (besides _UNITS and _TENS).
+_NUMBER_WORDS = _UNITS | _TENS | {
+    "hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000,
+    "dozen": 12, "half": 0.5, "quarter": 0.25, "once": 1, "twice": 2, "single": 1,
+    "double": 2, "triple": 3, "couple": 2, "pair": 2, "first": 1, "second": 2, "third": 3,
+    "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10,
 }
+# Multipliers after digits: "1k", "1.5 million", "$2.5M" ("m" may be metres: a spare
+# candidate number costs nothing), "10bn".
+_SCALE = {"k": 1e3, "thousand": 1e3, "grand": 1e3, "m": 1e6, "mn": 1e6, "mm": 1e6,
+          "million": 1e6, "b": 1e9, "bn": 1e9, "billion": 1e9, "dozen": 12, "hundred": 100}
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(" + "|".join(sorted(_SCALE, key=len,
+                     reverse=True)) + r")(?![a-z])")
+_FRACTION = re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w/])")
+_AND_A_HALF = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|an?|one)\s+(?:[a-z]+\s+)?and\s+a\s+half")
+
+# Names of one thing. A form in capitals matches only in capitals ("US", "LA": "us" and
+# "la" are ordinary words); "#x" matches only right after a number ("5m", "72 °F", "12 in");
+# any other form matches in any case as whole words. Every form of a group found in the
+# conversation counts as written there. Each entry is a false rejection seen in testing.
+_SYNONYMS: tuple[str, ...] = (
+    # places
+    "nyc | new york city", "LA | los angeles", "SF | san francisco",
+    "DC | D.C. | washington dc | washington d.c. | washington",
+    "US | USA | U.S. | U.S.A. | united states | united states of america | america",
+    "UK | U.K. | united kingdom | great britain | britain", "UAE | united arab emirates",
+    "CA | california", "NY | new york", "TX | texas", "FL | florida",
+    "st | st. | saint", "mt | mt. | mount", "ft. | fort", "ave | avenue",
+    # currencies
+    "usd | $ | us dollar | us dollars | dollar | dollars | buck | bucks",
+    "eur | € | euro | euros", "gbp | £ | pound sterling | british pound | pound | pounds",
+    "jpy | ¥ | yen", "inr | ₹ | rupee | rupees", "cny | rmb | yuan | renminbi",
+    "chf | swiss franc | swiss francs", "cad | canadian dollar | canadian dollars",
+    "aud | australian dollar | australian dollars", "btc | bitcoin", "eth | ether | ethereum",
+    # units
+    "km | kms | kilometer | kilometre", "#m | meter | metre", "cm | centimeter | centimetre",
+    "mm | millimeter | millimetre", "mi | mile", "ft | foot | feet", "#in | inch | inches",
+    "yd | yard", "kg | kgs | kilo | kilogram | kilogramme", "#g | gram | gramme",
+    "mg | milligram", "lb | lbs | pound | pounds", "oz | ounce", "#l | liter | litre",
+    "ml | milliliter | millilitre", "gal | gallon",
+    "°c | #c | C | celsius | centigrade | degrees c",
+    "°f | #f | F | fahrenheit | degrees f",
+    "% | percent | per cent | percentage | pct", "mph | miles per hour",
+    "km/h | kph | kmh | kilometers per hour | kilometres per hour",
+    "#h | hr | hrs | hour", "min | mins | minute", "#s | sec | secs | second",
+    "ms | millisecond", "kb | kilobyte", "mb | megabyte", "gb | gigabyte", "tb | terabyte",
+    # languages
+    "en | english", "fr | french", "es | spanish", "de | german", "IT | italian",
+    "ja | jp | japanese", "zh | chinese | mandarin", "pt | portuguese", "ru | russian",
+)
+
+_MONTHS = {name: n for n in range(1, 13) for name in
+           (calendar.month_name[n].lower(), calendar.month_abbr[n].lower())} | {"sept": 9}
+_WEEKDAYS = {calendar.day_name[n].lower(): n for n in range(7)}
+_MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(\d{4}))?"
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_NUMERIC_DATE = re.compile(r"(?<![\d/.-])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})(?![\d/.-])")
+_MONTH_DAY = re.compile(r"(?<![a-z])" + _MONTH + r"\s+" + _DAY + r"(?![\d:])" + _YEAR)
+_DAY_MONTH = re.compile(r"(?<![\w.])" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?![a-z])"
+                        + _YEAR)
+_MONTH_ALONE = re.compile(r"(?<![a-z])" + _MONTH + r"(?![a-z])" + _YEAR)
+_THE_NTH = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b")
+_STATED_TODAY = re.compile(r"\b(?:today|current date|today's date|date today)\s*(?:is|:|=)"
+                           r"\s*(?:[a-z]+day,?\s*)?(.{6,30})")
+_AMOUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen)"
+_IN_DAYS = re.compile(r"\bin\s+" + _AMOUNT + r"\s+(day|week|month)s?\b|\b" + _AMOUNT
+                      + r"\s+(day|week|month)s?\s+from\s+(?:now|today)\b")
+_DAYS_AGO = re.compile(r"\b" + _AMOUNT + r"\s+(day|week|month)s?\s+ago\b")
+_WEEKDAY = re.compile(r"(?:\b(next|this|coming|last|past)\s+)?\b("
+                      + "|".join(_WEEKDAYS) + r")s?\b")
+_SHIFT = {"next": 1, "coming": 1, "this": 0, "last": -1, "past": -1}
+_PERIOD = re.compile(r"\b(next|this|last|coming|past)\s+(week|weekend|month|year)\b")
+
+_CLOCK_12 = re.compile(r"(?<![\d:])(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\b\.?")
+_CLOCK_24 = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?!\s*[ap]\.?\s?m\b)")
+_CLOCK_LOOSE = re.compile(r"\b(?:at|around|by|until|half\s+past)\s+(\d{1,2}|"
+                          + "|".join(list(_UNITS)[1:13]) + r")(?![\d:.,%]|\s*[ap]\.?\s?m\b)"
+                          r"|\b(\d{1,2}|[a-z]+)\s+o'?clock\b")
+_VALUE_DATETIME = re.compile(r"(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[t ](\d{1,2}):(\d{2})"
+                             r"(?::(\d{2})(?:\.\d+)?)?)?(?:z|[+-]\d{2}:?\d{2})?")
+_VALUE_TIME = re.compile(r"(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(?:([ap])\.?\s?m\.?)?")
+
+
+@dataclass(frozen=True)
+class _Group:
+    forms: tuple[str, ...]
+    pattern: re.Pattern[str]  # searched on the original text
+    words: frozenset[str]
+    squashed: tuple[str, ...]
+
+
+def _form_pattern(form: str) -> str:
+    if form.startswith("#"):
+        return r"\d\s*°?\s*" + re.escape(form[1:]) + r"(?![a-z])"
+    flexible = re.escape(form).replace(r"\ ", r"[\s-]+")
+    if not any(c.isalnum() for c in form):
+        return flexible  # a symbol: $, €, %
+    if form.isupper():
+        return r"(?-i:(?<![A-Za-z])" + flexible + r"(?![A-Za-z]))"
+    return r"(?<![a-z])" + flexible + r"(?![a-z])"
+
+
+def _group(line: str) -> _Group:
+    forms = tuple(f.strip() for f in line.split("|"))
+    words = {w for f in forms for w in _WORD.findall(f.lstrip("#").lower())}
+    return _Group(forms, re.compile("|".join(map(_form_pattern, forms)), re.IGNORECASE),
+                  frozenset(words), tuple("".join(_WORD.findall(f.lstrip("#").lower()))
+                                          for f in forms))
+
+
+_GROUPS = tuple(_group(line) for line in _SYNONYMS)
+
+# --- the conversation ---------------------------------------------------------------------
 
 
 def conversation_text(messages: Iterable[AnyMessage]) -> str:
@@ -47,18 +197,227 @@ def conversation_text(messages: Iterable[AnyMessage]) -> str:
                      and not m.additional_kwargs.get("callgate_correction"))
 
 
+def _fold(text: str) -> str:
+    """Lower case without accents: ``Zürich`` -> ``zurich``."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text)
+                   if not unicodedata.combining(c)).lower()
+
+
+def _stems(word: str) -> set[str]:
+    """A word and its singular guesses (``miles`` -> ``mile``, ``inches`` -> ``inch``)."""
+    out = {word}
+    if len(word) > 3 and word.endswith("s") and not word.isdigit():
+        out |= {word[:-1], word[:-2] if word.endswith("es") else word[:-1]}
+    return out
+
+
+def _to_float(text: str) -> float | None:
+    try:
+        return float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        return None
+
+
+def _amount(word: str) -> int:
+    return int(word) if word.isdigit() else 1 if word in ("a", "an") else _UNITS.get(word, 0)
+
+
+def _spelled_numbers(words: list[str]) -> set[float]:
+    """Values of runs of number words: ``twenty five`` 25, ``a hundred`` 100, ``two
+    dozen`` 24, ``half a dozen`` 6, ``one and a half`` 1.5, ``three quarters`` 0.75."""
+    found: set[float] = set()
+    total = current = 0.0
+    active = False  # inside a run; "a"/"an" opens one only before a number word
+    for i, word in enumerate([*words, ""]):
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if word in _UNITS or word in _TENS:
+            current += _UNITS.get(word, 0) + _TENS.get(word, 0)
+            active = True
+        elif word in ("a", "an") and (active or after in _NUMBER_WORDS):
+            active = True
+        elif word == "and" and active and (after in _NUMBER_WORDS or after == "a"):
+            continue
+        elif word in ("hundred", "dozen", "couple", "pair"):
+            current, active = (current or 1) * _NUMBER_WORDS[word], True
+        elif word in ("half", "halves", "quarter", "quarters"):
+            part = 0.5 if word.startswith("hal") else 0.25
+            if words[i - 1:i] == ["a"] and total + current > 0:
+                current += part  # "one and a half"
+            else:
+                current = current * part if current else part  # "three quarters", "half"
+            active = True
+        elif word in ("thousand", "million", "billion"):
+            total, current, active = total + (current or 1) * _NUMBER_WORDS[word], 0.0, True
+        elif active:
+            if total + current:
+                found.add(total + current)
+            total = current = 0.0
+            active = False
+    return found
+
+
+def _add_months(day: date, months: int) -> date:
+    year, month = divmod(day.month - 1 + months, 12)
+    year += day.year
+    month += 1
+    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
+
+
+def _month_ends(year: int, month: int) -> set[date]:
+    return {date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])}
+
+
+def _safe_date(year: int, month: int, day: int) -> date | None:
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _explicit_dates(text: str, years: tuple[int, ...]) -> set[date]:
+    """Dates written out in lowered ``text``; ``years``: for those written without one."""
+    found: set[date | None] = set()
+    for m in _ISO_DATE.finditer(text):
+        found.add(_safe_date(int(m[1]), int(m[2]), int(m[3])))
+    for m in _NUMERIC_DATE.finditer(text):
+        year = int(m[3]) + (2000 if len(m[3]) == 2 else 0)
+        found |= {_safe_date(year, int(m[1]), int(m[2])), _safe_date(year, int(m[2]), int(m[1]))}
+    for pattern, month_at, day_at in ((_MONTH_DAY, 1, 2), (_DAY_MONTH, 2, 1)):
+        for m in pattern.finditer(text):
+            month = _MONTHS[m[month_at]]
+            for year in ((int(m[3]),) if m[3] else years):
+                found.add(_safe_date(year, month, int(m[day_at])))
+    # a month on its own ("in November 2026"): its first and last day
+    alone = _DAY_MONTH.sub(" ", _MONTH_DAY.sub(" ", text))
+    for m in _MONTH_ALONE.finditer(alone):
+        if m[1] not in ("may", "mar", "jan", "jun") or m[2]:  # "may", "mar": ordinary words
+            for year in ((int(m[2]),) if m[2] else years):
+                found |= _month_ends(year, _MONTHS[m[1]])
+    return {d for d in found if d is not None}
+
+
+def _today(text: str, today: date | None) -> date:
+    stated = _STATED_TODAY.search(text)
+    if stated:
+        dates = _explicit_dates(stated[1], ())
+        if len(dates) == 1:
+            return dates.pop()
+    return today or date.today()
+
+
+def _relative_dates(text: str, today: date) -> set[date]:
+    """The days ``text`` names relative to ``today`` (see the module docstring)."""
+    day = timedelta(days=1)
+    found: set[date | None] = set()
+    words = set(_WORD.findall(text))
+    if words & {"today", "now", "tonight", "current", "currently", "todays"}:
+        found.add(today)
+    if "tomorrow" in words:
+        found |= {today + day, today + 2 * day} if "after tomorrow" in text else {today + day}
+    if "yesterday" in words:
+        found |= ({today - day, today - 2 * day} if "before yesterday" in text
+                  else {today - day})
+    monday = today - today.weekday() * day
+    for m in _WEEKDAY.finditer(text):
+        weekday = _WEEKDAYS[m[2]]
+        this_week = monday + weekday * day
+        upcoming = today + ((weekday - today.weekday()) % 7 or 7) * day
+        if m[1] in ("last", "past"):
+            found |= {this_week if this_week < today else this_week - 7 * day}
+        elif m[1] == "next":
+            found |= {upcoming, upcoming + 7 * day}
+        else:
+            found |= {this_week, upcoming}
+    for m in _PERIOD.finditer(text):
+        shift = _SHIFT[m[1]]
+        if m[2] == "week":
+            found |= {monday + (7 * shift + n) * day for n in range(7)} | {today + 7 * shift * day}
+        elif m[2] == "weekend":
+            saturday = monday + 5 * day + (7 * shift if shift else 0) * day
+            if shift == 1 and today.weekday() < 5:
+                found |= {saturday - 7 * day, saturday - 6 * day}  # "next" = the coming one
+            found |= {saturday, saturday + day}
+        elif m[2] == "month":
+            other = _add_months(today, shift)
+            found |= _month_ends(other.year, other.month) | {other}
+        else:
+            found |= {date(today.year + shift, 1, 1), date(today.year + shift, 12, 31)}
+    for m in _IN_DAYS.finditer(text):
+        amount, unit = (m[1], m[2]) if m[1] else (m[3], m[4])
+        found.add(_shift(today, _amount(amount), unit))
+    for m in _DAYS_AGO.finditer(text):
+        found.add(_shift(today, -_amount(m[1]), m[2]))
+    for m in _THE_NTH.finditer(text):
+        for month_start in (today.replace(day=1), _add_months(today.replace(day=1), 1)):
+            found.add(_safe_date(month_start.year, month_start.month, int(m[1])))
+    return {d for d in found if d is not None}
+
+
+def _shift(today: date, amount: int, unit: str) -> date:
+    if unit == "month":
+        return _add_months(today, amount)
+    return today + timedelta(days=amount * (7 if unit == "week" else 1))
+
+
+def _clock_times(text: str) -> set[tuple[int, int]]:
+    """``(hour, minute)`` of the clock times named in lowered ``text``."""
+    found: set[tuple[int, int]] = set()
+    for m in _CLOCK_12.finditer(text):
+        hour, minute = int(m[1]), int(m[2] or 0)
+        if 1 <= hour <= 12 and minute < 60:
+            found.add((hour % 12 + (12 if m[3] == "p" else 0), minute))
+    for m in _CLOCK_24.finditer(text):
+        if int(m[1]) < 24 and int(m[2]) < 60:
+            found.add((int(m[1]), int(m[2])))
+    for m in _CLOCK_LOOSE.finditer(text):
+        said = m[1] or m[2]
+        hour = int(said) if said.isdigit() else _UNITS.get(said, 0)
+        minute = 30 if m[0].startswith("half") else 0
+        if 1 <= hour <= 12:
+            found |= {(hour % 12, minute), (hour % 12 + 12, minute)}
+    if re.search(r"\b(?:noon|midday)\b", text):
+        found.add((12, 0))
+    if "midnight" in text:
+        found.add((0, 0))
+    return found
+
+
 class _Context:
-    def __init__(self, text: str) -> None:
-        lowered = text.lower()
-        self.words = set(_WORD.findall(lowered))
-        self.squashed = "".join(_WORD.findall(lowered))
-        self.numbers: set[float] = set()
-        for match in _NUMBER.finditer(text):
-            try:
-                self.numbers.add(float(match.group().replace(",", "").replace("_", "")))
-            except ValueError:
-                continue
+    """Everything ``text`` gives: words, numbers, days and clock times."""
+
+    def __init__(self, text: str, today: date | None = None) -> None:
+        lowered = _fold(text)
+        words = _WORD.findall(lowered)
+        # "5km" is "5" and "km" too
+        split = [w for token in words for w in re.findall(r"\d+|[a-z]+", token)]
+        self.words = {s for w in {*words, *split} for s in _stems(w)}
+        squashed = ["".join(words)]
+        for group in _GROUPS:
+            if group.pattern.search(text):
+                self.words |= {s for w in group.words for s in _stems(w)}
+                squashed.extend(group.squashed)
+        self.squashed = "|".join(squashed)  # "|": no value matches across two forms
+
+        self.numbers: set[float] = {v for m in _NUMBER.finditer(text)
+                                    if (v := _to_float(m.group())) is not None}
         self.numbers |= {float(v) for w, v in _NUMBER_WORDS.items() if w in self.words}
+        self.numbers |= _spelled_numbers(re.findall(r"[a-z]+", lowered))
+        self.numbers |= {float(m[1]) * _SCALE[m[2]] for m in _SCALED.finditer(lowered)}
+        self.numbers |= {int(m[1]) / int(m[2]) for m in _FRACTION.finditer(lowered)
+                         if int(m[2])}
+        for m in _AND_A_HALF.finditer(lowered):
+            whole = _to_float(m[1])
+            self.numbers.add((1.0 if whole is None else whole) + 0.5)
+
+        now = _today(lowered, today)
+        self.days = _explicit_dates(lowered, (now.year, now.year + 1))
+        self.days |= _relative_dates(lowered, now)
+        self.times = _clock_times(lowered)
+        self.numbers |= {float(now.year + _SHIFT[m[1]]) for m in _PERIOD.finditer(lowered)
+                         if m[2] == "year"}
+        self.numbers |= {float(h) for h, _ in self.times}
+        self.numbers |= {float(_MONTHS[m[1]]) for m in _MONTH_ALONE.finditer(lowered)
+                         if m[1] not in ("may", "mar", "jan", "jun") or m[2]}
 
     def has_number(self, value: float) -> bool:
         if not math.isfinite(value):
@@ -68,13 +427,52 @@ class _Context:
                    for c in candidates for n in self.numbers)
 
     def has_string(self, value: str) -> bool:
-        words = _WORD.findall(value.lower())
+        stripped = value.strip()
+        moment = _datetime_value(stripped)
+        if moment is not None:
+            day, clock = moment
+            return ((day is None or day in self.days)
+                    and (clock is None or clock == (0, 0) and day is not None
+                         or clock in self.times))
+        bare = stripped.strip("$€£%")
+        if _NUMBER.fullmatch(bare):
+            return self.has_number(_to_float(bare) or 0.0)
+        words = _WORD.findall(_fold(value))
         if not words:
             return False  # an empty (or punctuation-only) value: nothing was given
-        squashed = "".join(words)
-        if squashed in self.squashed:
+        if "".join(words) in self.squashed:
             return True
-        return sum(w in self.words for w in words) * 2 >= len(words)
+        return sum(self._has_word(w) for w in words) * 2 >= len(words)
+
+    def _has_word(self, word: str) -> bool:
+        if _stems(word) & self.words:
+            return True
+        return word.isdigit() and self.has_number(float(word))
+
+
+def _datetime_value(value: str) -> tuple[date | None, tuple[int, int] | None] | None:
+    """``(day, (hour, minute))`` of a value that is a date, a date-time or a clock time."""
+    lowered = value.lower()
+    if m := _VALUE_DATETIME.fullmatch(lowered):
+        day = _safe_date(int(m[1]), int(m[2]), int(m[3]))
+        if day is None:
+            return None
+        return day, (int(m[4]), int(m[5])) if m[4] else None
+    m = _VALUE_TIME.fullmatch(lowered)
+    if m and (m[2] or m[4]):  # "15:00", "3pm"; a bare "15" is a number
+        hour = int(m[1]) % 12 + (12 if m[4] == "p" else 0) if m[4] else int(m[1])
+        if hour < 24 and int(m[2] or 0) < 60:
+            return None, (hour, int(m[2] or 0))
+    return None
+
+
+@lru_cache(maxsize=32)
+def _context(text: str, today: date | None) -> _Context:
+    # The loop checks every call of a step against the same conversation.
+    return _Context(text, today)
+
+
+# --- the checks ---------------------------------------------------------------------------
 
 
 def _supplied(schema: dict[str, Any], value: Any) -> bool:
@@ -114,11 +512,14 @@ def _walk(value: Any, schema: dict[str, Any], path: str, context: _Context,
             _walk(item, _sub_schema(schema, key), f"{path}.{key}", context, found)
 
 
-def ungrounded_args(args: dict[str, Any], schema: dict[str, Any],
-                    context: str) -> list[tuple[str, Any]]:
-    """``(path, value)`` of every argument value that ``context`` does not contain."""
+def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, *,
+                    today: date | None = None) -> list[tuple[str, Any]]:
+    """``(path, value)`` of every argument value that ``context`` does not contain.
+
+    ``today`` anchors relative dates (``tomorrow``) when the conversation states no date;
+    by default the real current date."""
     found: list[tuple[str, Any]] = []
-    ctx = _Context(context)
+    ctx = _context(context, today)
     for key, value in args.items():
         _walk(value, _sub_schema(schema, key), key, ctx, found)
     return found
@@ -135,7 +536,6 @@ def grounding_error(tool: str, found: list[tuple[str, Any]]) -> str:
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
-
 
 
 def _values_text(value: Any) -> str:
