@@ -299,6 +299,8 @@ class _Walker:
         if kind is float:
             return obj if math.isfinite(obj) else _non_finite(obj)
         try:
+            if kind is dict or kind is list:
+                return self._enter(obj, depth)
             return self._convert_other(obj, depth)
         except Exception:
             return _repr(obj)
@@ -322,18 +324,27 @@ class _Walker:
             if callable(tolist):  # numpy arrays and scalars
                 return self.convert(tolist(obj), depth)
             return _repr(obj)
-        label = _kind(obj)
-        if depth >= MAX_DEPTH:
-            return f"<cut: {label} nested more than {MAX_DEPTH} levels deep>"
-        if id(obj) in self.path:
-            return f"<cycle: this {label} contains itself>"
-        if self.values > MAX_VALUES:
+        return self._enter(obj, depth)
+
+    def _enter(self, obj: Any, depth: int) -> Any:
+        key = id(obj)
+        if depth >= MAX_DEPTH or key in self.path or self.values > MAX_VALUES:
+            label = _kind(obj)
+            if depth >= MAX_DEPTH:
+                return f"<cut: {label} nested more than {MAX_DEPTH} levels deep>"
+            if key in self.path:
+                return f"<cycle: this {label} contains itself>"
             return f"<cut: more than {MAX_VALUES:,} values in this result>"
-        self.path.add(id(obj))
+        self.path.add(key)
         try:
+            kind = type(obj)
+            if kind is dict:
+                return self._mapping(obj, depth + 1)
+            if kind is list:
+                return self._items(obj, depth + 1)
             return self._container(obj, depth + 1)
         finally:
-            self.path.discard(id(obj))
+            self.path.discard(key)
 
     def _container(self, obj: Any, depth: int) -> Any:
         if isinstance(obj, BaseModel):
@@ -347,8 +358,7 @@ class _Walker:
                                   if hasattr(obj, f.name)}, depth)
         if isinstance(obj, Mapping):
             return self._mapping(obj, depth)
-        self.values += len(obj)
-        items = [self.convert(item, depth) for item in obj]
+        items = self._items(obj, depth)
         if isinstance(obj, set | frozenset):
             try:
                 items.sort()
@@ -356,9 +366,22 @@ class _Walker:
                 items.sort(key=lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False))
         return items
 
+    # The two loops below inline the commonest values: they set the pace for big results.
+    def _items(self, obj: Any, depth: int) -> list[Any]:
+        self.values += len(obj)
+        convert = self.convert
+        return [item if (type(item) is str and item.isascii()) or item is None
+                else convert(item, depth) for item in obj]
+
     def _mapping(self, obj: Mapping[Any, Any], depth: int) -> dict[str, Any]:
         self.values += len(obj)
-        return {self._key(k, depth): self.convert(v, depth) for k, v in obj.items()}
+        convert, to_key = self.convert, self._key
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            if type(k) is not str or not k.isascii():
+                k = to_key(k, depth)
+            out[k] = v if (type(v) is str and v.isascii()) or v is None else convert(v, depth)
+        return out
 
     def _key(self, key: Any, depth: int) -> str:
         converted = self.convert(key, depth)
@@ -372,7 +395,8 @@ def _is_dataclass_instance(obj: Any) -> bool:
 
 
 def _kind(obj: Any) -> str:
-    return "dict" if isinstance(obj, Mapping) else type(obj).__name__
+    kind = type(obj)
+    return "dict" if kind is dict or isinstance(obj, Mapping) else kind.__name__
 
 
 def _encodable(text: str) -> str:
