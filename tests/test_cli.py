@@ -1,58 +1,342 @@
-"""The ``callgate`` command line, run as a user would (a real subprocess)."""
+"""The ``callgate`` command line, run as a user would (a real subprocess).
+
+Tests that do not need a language model use callgate's scripted chat model (it replays
+fixed ReAct replies), named in a ``models.yaml`` in the test's working directory; the
+real tools, graph, SQLite threads and approvals run as they do for a user.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.servers import free_port
 
-def callgate(*args: str, home: Path, env: dict[str, str] | None = None,
+MODELS_YAML = """\
+models:
+  calc:
+    provider: custom
+    class: "callgate.models.scripted:ScriptedChatModel"
+    tool_format: react
+    native_tools: false
+    loop: true
+    script:
+      - "Thought: compute it.\\nAction: calculator\\nAction Input: {\\"expression\\": \\"17*23\\"}"
+      - "Final Answer: 17 * 23 = 391 [R1]"
+  deleter:
+    provider: custom
+    class: "callgate.models.scripted:ScriptedChatModel"
+    tool_format: react
+    native_tools: false
+    loop: true
+    script:
+      - "Action: delete_file\\nAction Input: {\\"path\\": \\"a.txt\\"}"
+      - "Final Answer: I handled the file [R1]"
+"""
+
+FILE_TOOLS = """\
+from pathlib import Path
+
+
+def delete_file(path: str) -> str:
+    Path(path).unlink()
+    return f"deleted {path}"
+"""
+
+TOOLS_YML = """\
+tools:
+  - name: delete_file
+    description: Delete a file.
+    module: ./file_tools.py
+    function: delete_file
+    sensitive: true
+    parameters_schema:
+      type: object
+      properties: {path: {type: string}}
+      required: [path]
+"""
+
+
+def callgate(*args: str, home: Path, env: dict[str, str] | None = None, stdin: str = "",
              timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "CALLGATE_HOME": str(home),
-                "CALLGATE_INDEX": str(home / "index.sqlite"), **(env or {})}
     return subprocess.run([sys.executable, "-m", "callgate.cli", *args], capture_output=True,
-                          text=True, env=full_env, timeout=timeout, cwd=home)
+                          text=True, env=_env(home, env), timeout=timeout, cwd=home,
+                          input=stdin)
 
 
-def test_tools_lists_offered_and_missing(tmp_path: Path) -> None:
-    result = callgate("tools", home=tmp_path)
+def _env(home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "CALLGATE_HOME": str(home / "data"), "HOME": str(home),
+           "CALLGATE_INDEX": str(home / "index.sqlite"), "PYTHONPATH": root, **(extra or {})}
+    for name in ("CALLGATE_DB", "CALLGATE_MODEL", "CALLGATE_MODELS", "CALLGATE_TOOLS"):
+        if name not in (extra or {}):
+            env.pop(name, None)
+    return env
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    (tmp_path / "models.yaml").write_text(MODELS_YAML)
+    return tmp_path
+
+
+def _thread_values(home: Path, thread_id: str) -> tuple[tuple[str, ...], dict]:
+    """The thread as the CLI left it in its SQLite database (read in a subprocess so this
+    test process does not import the graph)."""
+    code = ("import json, sys\n"
+            "from callgate import build_agent\n"
+            "from callgate.persistence import open_persistence\n"
+            "with open_persistence(None) as db:\n"
+            "    agent = build_agent('calc', [], checkpointer=db.checkpointer)\n"
+            "    state = agent.get_state({'configurable': {'thread_id': sys.argv[1]}})\n"
+            "    humans = [m.content for m in state.values.get('messages', [])"
+            " if m.type == 'human']\n"
+            "    print(json.dumps({'next': list(state.next), 'status':"
+            " state.values.get('status'), 'humans': humans}))\n")
+    out = subprocess.run([sys.executable, "-c", code, thread_id], capture_output=True,
+                         text=True, env=_env(home), cwd=home, timeout=120)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    return tuple(data["next"]), data
+
+
+# -- the other commands ----------------------------------------------------------------------
+
+
+def test_tools_lists_offered_and_missing(home: Path) -> None:
+    result = callgate("tools", home=home)
     assert result.returncode == 0, result.stderr
     assert "calculator" in result.stdout and "system_stats" in result.stdout
     assert "Built-in tools not offered:" in result.stdout
     assert "rag_search" in result.stdout and "callgate index PATH" in result.stdout
 
 
-def test_index_then_rag_search_is_offered(tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
+def test_index_then_rag_search_is_offered(home: Path) -> None:
+    docs = home / "docs"
     docs.mkdir()
     (docs / "policy.md").write_text("# Vacation\nEmployees get 25 days of paid vacation.\n")
-    result = callgate("index", str(docs), home=tmp_path)
+    result = callgate("index", str(docs), home=home)
     assert result.returncode == 0 and "indexed 1 file(s)" in result.stdout
-    tools = callgate("tools", home=tmp_path).stdout
+    tools = callgate("tools", home=home).stdout
     assert "rag_search" in tools.split("Built-in tools not offered:")[0]
 
 
-def test_tools_yml_errors_name_file_and_line(tmp_path: Path) -> None:
-    (tmp_path / "tools.yml").write_text("tools:\n  - name: x\n    description: y\n")
-    result = callgate("tools", home=tmp_path)
+def test_index_expands_tilde_instead_of_making_a_folder_named_tilde(home: Path) -> None:
+    (home / "notes.md").write_text("# Notes\nThe launch is on Friday.\n")
+    result = callgate("index", "notes.md", home=home, env={"CALLGATE_INDEX": "~/idx/i.sqlite"})
+    assert result.returncode == 0, result.stderr
+    assert (home / "idx" / "i.sqlite").is_file()  # HOME is the test folder
+    assert not (home / "~").exists()
+
+
+def test_tools_yml_errors_name_file_and_line(home: Path) -> None:
+    (home / "tools.yml").write_text("tools:\n  - name: x\n    description: y\n")
+    result = callgate("tools", home=home)
     assert result.returncode != 0 and "tools.yml:2" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# -- ask: --json and --events ------------------------------------------------------------------
+
+
+def test_ask_json_is_one_object_and_the_thread_is_kept(home: Path) -> None:
+    result = callgate("ask", "What is 17*23?", "--model", "calc", "--json", home=home)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)  # the whole stdout is one JSON object
+    assert out["status"] == "done"
+    assert out["final_answer"].startswith("17 * 23 = 391")
+    assert [e["tool"] for e in out["tool_events"]] == ["calculator"]
+    assert out["tool_events"][0]["data"] == 391
+    assert [c["id"] for c in out["citations"]] == ["R1"]
+    assert out["thread_id"].startswith("ask-")
+    # status lines go to stderr: the tool line is there, not on stdout
+    assert "calculator" in result.stderr
+    assert (home / "data" / "threads.sqlite").is_file()
+    next_nodes, values = _thread_values(home, out["thread_id"])
+    assert next_nodes == () and values["status"] == "done"
+
+
+def test_ask_events_stream_json_lines(home: Path) -> None:
+    result = callgate("ask", "What is 17*23?", "--model", "calc", "--events", home=home)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "status" and events[0]["phase"] == "loading_model"
+    assert kinds.index("tool_start") < kinds.index("tool_end") < kinds.index("token")
+    assert kinds[-1] == "result" and kinds.count("result") == 1
+    start = events[kinds.index("tool_start")]
+    end = events[kinds.index("tool_end")]
+    assert start["tool"] == end["tool"] == "calculator" and end["ok"] is True
+    assert start["args"] == {"expression": "17*23"} and end["duration_ms"] >= 0
+    tokens = "".join(e["text"] for e in events if e["event"] == "token")
+    assert "391" in tokens and "Action:" not in tokens
+    assert events[-1]["status"] == "done" and events[-1]["final_answer"].startswith(tokens)
+
+
+def test_plain_ask_prints_only_the_answer_on_stdout(home: Path) -> None:
+    result = callgate("ask", "What is 17*23?", "--model", "calc", home=home)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "17 * 23 = 391 [R1]\n\nSources: [R1] calculator\n"
+    assert "→ calculator" in result.stderr and "✓ calculator" in result.stderr
+
+
+# -- chat ----------------------------------------------------------------------------------------
+
+
+def test_chat_with_piped_input_and_resumed_thread(home: Path) -> None:
+    first = callgate("chat", "--model", "calc", "--json", "--thread", "t-1", home=home,
+                     stdin="What is 17*23?\nAnd again?\n")
+    assert first.returncode == 0, first.stderr
+    answers = [json.loads(line) for line in first.stdout.splitlines()]
+    assert [a["status"] for a in answers] == ["done", "done"]
+    assert {a["thread_id"] for a in answers} == {"t-1"}
+    assert "resume it with --thread t-1" in first.stderr
+
+    again = callgate("chat", "--model", "calc", "--thread", "t-1", home=home,
+                     stdin="Once more?\n")
+    assert again.returncode == 0, again.stderr
+    assert "391" in again.stdout
+    next_nodes, values = _thread_values(home, "t-1")
+    assert next_nodes == ()
+    assert values["humans"] == ["What is 17*23?", "And again?", "Once more?"]
+
+
+# -- approvals -------------------------------------------------------------------------------
+
+
+def _approval_setup(home: Path) -> None:
+    (home / "file_tools.py").write_text(FILE_TOOLS)
+    (home / "tools.yml").write_text(TOOLS_YML)
+    (home / "a.txt").write_text("a")
+    (home / "b.txt").write_text("b")
+
+
+def test_approval_answered_on_stdin_edit(home: Path) -> None:
+    _approval_setup(home)
+    result = callgate("ask", "Delete a.txt", "--model", "deleter", "--no-builtins", "--json",
+                      home=home, stdin='e {"path": "b.txt"}\n')
+    assert result.returncode == 0, result.stderr
+    assert "approval needed" in result.stderr and "delete_file" in result.stderr
+    out = json.loads(result.stdout)
+    assert out["tool_events"][0]["args"] == {"path": "b.txt"}
+    assert (home / "a.txt").exists() and not (home / "b.txt").exists()
+
+
+def test_approval_rejected_on_stdin_runs_nothing(home: Path) -> None:
+    _approval_setup(home)
+    result = callgate("ask", "Delete a.txt", "--model", "deleter", "--no-builtins", "--json",
+                      home=home, stdin="n not today\n")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["tool_events"][0]["denied"] is True
+    assert (home / "a.txt").exists() and (home / "b.txt").exists()
+
+
+def test_yes_approves_without_asking(home: Path) -> None:
+    _approval_setup(home)
+    result = callgate("ask", "Delete a.txt", "--model", "deleter", "--no-builtins", "--yes",
+                      "--json", home=home)
+    assert result.returncode == 0, result.stderr
+    assert "approve?" not in result.stderr
+    assert not (home / "a.txt").exists()
+
+
+# -- user errors: one line, a hint, no traceback ---------------------------------------------
+
+
+def _user_errors(home: Path) -> dict[str, list[str]]:
+    (home / "broken.yml").write_text("tools: [\n")
+    dead = f"openai:some-model@http://127.0.0.1:{free_port()}/v1"
+    return {
+        "unknown model spec": ["--model", "nosuch"],
+        "missing GGUF file": ["--model", "gguf:/nonexistent/model.gguf"],
+        "bad tools.yml": ["--model", "calc", "--tools", "broken.yml"],
+        "bad --db URL": ["--model", "calc", "--db", "mysql://db/x"],
+        "server down": ["--model", dead],
+        "unsupported tool_choice": ["--model", "calc", "--tool-choice", "required"],
+    }
+
+
+@pytest.mark.parametrize("case", ["unknown model spec", "missing GGUF file", "bad tools.yml",
+                                  "bad --db URL", "server down", "unsupported tool_choice"])
+def test_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> None:
+    args = _user_errors(home)[case]
+    result = callgate("ask", "hello", *args, home=home, timeout=120)
+    assert result.returncode not in (0, 130), result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and "(hint: " in lines[0]
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_debug_shows_the_traceback(home: Path) -> None:
+    result = callgate("ask", "hello", "--model", "nosuch", "--debug", home=home)
+    assert result.returncode == 2
+    assert "Traceback" in result.stderr and result.stderr.strip().splitlines()[-1].startswith(
+        "error: model spec 'nosuch'")
+
+
+# -- the bundled model -----------------------------------------------------------------------
 
 
 @pytest.mark.llama
-def test_ask_with_the_bundled_model(tmp_path: Path) -> None:
-    result = callgate("ask", "What is 17 * 23?", "--json", "--max-steps", "2", home=tmp_path)
+@pytest.mark.timeout(900)
+def test_ask_with_the_bundled_model(home: Path) -> None:
+    result = callgate("ask", "What is 17 * 23?", "--json", "--max-steps", "2", home=home,
+                      timeout=800)
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["status"] in {"done", "step_limit"} and out["final_answer"]
     for marker in ("Action:", "Action Input:", "<tool_call>", "Observation:"):
         assert marker not in out["final_answer"]
-    rows = json.loads(callgate("stats", "--json", home=tmp_path).stdout)  # persisted usage
+    rows = json.loads(callgate("stats", "--json", home=home).stdout)  # persisted usage
     events = out["tool_events"]
     executed = [e for e in events if not (e["repeat_of"] or e["denied"] or e["skipped"])]
     assert sum(r["calls"] for r in rows) == len(executed)
     assert sum(r["duplicates"] for r in rows) == sum(bool(e["repeat_of"]) for e in events)
+
+
+@pytest.mark.llama
+@pytest.mark.timeout(900)
+def test_ctrl_c_while_the_model_generates_stops_within_a_second(home: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "callgate.cli", "ask", "Tell me a long story about a cat.",
+         "--mode", "chat", "--events"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(home), cwd=home)
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:  # wait for the model's first streamed token
+            if json.loads(line)["event"] == "token":
+                break
+        else:
+            pytest.fail(f"no token streamed: {process.stderr.read() if process.stderr else ''}")
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+        stopped = time.monotonic() - signalled
+        rest, err = process.stdout.read(), process.stderr.read() if process.stderr else ""
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert stopped < 1.0, f"took {stopped:.2f} s to stop"
+    cancelled = json.loads(rest.splitlines()[-1])
+    thread = cancelled["thread_id"]
+    assert cancelled["event"] == "cancelled" and thread.startswith("ask-")
+    assert f"cancelled — thread {thread} saved; resume with --thread {thread}" in err
+
+    # The thread goes on (with the scripted model: the thread is what is tested here).
+    resumed = callgate("ask", "What is 17*23?", "--model", "calc", "--thread", thread,
+                       "--json", home=home)
+    assert resumed.returncode == 0, resumed.stderr
+    out = json.loads(resumed.stdout)
+    assert out["status"] == "done" and out["thread_id"] == thread
+    next_nodes, values = _thread_values(home, thread)
+    assert next_nodes == () and values["status"] == "done"
+    assert values["humans"][-1] == "What is 17*23?"
