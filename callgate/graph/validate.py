@@ -73,8 +73,10 @@ def make_validate(settings: LoopSettings):
             correctable = False  # invented extra calls are refused alone; the rest run
         if correctable:
             return {"pending_calls": checked, "validation_errors": errors}
+        # Not corrected: each refused call carries its outcome; only text that could not be
+        # read as any call is left as an error (it ends the loop).
         return {"pending_calls": _numbered(_mark_repeats(checked, state), state),
-                "validation_errors": errors}
+                "validation_errors": [e for e in errors if not e.get("id")]}
 
     return validate
 
