@@ -27,6 +27,7 @@ from langgraph.store.base import BaseStore
 
 CANCEL_NAMESPACE = ("callgate", "cancel")
 PENDING_TTL_S = 30.0
+STORE_POLL_S = 0.25  # while a tool runs, how often a persisted request is looked for
 
 
 class CancelToken:
@@ -58,10 +59,13 @@ def _live(asked_at: float | None, now: float) -> bool:
 class RunCancel(CancelToken):
     """The cancellation view of one run: its explicit token or its thread's request."""
 
-    def __init__(self, thread_id: str | None, explicit: CancelToken | None) -> None:
+    def __init__(self, thread_id: str | None, explicit: CancelToken | None,
+                 store: BaseStore | None = None) -> None:
         super().__init__()
         self.thread_id = thread_id
         self.explicit = explicit
+        self.store = store
+        self._next_look = 0.0
 
     def cancel(self) -> None:
         if self.explicit is not None:
@@ -78,8 +82,15 @@ class RunCancel(CancelToken):
             return True
         if self.thread_id is None:
             return False
+        now = time.time()
         with _lock:
-            return _live(_requests.get(self.thread_id), time.time())
+            if _live(_requests.get(self.thread_id), now):
+                return True
+        if self.store is not None and now >= self._next_look:
+            self._next_look = now + STORE_POLL_S  # a store read is a database query
+            item = self.store.get(CANCEL_NAMESPACE, self.thread_id)
+            return item is not None and _live(float(item.value.get("at", 0.0)), now)
+        return False
 
     def wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -99,11 +110,12 @@ def thread_id_of(config: RunnableConfig | None) -> str | None:
     return str(value) if value is not None else None
 
 
-def token_for(config: RunnableConfig | None) -> RunCancel:
-    """The cancellation state of the run ``config`` belongs to."""
+def token_for(config: RunnableConfig | None, store: BaseStore | None = None) -> RunCancel:
+    """The cancellation state of the run ``config`` belongs to (with ``store``: also
+    requests persisted there by other processes)."""
     explicit = ((config or {}).get("configurable") or {}).get("cancel_token")
     return RunCancel(thread_id_of(config),
-                     explicit if isinstance(explicit, CancelToken) else None)
+                     explicit if isinstance(explicit, CancelToken) else None, store)
 
 
 def current_token() -> RunCancel | None:
@@ -118,13 +130,7 @@ def current_token() -> RunCancel | None:
 
 def is_cancelled(config: RunnableConfig | None, store: BaseStore | None = None) -> bool:
     """Whether this run was cancelled, here or (through ``store``) from another process."""
-    token = token_for(config)
-    if token.cancelled:
-        return True
-    if store is None or token.thread_id is None:
-        return False
-    item = store.get(CANCEL_NAMESPACE, token.thread_id)
-    return item is not None and _live(float(item.value.get("at", 0.0)), time.time())
+    return token_for(config, store).cancelled
 
 
 def end_run(config: RunnableConfig | None, store: BaseStore | None = None) -> None:

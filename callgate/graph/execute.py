@@ -44,7 +44,7 @@ def make_execute(settings: LoopSettings):
         try:
             run = run_tool(tool, call["args"], timeout_s=settings.timeout_for(call["name"],
                                                                                limits),
-                           token=token_for(config), config=config)
+                           token=token_for(config, runtime.store), config=config)
         except Exception as exc:  # a tool's failure is a result for the model, not a crash
             if attempt < policy.max_attempts and retry_on(exc):
                 raise  # the node's RetryPolicy runs this call again

@@ -53,8 +53,8 @@ def make_finalize(settings: LoopSettings, strategy: DecideStrategy):
             if is_cancelled(config, runtime.store):  # cancelled while the answer was written
                 reason, text, source = "cancelled", cancelled_text(state), "loop"
         return {"messages": closing, "tool_events": leftover, "draft_answer": text,
-                "status": STATUS.get(reason, "done"), "stop_reason": reason, "answer_source": source, "pending_calls": [],
-                "validation_errors": []}
+                "status": STATUS.get(reason, "done"), "stop_reason": reason,
+                "answer_source": source, "pending_calls": [], "validation_errors": []}
 
     return finalize
 

@@ -26,6 +26,9 @@ def make_start(settings: LoopSettings):
     patterns = settings.approval_patterns or DANGEROUS_PATTERNS
 
     def start(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        if not state.get("messages"):
+            raise ValueError("callgate needs at least one message: invoke the agent with "
+                             "{'messages': [('user', 'your question')]}")
         limit = limits_of(runtime, settings.defaults).summary_char_limit
         closing_messages, closing_events = close_open_calls(state, settings, patterns, limit)
         emit({"event": "status", "phase": "thinking", "step": 0})
