@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from callgate.models.llama_server import free_port, llama_cpp_server
 
-__all__ = ["LocalHTTPServer", "free_port", "llama_cpp_server"]
+__all__ = ["LocalHTTPServer", "PostgresUnavailable", "free_port", "llama_cpp_server",
+           "postgres_server"]
 
 
 class LocalHTTPServer:
@@ -23,3 +32,69 @@ class LocalHTTPServer:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL server could be started here (the message says why)."""
+
+
+def _pg_bin(name: str) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    # Debian keeps the server binaries off PATH, one folder per major version.
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+                        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0)
+    return candidates[-1] if candidates else None
+
+
+@contextmanager
+def postgres_server(database: str = "callgate_test") -> Iterator[str]:
+    """A throwaway PostgreSQL server on 127.0.0.1 (``initdb`` + ``pg_ctl`` into a temporary
+    folder, trust auth), with ``database`` created: yields its ``postgresql://`` URL.
+
+    As root the server runs as the ``postgres`` user (PostgreSQL refuses root). Raises
+    :class:`PostgresUnavailable` when the binaries are missing or the server does not start.
+    """
+    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
+    if not initdb or not pg_ctl:
+        raise PostgresUnavailable("initdb/pg_ctl not found (install Debian's postgresql "
+                                  "package, or set CALLGATE_TEST_POSTGRES to a server URL)")
+    as_user: list[str] = []
+    # Not pytest's tmp_path: its 0700 parents would keep the postgres user out.
+    folder = Path(tempfile.mkdtemp(prefix="callgate-pg-"))
+    if os.geteuid() == 0:
+        runuser = shutil.which("runuser")
+        if not runuser:
+            raise PostgresUnavailable("running as root and runuser is missing: cannot start "
+                                      "PostgreSQL as an unprivileged user")
+        as_user = [runuser, "-u", "postgres", "--"]
+        shutil.chown(folder, user="postgres")
+    data, log, port = folder / "data", folder / "server.log", free_port()
+
+    def run(*cmd: str) -> None:
+        done = subprocess.run([*as_user, *cmd], capture_output=True, text=True, timeout=120)
+        if done.returncode:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            detail = log.read_text().strip().splitlines()[-1:] if log.exists() else []
+            raise PostgresUnavailable(f"{Path(cmd[0]).name} failed: "
+                                      f"{' / '.join(tail + detail)}")
+
+    started = False
+    try:
+        run(initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
+            "--no-sync")
+        run(pg_ctl, "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o",
+            f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off", "start")
+        started = True
+        import psycopg
+
+        admin = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{database}"')
+        yield f"postgresql://postgres@127.0.0.1:{port}/{database}"
+    finally:
+        if started:
+            subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
+                           capture_output=True, timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)

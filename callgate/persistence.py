@@ -1,0 +1,236 @@
+"""Where threads and full tool results live: a LangGraph checkpointer plus a LangGraph store.
+
+``open_persistence(url)`` opens both on one database:
+
+- ``None`` → ``$CALLGATE_DB`` → the SQLite file ``threads.sqlite`` in :func:`callgate_home`;
+- a file path, ``sqlite:///path`` or ``:memory:`` → ``SqliteSaver`` + ``SqliteStore``;
+- ``postgresql://…`` (or ``postgres://…``) → ``PostgresSaver`` + ``PostgresStore``.
+
+Tables are created on open (``.setup()``). ``open_async_persistence`` is the same for
+``ainvoke``/``astream`` users (``AsyncSqliteSaver``/``AsyncPostgresSaver`` and their stores).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.store.base import BaseStore
+
+__all__ = [
+    "DB_ENV",
+    "HOME_ENV",
+    "Persistence",
+    "PersistenceError",
+    "callgate_home",
+    "default_db_path",
+    "open_async_persistence",
+    "open_persistence",
+    "resolve_url",
+]
+
+HOME_ENV = "CALLGATE_HOME"
+DB_ENV = "CALLGATE_DB"
+DB_FILE = "threads.sqlite"
+_CONNECT_TIMEOUT_S = 10
+_POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+Backend = Literal["sqlite", "postgres"]
+
+
+class PersistenceError(ValueError):
+    """A database URL that cannot be used: unknown scheme, unreachable server, unwritable file."""
+
+
+@dataclass(frozen=True)
+class Persistence:
+    """An open checkpointer and store on one database (valid inside the ``with`` block)."""
+
+    checkpointer: BaseCheckpointSaver
+    store: BaseStore
+    backend: Backend
+    url: str  # as opened, password removed
+
+
+@dataclass(frozen=True)
+class _Target:
+    backend: Backend
+    conn: str  # SQLite path or PostgreSQL conninfo
+    shown: str  # for messages: no password
+
+
+def callgate_home() -> Path:
+    """callgate's data folder: ``$CALLGATE_HOME`` (``~`` expanded), else the user data dir."""
+    configured = os.environ.get(HOME_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("callgate", appauthor=False)
+
+
+def default_db_path() -> Path:
+    """The default SQLite file for threads and results."""
+    return callgate_home() / DB_FILE
+
+
+def resolve_url(url: str | None = None) -> str:
+    """The database to open: ``url``, else ``$CALLGATE_DB``, else the default SQLite file."""
+    return url or os.environ.get(DB_ENV) or str(default_db_path())
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    netloc = f"{parts.username}:***@{host}" if parts.username else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _target(url: str | None) -> _Target:
+    raw = resolve_url(url)
+    if raw == ":memory:":
+        return _Target("sqlite", raw, raw)
+    scheme = urlsplit(raw).scheme.lower() if "://" in raw else ""
+    if scheme in _POSTGRES_SCHEMES:
+        return _postgres_target(raw)
+    if scheme == "sqlite":
+        # sqlite:///relative/or/absolute → the path after the third slash, as SQLAlchemy spells it
+        path = raw.split("://", 1)[1]
+        path = path[1:] if path.startswith("/") else path
+        if not path:
+            raise PersistenceError(f"no file in database URL {raw!r}; use sqlite:///path/to/file")
+        return _sqlite_target(path)
+    if scheme:
+        raise PersistenceError(
+            f"unsupported database URL scheme {scheme!r} in {_redact(raw)!r}; "
+            "use a SQLite file path or postgresql://user@host:port/dbname")
+    return _sqlite_target(raw)
+
+
+def _sqlite_target(path: str) -> _Target:
+    file = Path(path).expanduser()
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PersistenceError(f"cannot create {file.parent} for the SQLite database: "
+                               f"{exc.strerror or exc}") from exc
+    return _Target("sqlite", str(file), str(file))
+
+
+def _postgres_target(url: str) -> _Target:
+    try:
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    except ImportError as exc:
+        raise PersistenceError("PostgreSQL needs the postgres extra: "
+                               "pip install 'callgate[postgres]'") from exc
+    try:
+        params = conninfo_to_dict(url)
+    except Exception as exc:  # psycopg.ProgrammingError: a malformed URL
+        raise PersistenceError(f"malformed PostgreSQL URL {_redact(url)!r}: {exc}") from exc
+    # A black-holed host would otherwise hang for the OS's TCP timeout.
+    conn = url if "connect_timeout" in params else make_conninfo(
+        url, connect_timeout=_CONNECT_TIMEOUT_S)
+    return _Target("postgres", conn, _redact(url))
+
+
+def _error(target: _Target, exc: BaseException) -> PersistenceError:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    where = "PostgreSQL server" if target.backend == "postgres" else "SQLite database"
+    return PersistenceError(f"cannot open the {where} at {target.shown}: {reason}")
+
+
+def _open_errors() -> tuple[type[BaseException], ...]:
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError)
+    try:
+        import psycopg
+    except ImportError:
+        return errors
+    return (*errors, psycopg.Error)
+
+
+@contextmanager
+def open_persistence(url: str | None = None) -> Iterator[Persistence]:
+    """Open the checkpointer and the store for ``url`` (see the module docstring); close on exit.
+
+    Raises :class:`PersistenceError` (a ``ValueError``) with a one-line message when the URL's
+    scheme is unknown or the database cannot be opened.
+    """
+    target = _target(url)
+    with _opened(target) as persistence:
+        yield persistence
+
+
+@contextmanager
+def _opened(target: _Target) -> Iterator[Persistence]:
+    errors = _open_errors()
+    # Only errors while opening are translated; errors from the caller's block pass through.
+    opened = False
+    try:
+        if target.backend == "postgres":
+            from langgraph.checkpoint.postgres import PostgresSaver
+            from langgraph.store.postgres import PostgresStore
+
+            with PostgresSaver.from_conn_string(target.conn) as saver, \
+                    PostgresStore.from_conn_string(target.conn) as store:
+                saver.setup()
+                store.setup()
+                opened = True
+                yield Persistence(saver, store, "postgres", target.shown)
+        else:
+            from langgraph.checkpoint.sqlite import SqliteSaver
+            from langgraph.store.sqlite import SqliteStore
+
+            with SqliteSaver.from_conn_string(target.conn) as saver, \
+                    SqliteStore.from_conn_string(target.conn) as store:
+                saver.setup()
+                store.setup()
+                opened = True
+                yield Persistence(saver, store, "sqlite", target.shown)
+    except errors as exc:
+        if opened:
+            raise
+        raise _error(target, exc) from exc
+
+
+@asynccontextmanager
+async def open_async_persistence(url: str | None = None) -> AsyncIterator[Persistence]:
+    """The async twin of :func:`open_persistence` (for ``ainvoke``/``astream``)."""
+    target = _target(url)
+    errors = _open_errors()
+    opened = False
+    try:
+        if target.backend == "postgres":
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+            from langgraph.store.postgres.aio import AsyncPostgresStore
+
+            async with AsyncPostgresSaver.from_conn_string(target.conn) as saver, \
+                    AsyncPostgresStore.from_conn_string(target.conn) as store:
+                await saver.setup()
+                await store.setup()
+                opened = True
+                yield Persistence(saver, store, "postgres", target.shown)
+        else:
+            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+            from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+            async with AsyncSqliteSaver.from_conn_string(target.conn) as saver, \
+                    AsyncSqliteStore.from_conn_string(target.conn) as store:
+                await saver.setup()
+                await store.setup()
+                opened = True
+                yield Persistence(saver, store, "sqlite", target.shown)
+    except errors as exc:
+        if opened:
+            raise
+        raise _error(target, exc) from exc
