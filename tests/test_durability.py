@@ -70,6 +70,7 @@ RUNNER = '''
 import asyncio, sys
 sys.path.insert(0, {here!r})
 from langchain_core.messages import AIMessage
+from langgraph.types import Command
 from callgate import build_agent
 from callgate.models.scripted import ScriptedChatModel
 from durable_tools import registry
@@ -78,14 +79,15 @@ STEP = AIMessage("", tool_calls=[
     {{"name": n, "args": {{"tag": "x"}} if n != "wipe" else {{"target": "tmp"}}, "id": "c" + n,
       "type": "tool_call"}} for n in {names!r}])
 CONFIG = {{"configurable": {{"thread_id": "t"}}}}
-model = ScriptedChatModel(script=[STEP, AIMessage("all done [R1]")])
 mode, action = sys.argv[1], sys.argv[2]
+# A new process after the kill: the model's step is in the checkpoint, only its answer is due.
+model = ScriptedChatModel(script=[STEP, AIMessage("all done [R1]")] if action == "ask" else
+                          [AIMessage("all done [R1]")])
 payload = {{"messages": [("user", "go")]}} if action == "ask" else (
     Command(resume={{"action": "approve"}}) if action == "approve" else None)
 
 def run_sync():
-    from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
     with SqliteSaver.from_conn_string({db!r}) as saver:
         out = build_agent(model, registry(), checkpointer=saver).invoke(payload, CONFIG)
     print("STATUS", out.get("status"), "INTERRUPT" if "__interrupt__" in out else "")
@@ -108,8 +110,11 @@ def _write(tmp_path: Path, names: list[str]) -> Path:
     return script
 
 
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}  # the checkout's callgate, wherever it is installed
+
+
 def _run(script: Path, mode: str, action: str) -> str:
-    done = subprocess.run([sys.executable, str(script), mode, action], cwd=REPO,
+    done = subprocess.run([sys.executable, str(script), mode, action], cwd=REPO, env=ENV,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
@@ -117,7 +122,7 @@ def _run(script: Path, mode: str, action: str) -> str:
 
 def _kill_while_slow(script: Path, tmp_path: Path, mode: str, action: str) -> None:
     """Start a run, wait until the slow call is under way (the fast one done), SIGKILL it."""
-    proc = subprocess.Popen([sys.executable, str(script), mode, action], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, str(script), mode, action], cwd=REPO, env=ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while not (tmp_path / "slow.started").exists():
@@ -363,7 +368,7 @@ def test_cancel_from_another_process_through_the_store(tmp_path: Path) -> None:
     with open_persistence(str(db)) as persistence:
         agent = build_agent(model, [crawl], checkpointer=persistence.checkpointer,
                             store=persistence.store, tool_timeout_s=30)
-        proc = subprocess.Popen([sys.executable, "-c", canceller], cwd=REPO)
+        proc = subprocess.Popen([sys.executable, "-c", canceller], cwd=REPO, env=ENV)
         begun = time.perf_counter()
         out = agent.invoke({"messages": [HumanMessage("crawl")]},
                            {"configurable": {"thread_id": "remote"}})
