@@ -177,7 +177,11 @@ def test_calls_per_step_are_capped() -> None:
         "Final Answer: done")
     agent = build_agent(model, [web_search], max_calls_per_step=2)
     out = agent.invoke({"messages": [HumanMessage("question")]})
-    assert [e["args"]["query"] for e in out["tool_events"]] == ["q0", "q1"]
+    assert [e["args"]["query"] for e in out["tool_events"] if e["outcome"] == "ok"] == [
+        "q0", "q1"]
+    skipped = [e for e in out["tool_events"] if e["outcome"] == "skipped"]
+    assert len(skipped) == 4 and "max_calls_per_step" in skipped[0]["error"]
+    assert [p["outcome"] for p in out["problems"]] == ["skipped"] * 4  # visible, not dropped
 
 
 def test_unknown_tool_is_corrected() -> None:

@@ -33,9 +33,10 @@ from callgate.graph.execute import make_execute
 from callgate.graph.finalize import make_finalize
 from callgate.graph.settings import DecideStrategy, LoopSettings, _transient
 from callgate.graph.start import make_start
-from callgate.graph.state import AgentState, ExecuteInput, InputState, OutputState
+from callgate.graph.state import AgentState, ExecuteInput, InputState, OutputState, ToolCall
 from callgate.graph.summarize import make_summarize
 from callgate.graph.validate import correction_left, make_validate
+from callgate.tools.approval import DANGEROUS_PATTERNS, approval_reason
 from callgate.tools.registry import ToolRegistry
 
 MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=_transient)
@@ -112,6 +113,7 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
     pause it (on LangGraph Server they always may)."""
     if settings.grounding is None:
         settings.grounding = bool(getattr(strategy, "grounding", False))
+    patterns = settings.approval_patterns or DANGEROUS_PATTERNS
     graph = StateGraph(AgentState, context_schema=Context, input_schema=InputState,
                        output_schema=OutputState)
     graph.add_node("start", make_start(settings))
@@ -137,13 +139,22 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
         busy = state.get("pending_calls") or state.get("validation_errors")
         return "validate" if busy else "cite"
 
-    def route_checked(state: AgentState, runtime: Runtime[Context],
-                      config: RunnableConfig) -> Literal["correct", "approve", "finalize"]:
+    def route_checked(state: AgentState, runtime: Runtime[Context], config: RunnableConfig
+                      ) -> list[Send] | Literal["correct", "approve", "summarize", "finalize"]:
         if is_cancelled(config, runtime.store):
             return "finalize"
         if state.get("validation_errors") and correction_left(state, settings):
             return "correct"
-        return "approve" if state.get("pending_calls") else "finalize"
+        calls = state.get("pending_calls") or []
+        if not calls:
+            return "finalize"
+        if any(needs_approval(call) for call in calls):
+            return "approve"
+        return fan_out(state, runtime, config)  # nothing to ask: skip the approval step
+
+    def needs_approval(call: ToolCall) -> bool:
+        return not call.get("outcome") and approval_reason(call, settings.registry,
+                                                           patterns) is not None
 
     def after_correct(state: AgentState, runtime: Runtime[Context],
                       config: RunnableConfig) -> Literal["decide", "finalize"]:
@@ -168,7 +179,8 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
     graph.add_edge(START, "start")
     graph.add_conditional_edges("start", stop_or_go)
     graph.add_conditional_edges("decide", route_decision)
-    graph.add_conditional_edges("validate", route_checked)
+    graph.add_conditional_edges("validate", route_checked,
+                                ["correct", "approve", "execute", "summarize", "finalize"])
     graph.add_conditional_edges("correct", after_correct)
     graph.add_conditional_edges("approve", fan_out, ["execute", "summarize", "finalize"])
     graph.add_edge("execute", "summarize")

@@ -273,12 +273,10 @@ class ReactStrategy:
         step = state.get("step", 0) + 1
         parsed = parse_model_output(state.get("reply_text") or "", self.registry.names)
         if parsed.calls:
-            calls = []
-            # Every call the model wrote counts, repeats too: validate answers a repeat
-            # from the first call's result and reports it.
-            for call in parsed.calls[:state.get("max_calls", 4)]:
-                calls.append({"id": f"call_{uuid.uuid4().hex[:12]}", "name": call["name"],
-                              "args": call["args"]})
+            # Every call the model wrote counts, repeats and calls over the step's cap too:
+            # validate answers a repeat from the first call and reports what it skips.
+            calls = [{"id": f"call_{uuid.uuid4().hex[:12]}", "name": call["name"],
+                      "args": call["args"]} for call in parsed.calls]
             message = AIMessage("", tool_calls=[{**c, "type": "tool_call"} for c in calls],
                                 additional_kwargs={"thought": parsed.thought or ""})
             return {"messages": [message], "step": step, "validation_errors": [],

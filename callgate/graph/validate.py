@@ -5,6 +5,7 @@ Each call leaves with a verdict:
 - valid: it will run (after ``approve``), under the result id it is given here;
 - ``repeat``: the same tool with the same arguments already completed ``ok`` in this turn
   (or earlier in this step); it is answered with that result instead of running again;
+- ``skipped``: beyond ``Context.max_calls_per_step`` calls in one step;
 - ``invalid`` / ``ungrounded``: sent back for one correction per step (``correct``); when
   the step's correction is spent, the call is refused with that outcome.
 
@@ -67,6 +68,11 @@ def make_validate(settings: LoopSettings):
             for err in errors:
                 if err.get("kind") != "ungrounded":
                     settings.stats.record_invalid(err.get("name"))
+        cap = max(1, limits.max_calls_per_step)
+        checked = [c if i < cap or c.get("outcome") else
+                   {**c, "outcome": "skipped",
+                    "error": f"only {cap} calls run per step (max_calls_per_step)"}
+                   for i, c in enumerate(checked)]
         correctable = bool(errors) and correction_left(state, settings)
         only_ungrounded = all(e.get("kind") == "ungrounded" for e in errors)
         if correctable and only_ungrounded and any(not c.get("outcome") for c in checked):
