@@ -165,6 +165,10 @@ def _edited(call: ToolCall, decision: dict[str, Any], registry: Any) -> ToolCall
     if not isinstance(args, dict):
         return _denied(call, "rejected: the edit carried no argument object (expected "
                              "edited_action.args with the complete arguments)")
+    missing = sorted(set(call["args"]) - set(args))
+    if missing:
+        return _denied(call, "rejected: an edit must carry the complete arguments; missing "
+                             + ", ".join(missing))
     result = registry.validate({"tool": name, "args": args})
     if not result.valid:
         return _denied(call, f"rejected: the edited arguments were invalid: {result.error}")
