@@ -32,7 +32,10 @@ def make_start(settings: LoopSettings):
         limit = limits_of(runtime, settings.defaults).summary_char_limit
         closing_messages, closing_events = close_open_calls(state, settings, patterns, limit)
         emit({"event": "status", "phase": "thinking", "step": 0})
+        closing: dict[str, Any] = {"messages": closing_messages,
+                                   "tool_events": closing_events} if closing_events else {}
         return {
+            **closing,
             "mode": state.get("mode") or "agent",
             "turn": state.get("turn", 0) + 1,
             "step": 0,
@@ -49,8 +52,6 @@ def make_start(settings: LoopSettings):
             "answer_source": None,
             "tools_used": [],
             "status": "running",
-            "messages": closing_messages,
-            "tool_events": closing_events,
             "turn_start": len(state.get("tool_events") or []) + len(closing_events),
         }
 

@@ -14,8 +14,12 @@ _TEXT_KEYS = ("snippet", "text", "content", "summary", "description", "body")
 
 def clip(text: str, limit: int) -> str:
     """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+    text = str(text)
+    # Only the head can show: normalising the whitespace of a 10 MB result would copy it twice.
+    head = " ".join(text[: max(4 * limit, 1024)].split())
+    if len(head) <= limit and len(text) <= max(4 * limit, 1024):
+        return head
+    return head[: max(0, limit - 1)].rstrip() + "…"
 
 
 def render_item(item: Any, limit: int = ITEM_CHARS) -> str:
