@@ -10,13 +10,15 @@ not complete ``ok``, so a caller can tell a clean answer from one given without 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
+from callgate.answer_checks import check_answer
 from callgate.graph.cancellation import end_run, is_cancelled
 from callgate.graph.context import Context
 from callgate.graph.finalize import cancelled_text
@@ -59,25 +61,34 @@ def make_cite():
         draft, source = state.get("draft_answer") or "", state.get("answer_source") or "model"
         if status in (None, "running") and is_cancelled(config, runtime.store):
             status, draft, source = "cancelled", cancelled_text(state), "loop"
-        text, cited = cite_text(sanitize(draft), alias)
+        check = check_answer(sanitize(draft),
+                             results=[t for e in usable.values()
+                                      for t in (e["summary"], e["preview"],
+                                                json.dumps(e["args"], default=str))],
+                             user=[m.text for m in state.get("messages") or []
+                                   if isinstance(m, HumanMessage)])
+        text, cited = cite_text(check.text, alias)
         if not re.search(r"\w", _CITATION.sub("", text)):  # nothing but citations
             text = ""
+        if usable and (not text or check.invented_numbers):
+            # The model's answer failed its checks: what the tools returned is the answer.
+            text, cited, source = _from_results(list(usable.values())), [], "results"
         explicit = bool(cited)
         if not cited:
             cited = list(usable)
         citations = [Citation(id=rid, tool=usable[rid]["tool"], explicit=explicit,
                               sources=usable[rid]["sources"]) for rid in cited]
-        if not text:
-            text, source = _from_results(list(usable.values())), "results"
-        final = text or NO_ANSWER
+        problems = problems_of(turn)
+        final = text or _no_answer(problems)
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         end_run(config, runtime.store)
         return {
             "final_answer": final,
             "citations": citations,
-            "problems": problems_of(turn),
+            "problems": problems,
             "answer_source": source,
+            "answer_checks": check.notes,
             "tools_used": list(dict.fromkeys(e["tool"] for e in turn if e["outcome"] in RAN)),
             "status": "done" if status in (None, "running") else status,
             "messages": [AIMessage(final, name="callgate")],
@@ -91,6 +102,14 @@ def problems_of(events: list[ToolEvent]) -> list[Problem]:
     """The calls that did not complete ``ok``."""
     return [Problem(id=e["id"], tool=e["tool"], outcome=e["outcome"], error=e["error"])
             for e in events if e["outcome"] != "ok"]
+
+
+def _no_answer(problems: list[Problem]) -> str:
+    if not problems:
+        return NO_ANSWER
+    first = problems[0]
+    return (f"I could not answer: the call to {first['tool']} did not complete "
+            f"({first['outcome']}: {first['error']}).")
 
 
 def _from_results(found: list[ToolEvent]) -> str:

@@ -50,6 +50,7 @@ def make_start(settings: LoopSettings):
             "citations": [],
             "problems": [],
             "answer_source": None,
+            "answer_checks": [],
             "tools_used": [],
             "status": "running",
             "turn_start": len(state.get("tool_events") or []) + len(closing_events),

@@ -118,6 +118,7 @@ class OutputState(TypedDict, total=False):
     citations: list[Citation]
     problems: list[Problem]
     answer_source: Literal["model", "results", "loop"] | None
+    answer_checks: list[str]
     status: Status
 
 
