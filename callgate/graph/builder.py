@@ -135,11 +135,11 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
         return "finalize" if state.get("step", 0) >= limits_of(
             runtime, settings.defaults).max_steps else "decide"
 
-    def route_decision(state: AgentState) -> Literal["validate", "cite"]:
+    def calls_or_answer(state: AgentState) -> Literal["validate", "cite"]:
         busy = state.get("pending_calls") or state.get("validation_errors")
         return "validate" if busy else "cite"
 
-    def route_checked(state: AgentState, runtime: Runtime[Context], config: RunnableConfig
+    def correct_ask_or_run(state: AgentState, runtime: Runtime[Context], config: RunnableConfig
                       ) -> list[Send] | Literal["correct", "approve", "summarize", "finalize"]:
         if is_cancelled(config, runtime.store):
             return "finalize"
@@ -150,17 +150,17 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
             return "finalize"
         if any(needs_approval(call) for call in calls):
             return "approve"
-        return fan_out(state, runtime, config)  # nothing to ask: skip the approval step
+        return run_each_call(state, runtime, config)  # nothing to ask: skip the approval step
 
     def needs_approval(call: ToolCall) -> bool:
         return not call.get("outcome") and approval_reason(call, settings.registry,
                                                            patterns) is not None
 
-    def after_correct(state: AgentState, runtime: Runtime[Context],
+    def decide_again_or_stop(state: AgentState, runtime: Runtime[Context],
                       config: RunnableConfig) -> Literal["decide", "finalize"]:
         return "finalize" if is_cancelled(config, runtime.store) else "decide"
 
-    def fan_out(state: AgentState, runtime: Runtime[Context],
+    def run_each_call(state: AgentState, runtime: Runtime[Context],
                 config: RunnableConfig) -> list[Send] | Literal["summarize", "finalize"]:
         """One ``execute`` task per call that may run; straight on when none may."""
         if is_cancelled(config, runtime.store):
@@ -170,7 +170,7 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
                  for call in state.get("pending_calls") or [] if not call.get("outcome")]
         return sends or "summarize"
 
-    def after_summarize(state: AgentState, runtime: Runtime[Context],
+    def next_step_or_finish(state: AgentState, runtime: Runtime[Context],
                         config: RunnableConfig) -> Literal["decide", "finalize"]:
         if state.get("stop_reason"):
             return "finalize"
@@ -178,13 +178,13 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
 
     graph.add_edge(START, "start")
     graph.add_conditional_edges("start", stop_or_go)
-    graph.add_conditional_edges("decide", route_decision)
-    graph.add_conditional_edges("validate", route_checked,
+    graph.add_conditional_edges("decide", calls_or_answer)
+    graph.add_conditional_edges("validate", correct_ask_or_run,
                                 ["correct", "approve", "execute", "summarize", "finalize"])
-    graph.add_conditional_edges("correct", after_correct)
-    graph.add_conditional_edges("approve", fan_out, ["execute", "summarize", "finalize"])
+    graph.add_conditional_edges("correct", decide_again_or_stop)
+    graph.add_conditional_edges("approve", run_each_call, ["execute", "summarize", "finalize"])
     graph.add_edge("execute", "summarize")
-    graph.add_conditional_edges("summarize", after_summarize)
+    graph.add_conditional_edges("summarize", next_step_or_finish)
     graph.add_edge("finalize", "cite")
     graph.add_edge("cite", END)
     return graph

@@ -27,6 +27,15 @@ class Source(TypedDict):
     title: str
 
 
+class CallError(TypedDict):
+    """Why a call (or, with ``id=None``, a reply that could not be read) was invalid."""
+
+    id: str | None
+    name: str | None
+    error: str
+    kind: NotRequired[str]
+
+
 class ToolCall(TypedDict):
     """A call the model made in this step, and what the loop decided about it.
 
@@ -141,7 +150,7 @@ class AgentState(InputState, OutputState, total=False):
     corrected_at: int
     repeats: int
     pending_calls: list[ToolCall]
-    validation_errors: list[dict[str, Any]]
+    validation_errors: list[CallError]
     call_results: Annotated[list[CallResult], _merge_results]
     draft_answer: str | None
     stop_reason: str | None
@@ -161,6 +170,6 @@ class DecideOutput(TypedDict, total=False):
 
     messages: Annotated[list[AnyMessage], add_messages]
     pending_calls: list[ToolCall]
-    validation_errors: list[dict[str, Any]]
+    validation_errors: list[CallError]
     draft_answer: str | None
     step: int
