@@ -22,9 +22,13 @@ Call envelopes: ``{"name"|"tool"|"tool_name"|"function"|"action": n,
 arguments as a JSON string, lists of envelopes, ``{"function": {...}}``,
 ``{"tool_calls": [...]}`` and, with known tool names, ``{"tool_name": {...}}``.
 
-Rules: ``<think>`` content is never a call; an invented ``Observation:`` (or tool
-response) and everything after it is discarded; when actions and a final answer both
-appear, whichever comes first wins; truncated JSON is an error, never repaired.
+Rules: ``<think>`` content is never a call (an unclosed ``<think>`` is reasoning only
+when nothing visible comes before it; in prose it is text); an invented ``Observation:``
+(or tool response) after a call and everything after it is discarded, while one echoed
+before any call is dropped on its own and one after a final answer belongs to the answer;
+a ``<tool_call>`` or ``[TOOL_CALLS]`` not followed by a call is prose; when actions and a
+final answer both appear, whichever comes first wins; truncated JSON is an error, never
+repaired.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from typing import Any
 import json5
 import json_repair
 
-from callgate.sanitize import THOUGHT_FINAL, JsonSpan, sanitize
+from callgate.sanitize import THOUGHT_FINAL, JsonSpan, call_follows, sanitize
 
 __all__ = ["ParsedOutput", "parse_model_output"]
 
@@ -359,7 +363,7 @@ _OBSERVATION_RE = re.compile(
 )
 
 
-def _split_reasoning(text: str) -> tuple[str, list[str]]:
+def _split_reasoning(text: str, names: frozenset[str]) -> tuple[str, list[str]]:
     """Remove `<think>` blocks; return the rest and the reasoning texts."""
     thoughts: list[str] = []
     close = _THINK_CLOSE_RE.search(text)
@@ -368,19 +372,78 @@ def _split_reasoning(text: str) -> tuple[str, list[str]]:
         # The chat template opened the block for the model: only `</think>` is written.
         thoughts.append(text[: close.start()])
         text = text[close.end() :]
-
-    def keep(m: re.Match[str]) -> str:
+    kept: list[str] = []
+    pos = 0
+    for m in _THINK_RE.finditer(text):
+        closed = m.group(0).lower().endswith(f"</{m.group(1).lower()}>")
+        if not closed and sanitize("".join(kept) + text[pos : m.start()], tool_names=names):
+            break  # an unclosed tag after visible text is a mention in prose
+        kept.append(text[pos : m.start()])
         thoughts.append(m.group(2))
-        return ""
+        pos = m.end()
+    kept.append(text[pos:])
+    return "".join(kept), [t.strip() for t in thoughts if t.strip()]
 
-    text = _THINK_RE.sub(keep, text)
-    return text, [t.strip() for t in thoughts if t.strip()]
+
+# A call made before an Observation makes that Observation an invented one.
+_CALL_MARKER_RE = re.compile(
+    r"^[ \t]*(?:action(?:[ _]input)?[ \t]*:|✿FUNCTION✿)|<tool_call>|\[TOOL_CALLS\]"
+    r"|<\|python_tag\|>",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Where an echoed Observation ends: the next ReAct label or call.
+_ECHO_STOP_RE = re.compile(
+    r"^[ \t]*(?:(?:thought|action|action[ _]input|final[ _]answer|observation)[ \t]*:|✿)"
+    r"|<tool_call>|\[TOOL_CALLS\]",
+    re.IGNORECASE | re.MULTILINE,
+)
+_TOOL_RESPONSE_CLOSE = "</tool_response>"
 
 
-def _cut_observation(text: str) -> str:
-    """Drop an invented `Observation:` (the stop sequence was ignored) and what follows."""
-    m = _OBSERVATION_RE.search(text)
-    return text[: m.start()] if m else text
+def _cut_observation(text: str, names: frozenset[str]) -> str:
+    """Handle `Observation:` lines (and tool responses) the model wrote itself.
+
+    After a call, one is invented (the stop sequence was ignored): it and what follows go.
+    Before any call or answer label it is an echo of the last result: it alone goes, when
+    the next ReAct label follows it or nothing visible came before it. After a final
+    answer label, it is part of the answer.
+    """
+    pos = 0
+    while m := _OBSERVATION_RE.search(text, pos):
+        before = text[: m.start()]
+        if _FINAL_RE.search(before):
+            return text
+        if _CALL_MARKER_RE.search(before):
+            return before
+        visible_before = bool(sanitize(before, tool_names=names))
+        end: int | None = None
+        if m.group().lower() == "<tool_response>":
+            close = text.lower().find(_TOOL_RESPONSE_CLOSE, m.end())
+            if close >= 0:
+                end = close + len(_TOOL_RESPONSE_CLOSE)
+            elif visible_before:
+                pos = m.end()  # mentioned in prose
+                continue
+        if end is None:
+            line_end = text.find("\n", m.end())
+            line_end = len(text) if line_end < 0 else line_end + 1
+            value = len(text) - len(text[m.end() :].lstrip(" \t"))
+            if value < len(text) and text[value] in "{[":
+                json_end = _value_end(text, value)
+                if json_end is not None:
+                    line_end = text.find("\n", json_end)
+                    line_end = len(text) if line_end < 0 else line_end + 1
+            stop = _ECHO_STOP_RE.search(text, line_end)
+            if stop is not None:
+                end = stop.start()
+            elif not visible_before:
+                end = line_end
+            else:
+                pos = m.end()  # an Observation line in prose
+                continue
+        text = before + text[end:]
+        pos = m.start()
+    return text
 
 
 # --- detectors: each returns the hits of one format --------------------------------------
@@ -400,13 +463,13 @@ _FINAL_RE = re.compile(
 _THOUGHT_LABEL_RE = re.compile(r"^[ \t]*thought[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
 
 
-def _final_hit(text: str) -> _Hit | None:
+def _final_hit(text: str, names: frozenset[str]) -> _Hit | None:
     """The first final answer label; it runs to the end, so later ones never count."""
     m = _FINAL_RE.search(text)
     if m is None:
         return None
     start = m.start("inline") if m.group("inline") else m.start("label")
-    answer = sanitize(text[m.end() :])
+    answer = sanitize(text[m.end() :], tool_names=names)
     if answer:
         return _Hit(start, len(text), "final", final=answer)
     return _Hit(start, len(text), "final", error=ERR_EMPTY_FINAL)
@@ -435,7 +498,7 @@ def _react_action(name: str, region: str) -> dict[str, Any] | str:
     )
 
 
-def _react_hits(text: str) -> list[_Hit]:
+def _react_hits(text: str, names: frozenset[str]) -> list[_Hit]:
     hits = []
     for m in _ACTION_RE.finditer(text):
         nxt = _REACT_NEXT_RE.search(text, m.end())
@@ -447,7 +510,7 @@ def _react_hits(text: str) -> list[_Hit]:
             hits.append(_Hit(m.start(), region_end, "react", error=str(exc)))
             continue
         if isinstance(got, str):
-            answer = sanitize(got)
+            answer = sanitize(got, tool_names=names)
             error = None if answer else ERR_EMPTY_FINAL
             hits.append(_Hit(m.start(), len(text), "final", final=answer or None, error=error))
         else:
@@ -512,6 +575,9 @@ def _xml_hits(text: str, names: frozenset[str]) -> list[_Hit]:
     return [
         _hit_from(m.start(), m.end(), "xml", lambda m=m: _xml_calls(m.group(1), names))
         for m in _XML_RE.finditer(text)
+        # An unclosed tag followed by prose is a mention, not a call.
+        if m.group(0).lower().endswith("</tool_call>")
+        or call_follows(m.group(1), 0, True, mistral=False)
     ]
 
 
@@ -522,6 +588,8 @@ _MISTRAL_NAMED_RE = re.compile(r"\s*([A-Za-z_][\w.\-]*)\s*\[ARGS\]", re.IGNORECA
 def _mistral_hits(text: str, names: frozenset[str]) -> list[_Hit]:
     hits = []
     for m in _MISTRAL_RE.finditer(text):
+        if not call_follows(text, m.end(), True, mistral=True):
+            continue  # mentioned in prose
         rest = text[m.end() :]
         named = _MISTRAL_NAMED_RE.match(rest)
         end = _payload_end(text, m.end())
@@ -716,9 +784,9 @@ def _select(hits: list[_Hit]) -> list[_Hit]:
     return taken
 
 
-def _reasoning(thoughts: list[str], before: str) -> str | None:
+def _reasoning(thoughts: list[str], before: str, names: frozenset[str]) -> str | None:
     parts = [*thoughts, _THOUGHT_LABEL_RE.sub("", before)]
-    joined = "\n\n".join(p for p in (sanitize(x) for x in parts) if p)
+    joined = "\n\n".join(p for p in (sanitize(x, tool_names=names) for x in parts) if p)
     return joined or None
 
 
@@ -731,21 +799,21 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> Pa
     names = frozenset(tool_names or ())
     if not text or not text.strip():
         return ParsedOutput(error=ERR_EMPTY, format="empty")
-    body, thoughts = _split_reasoning(text.replace("\r\n", "\n").replace("\r", "\n"))
-    body = _cut_observation(body)
+    body, thoughts = _split_reasoning(text.replace("\r\n", "\n").replace("\r", "\n"), names)
+    body = _cut_observation(body, names)
     if not body.strip():
         return ParsedOutput(
             error=ERR_REASONING_ONLY if thoughts else ERR_EMPTY,
-            thought=_reasoning(thoughts, ""),
+            thought=_reasoning(thoughts, "", names),
             format="empty",
         )
-    final = _final_hit(body)
+    final = _final_hit(body, names)
     # Hits that start after the final answer label are dropped anyway: skip the costly search.
     limit = final.start if final else len(body)
     hits = _select(
         [
             *([final] if final else []),
-            *_react_hits(body),
+            *_react_hits(body, names),
             *_xml_hits(body, names),
             *_mistral_hits(body, names),
             *_python_tag_hits(body, names),
@@ -756,8 +824,8 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> Pa
         ]
     )
     if not hits:
-        return _prose(body, thoughts)
-    thought = _reasoning(thoughts, body[: hits[0].start])
+        return _prose(body, thoughts, names)
+    thought = _reasoning(thoughts, body[: hits[0].start], names)
     first = hits[0]
     if first.format == "final":
         if first.final is None:
@@ -773,13 +841,13 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> Pa
     return ParsedOutput(calls=calls, thought=thought, format=hits[0].format)
 
 
-def _prose(body: str, thoughts: list[str]) -> ParsedOutput:
+def _prose(body: str, thoughts: list[str], names: frozenset[str]) -> ParsedOutput:
     """A reply without any call or label: the text is the answer."""
-    thought = _reasoning(thoughts, "")
-    answer = sanitize(body)
+    thought = _reasoning(thoughts, "", names)
+    answer = sanitize(body, tool_names=names)
     if answer:
         return ParsedOutput(final_answer=answer, thought=thought, format="prose")
     if _THOUGHT_LABEL_RE.search(body):
-        return ParsedOutput(error=ERR_NO_ACTION, thought=_reasoning(thoughts, body),
+        return ParsedOutput(error=ERR_NO_ACTION, thought=_reasoning(thoughts, body, names),
                             format="react")
     return ParsedOutput(error=ERR_EMPTY, thought=thought, format="empty")

@@ -3,16 +3,27 @@
 `sanitize` and `StreamSanitizer` share one incremental engine, so the streamed pieces
 always join up to exactly `sanitize(whole_text)`, wherever the chunks were split.
 
-What is removed:
+Only markup is removed, never prose: a tag or label that ordinary text could contain is
+removed only where it is used as markup.
 
-* `<think>…</think>`, `<thinking>…</thinking>`, `<tool_call>…</tool_call>` and
-  `<tool_response>…</tool_response>` blocks (an unclosed one runs to the end of the text);
-  stray closing tags of those blocks;
-* lines starting (after optional spaces, any case) with `Thought:`, `Action:`,
-  `Action Input:` or `Observation:`. An `Action Input:` whose JSON spans several lines is
-  removed up to its closing brace. A `Final Answer:` later on a `Thought:` line survives;
+* `<think>…</think>`, `<thinking>…</thinking>` and `<tool_response>…</tool_response>`
+  blocks. An unclosed one runs to the end of the text only when nothing visible came
+  before it (reasoning cut off by the token limit); mentioned in prose, it stays as text;
+* `<tool_call>…</tool_call>` blocks. When a call follows the tag (JSON, a fenced block,
+  `<function=…>` or `name(`), an unclosed one runs to the end (a cut-off call); an
+  unclosed `<tool_call>` followed by prose stays as text;
+* stray closing tags of those blocks;
+* lines starting (after optional spaces, any case) with `Thought:` or `Action Input:`. An
+  `Action Input:` whose JSON spans several lines is removed up to its closing brace. A
+  `Final Answer:` later on a `Thought:` line survives;
+* an `Action:` line that names a tool of `tool_names` (any case), or whose next non-blank
+  line is `Action Input:`, or that follows removed ReAct markup and holds one bare name;
+* an `Observation:` line that follows removed ReAct markup, or whose next non-blank line
+  is `Thought:`, `Action Input:`, `Final Answer:` or an `Action:` line that is removed.
+  Other `Action:` and `Observation:` lines are prose (minutes, YAML, policies) and stay;
 * the `Final Answer:` label at a line start (the text after it is kept);
-* `[TOOL_CALLS]` and `<|python_tag|>` with the call that follows them;
+* `[TOOL_CALLS]` followed by a JSON call list or `name[ARGS]`, or at the very end, with
+  the call; `<|python_tag|>` with the call that follows it;
 * `✿FUNCTION✿`, `✿ARGS✿` and `✿RESULT✿` lines, and the `✿RETURN✿` label (Qwen-Agent
   puts the user-facing reply after it, so that text is kept);
 * chat special tokens: `<|anything|>`, `<｜anything｜>`, `</s>`, `[INST]`, `[/INST]`;
@@ -26,6 +37,7 @@ become one blank line, and the result is stripped.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Final
 
 __all__ = ["StreamSanitizer", "sanitize"]
@@ -33,10 +45,11 @@ __all__ = ["StreamSanitizer", "sanitize"]
 _HWS = " \t"
 
 # Line markers: (lower-case keyword, what to do, whether a colon must follow).
+# "action" and "observation" lines are removed only when the lines around make them markup.
 _LINE_MARKERS: Final = (
     ("thought", "thought", True),
-    ("action", "line", True),
-    ("observation", "line", True),
+    ("action", "action", True),
+    ("observation", "observation", True),
     ("action input", "args", True),
     ("action_input", "args", True),
     ("final answer", "label", True),
@@ -48,11 +61,13 @@ _LINE_MARKERS: Final = (
 )
 
 # Markers that may appear anywhere in a line: (lower-case literal, action, closing tag).
+# "maybe_block": removed when closed, or unclosed before any visible text; "call_block":
+# removed when closed or when a call follows; "call_payload": removed when a call follows.
 _INLINE_MARKERS: Final = (
-    ("<think>", "block", "</think>"),
-    ("<thinking>", "block", "</thinking>"),
-    ("<tool_call>", "block", "</tool_call>"),
-    ("<tool_response>", "block", "</tool_response>"),
+    ("<think>", "maybe_block", "</think>"),
+    ("<thinking>", "maybe_block", "</thinking>"),
+    ("<tool_call>", "call_block", "</tool_call>"),
+    ("<tool_response>", "maybe_block", "</tool_response>"),
     ("</think>", "drop", ""),
     ("</thinking>", "drop", ""),
     ("</tool_call>", "drop", ""),
@@ -60,7 +75,7 @@ _INLINE_MARKERS: Final = (
     ("</s>", "drop", ""),
     ("[inst]", "drop", ""),
     ("[/inst]", "drop", ""),
-    ("[tool_calls]", "payload", ""),
+    ("[tool_calls]", "call_payload", ""),
 )
 _PAYLOAD_TOKENS: Final = frozenset({"python_tag"})
 _ROLE_TOKENS: Final = frozenset({"im_start", "start_header_id"})
@@ -74,6 +89,10 @@ THOUGHT_FINAL = r"final[ _]answer[ \t]{0,2}:"
 _THOUGHT_END = re.compile(r"\n|" + THOUGHT_FINAL, re.IGNORECASE)
 _THOUGHT_HOLD = len("final answer  :") - 1
 _RUNS = re.compile(r"(\s+)|(\S+)")
+_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_REACT_NEXT: Final = frozenset({"thought", "action input", "action_input", "final answer",
+                                "final_answer"})
+_ACTION_INPUT: Final = frozenset({"action input", "action_input"})
 
 _PARTIAL: Final = "partial"  # "the text so far could still become a marker"
 
@@ -143,10 +162,10 @@ def _skip_space(text: str, i: int) -> int:
     return i
 
 
-def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, int] | str | None:
-    """Match a line marker at `text[i]`: (action, end), _PARTIAL or None."""
+def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] | str | None:
+    """Match a line marker at `text[i]`: (keyword, action, end), _PARTIAL or None."""
     partial = False
-    best: tuple[str, int] | None = None
+    best: tuple[str, str, int] | None = None
     for keyword, action, colon_required in _LINE_MARKERS:
         k = len(keyword)
         if len(text) - i < k:
@@ -159,11 +178,11 @@ def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, int] | str 
             if not final:
                 partial = True
             elif not colon_required:
-                best = (action, i + k)
+                best = (keyword, action, i + k)
         elif text[j] == ":":
-            best = (action, j + 1)
+            best = (keyword, action, j + 1)
         elif not colon_required:
-            best = (action, i + k)
+            best = (keyword, action, i + k)
     if partial and not final:
         return _PARTIAL
     return best
@@ -222,6 +241,42 @@ def _match_inline(text: str, i: int, final: bool) -> tuple[str, int, str] | str 
     return None
 
 
+def call_follows(text: str, k: int, final: bool, mistral: bool) -> bool | None:
+    """Whether a tool call starts at `text[k:]` (after spaces): True, False, or None when
+    more text is needed. A `<tool_call>` call is JSON, a fence, `<function=` or `name(`;
+    a `[TOOL_CALLS]` call is JSON or `name[ARGS]`. Nothing at all (at the end) counts as a
+    call that was cut off."""
+    j = _skip_space(text, k)
+    if j == len(text):
+        return None if not final else True
+    if text[j] in "{[" or (text[j] == "`" and not mistral):
+        return True
+    if not mistral and text[j] == "<":
+        fragment = text[j : j + len("<function")].lower()
+        if fragment == "<function":
+            return True
+        return None if "<function".startswith(fragment) and not final else False
+    if mistral and "\n" in text[k:j]:
+        return False
+    name = _NAME.match(text, j)
+    if name is None:
+        return False
+    end = _skip(text, name.end(), _HWS)
+    if end == len(text):
+        return None if not final else False
+    if not mistral:
+        return text[end] == "("
+    fragment = text[end : end + len("[args]")].lower()
+    if fragment == "[args]":
+        return True
+    return None if "[args]".startswith(fragment) and not final else False
+
+
+def _bare_name(value: str) -> str:
+    """The tool name on an `Action:` line, as the parser reads it."""
+    return value.strip().strip("`*\"'[] ").rstrip(".").strip()
+
+
 class _MarkupRemover:
     """The incremental engine: removes markup, leaves whitespace tidying to `_Whitespace`.
 
@@ -229,7 +284,11 @@ class _MarkupRemover:
     it, which is what makes the output independent of how the input was chunked.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tool_names: Iterable[str] | None = None) -> None:
+        self._names = frozenset(n.casefold() for n in tool_names or ())
+        self._trace = False  # the last thing seen was removed ReAct markup
+        self._emitted = False  # visible text has been emitted
+        self._scanned = 0  # how far past a pending `<think>` the closing tag was looked for
         self._buf = ""
         self._mode = _TEXT
         self._line_start = True
@@ -326,6 +385,11 @@ class _MarkupRemover:
         pos = len(text) - keep
         return pos if pos > i else None
 
+    def _emit(self, out: list[str], piece: str) -> None:
+        out.append(piece)
+        if (not self._emitted or self._trace) and piece.strip():
+            self._emitted, self._trace = True, False
+
     def _step_text(self, text: str, i: int, final: bool, out: list[str]) -> int | None:
         if self._line_start:
             if text[i] in "<[":
@@ -343,17 +407,24 @@ class _MarkupRemover:
             if marker == _PARTIAL:
                 return None
             if isinstance(marker, tuple):
-                self._enter_line_mode(marker[0])
-                return marker[1]
-            out.append(text[i:j])
+                _, action, end = marker
+                if action in ("action", "observation"):
+                    markup = self._react_line(text, action, end, final, self._trace)
+                    if markup is None:
+                        return None
+                    action = "line" if markup else ""
+                if action:
+                    self._enter_line_mode(action)
+                    return end
+            self._emit(out, text[i:j])
             self._line_start = False
             return j
         m = _TRIGGER.search(text, i)
         if not m:
-            out.append(text[i:])
+            self._emit(out, text[i:])
             return len(text)
         p = m.start()
-        out.append(text[i:p])
+        self._emit(out, text[i:p])
         if text[p] == "\n":
             out.append("\n")
             self._line_start = True
@@ -363,9 +434,46 @@ class _MarkupRemover:
             # Return the progress made so far; the marker candidate waits at `p`.
             return p if p > i else None
         if handled == p:
-            out.append(text[p])
+            self._emit(out, text[p])
             return p + 1
         return handled
+
+    def _react_line(self, text: str, action: str, end: int, final: bool,
+                    trace: bool) -> bool | None:
+        """Whether the `Action:`/`Observation:` line whose label ends at `end` is ReAct
+        markup: True, False, or None when more text is needed."""
+        k = text.find("\n", end)
+        if k < 0 and not final:
+            return None
+        if action == "action":
+            name = _bare_name(text[end : k if k >= 0 else len(text)])
+            if name and (name.casefold() in self._names or (trace and _NAME.fullmatch(name))):
+                return True
+        elif trace:
+            return True
+        nxt = self._next_label(text, k, final)
+        if nxt is None or isinstance(nxt, bool):
+            return nxt
+        keyword, next_action, next_end = nxt
+        if action == "action":
+            return keyword in _ACTION_INPUT
+        if keyword in _REACT_NEXT:
+            return True
+        return next_action == "action" and self._react_line(text, next_action, next_end, final,
+                                                            False)
+
+    def _next_label(self, text: str, k: int, final: bool) -> tuple[str, str, int] | bool | None:
+        """The line marker opening the next non-blank line after the newline at `k`:
+        (keyword, action, end), False when there is none, None when more text is needed."""
+        if k < 0:
+            return False
+        j = _skip(text, k + 1, _HWS + "\r\n")
+        if j == len(text):
+            return False if final else None
+        marker = _match_line_marker(text, j, final)
+        if marker == _PARTIAL:
+            return None
+        return marker if isinstance(marker, tuple) else False
 
     def _inline(self, text: str, p: int, final: bool, resume_line_start: bool) -> int | None:
         """Handle an inline marker at `p`: new position, `p` if none, None to wait."""
@@ -375,6 +483,37 @@ class _MarkupRemover:
         if marker is None:
             return p
         action, end, close = marker
+        if action in ("call_block", "call_payload"):
+            call = call_follows(text, end, final, mistral=action == "call_payload")
+            if call is None:
+                return None
+            if call:
+                action = "block" if action == "call_block" else "payload"
+            elif action == "call_payload":
+                return p
+            else:
+                action = "closed_block"  # prose after the tag: markup only if it closes
+        if action in ("maybe_block", "closed_block"):
+            # A prose `<tool_call>` is not closed by the closing tag of a later real call.
+            opening = "|" + re.escape(text[p:end]) if action == "closed_block" else ""
+            closing = re.compile(re.escape(close) + opening, re.IGNORECASE)
+            m = closing.search(text, max(end, p + self._scanned - len(close)))
+            if m is not None and m.group().lower() != close:
+                self._scanned = 0
+                return p
+            if m is None and (self._emitted or action == "closed_block"):
+                # Mentioned in prose unless it closes: wait for the closing tag or the end.
+                if not final:
+                    self._scanned = len(text) - p
+                    return None
+                self._scanned = 0
+                return p
+            self._scanned = 0
+            self._resume_line_start = resume_line_start
+            if m is not None:
+                self._mode, self._line_start = self._after_removal(), resume_line_start
+                return m.end()
+            action = "block"
         self._resume_line_start = resume_line_start
         if action == "block":
             self._mode = _BLOCK
@@ -393,6 +532,7 @@ class _MarkupRemover:
         return _LINE_END if self._resume_line_start else _TEXT
 
     def _enter_line_mode(self, action: str) -> None:
+        self._trace = action != "label"
         self._mode = {"thought": _THOUGHT, "line": _LINE, "args": _ARGS, "label": _LABEL}[action]
 
     def _step_value(self, text: str, i: int, final: bool) -> int | None:
@@ -459,47 +599,69 @@ class _Whitespace:
 
 
 _THINK_OPEN: Final = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
+_GATE_TRIGGER = re.compile(r"[<\n]")
 
 
-class _ThinkStripper:
-    """Incrementally drop `<think>` blocks (an unclosed one to the end), nothing else."""
+class _AnswerGate:
+    """Swallow text until `marker` appears at a line start outside `<think>` blocks (an
+    unclosed one runs to the end); then pass the rest through untouched.
 
-    def __init__(self) -> None:
+    The blocks are skipped only before the marker: after it, the answer goes to the markup
+    remover, which keeps a `<think>` mentioned in prose.
+    """
+
+    def __init__(self, marker: str) -> None:
+        self._marker = marker.lower()
         self._buf = ""
+        self._open = False
+        self._line_start = True
         self._close: re.Pattern[str] | None = None
         self._close_len = 0
 
     def feed(self, chunk: str, final: bool = False) -> str:
+        if self._open:
+            return chunk
         text = self._buf + chunk
-        out: list[str] = []
         i = 0
+        size = len(self._marker)
         while i < len(text):
             if self._close is not None:
                 m = self._close.search(text, i)
-                if m:
-                    self._close, i = None, m.end()
+                if m is None:
+                    i = len(text) if final else max(i, len(text) - self._close_len + 1)
+                    break
+                self._close, i = None, m.end()
+                continue
+            j = _skip(text, i, _HWS) if self._line_start else i
+            if j < len(text) and text[j] == "<":
+                opened = self._think_at(text, j, final)
+                if opened is None:
+                    break
+                if opened != j:
+                    i = opened  # the line start, if any, carries over the block
                     continue
-                i = len(text) if final else max(i, len(text) - self._close_len + 1)
-                break
-            p = text.find("<", i)
-            if p < 0:
-                out.append(text[i:])
+            if self._line_start:
+                fragment = text[j : j + size]
+                if len(fragment) == size and fragment.lower() == self._marker:
+                    self._open, self._buf = True, ""
+                    return text[j + size :]
+                if not final and self._marker.startswith(fragment.lower()):
+                    break  # could still become the marker (also when nothing follows yet)
+                self._line_start = False
+                i = j
+                continue
+            m = _GATE_TRIGGER.search(text, i + (1 if text[i] == "<" else 0))
+            if m is None:
                 i = len(text)
                 break
-            out.append(text[i:p])
-            i = p
-            opened = self._open_at(text, p, final)
-            if opened is None:
-                break
-            if opened == p:
-                out.append("<")
-                i = p + 1
-            else:
-                i = opened
-        self._buf = text[i:]
-        return "".join(out)
+            i = m.start()
+            if text[i] == "\n":
+                self._line_start, i = True, i + 1
+        self._buf = "" if final else text[i:]
+        return ""
 
-    def _open_at(self, text: str, p: int, final: bool) -> int | None:
+    def _think_at(self, text: str, p: int, final: bool) -> int | None:
+        """Past the `<think>` opening at `p`, `p` if there is none, None to wait."""
         partial = False
         for opening, closing in _THINK_OPEN:
             fragment = text[p : p + len(opening)]
@@ -511,41 +673,6 @@ class _ThinkStripper:
             elif opening.startswith(fragment.lower()):
                 partial = True
         return None if partial and not final else p
-
-
-class _MarkerGate:
-    """Swallow text until `marker` appears at a line start; then pass the rest through."""
-
-    def __init__(self, marker: str) -> None:
-        self._marker = marker.lower()
-        self._buf = ""
-        self._open = False
-        self._line_start = True
-
-    def feed(self, chunk: str, final: bool = False) -> str:
-        if self._open:
-            return chunk
-        text = self._buf + chunk
-        i = 0
-        size = len(self._marker)
-        while i < len(text):
-            if self._line_start:
-                j = _skip(text, i, _HWS)
-                fragment = text[j : j + size]
-                if len(fragment) == size and fragment.lower() == self._marker:
-                    self._open, self._buf = True, ""
-                    return text[j + size :]
-                if not final and self._marker.startswith(fragment.lower()):
-                    break  # could still become the marker (also when nothing follows yet)
-                self._line_start = False
-                i = j
-            k = text.find("\n", i)
-            if k < 0:
-                i = len(text)
-                break
-            self._line_start, i = True, k + 1
-        self._buf = "" if final else text[i:]
-        return ""
 
 
 class StreamSanitizer:
@@ -560,30 +687,36 @@ class StreamSanitizer:
     `<think>` blocks; the pieces then join up to `sanitize(text after the marker)`,
     i.e. the whitespace right after the marker is dropped like any leading whitespace.
     Without the marker the stream is empty.
+
+    `tool_names` (the registered tools) lets an `Action: name` line count as markup without
+    an `Action Input:` line after it; see :func:`sanitize`.
     """
 
-    def __init__(self, answer_marker: str | None = None) -> None:
-        self._think = _ThinkStripper() if answer_marker else None
-        self._gate = _MarkerGate(answer_marker) if answer_marker else None
-        self._remover = _MarkupRemover()
+    def __init__(self, answer_marker: str | None = None, *,
+                 tool_names: Iterable[str] | None = None) -> None:
+        self._gate = _AnswerGate(answer_marker) if answer_marker else None
+        self._remover = _MarkupRemover(tool_names)
         self._space = _Whitespace()
 
     def feed(self, chunk: str) -> str:
         """Take the next chunk of model output; return the text safe to emit now."""
-        if self._think is not None and self._gate is not None:
-            chunk = self._gate.feed(self._think.feed(chunk))
+        if self._gate is not None:
+            chunk = self._gate.feed(chunk)
         return self._space.feed(self._remover.feed(chunk))
 
     def flush(self) -> str:
         """Signal the end of the output; return the text still held back."""
-        text = ""
-        if self._think is not None and self._gate is not None:
-            text = self._gate.feed(self._think.feed("", final=True), final=True)
+        text = self._gate.feed("", final=True) if self._gate is not None else ""
         text = self._remover.feed(text) + self._remover.flush()
         return self._space.feed(text) + self._space.flush()
 
 
-def sanitize(text: str) -> str:
-    """Return `text` with all tool-call markup and reasoning removed, ready for a user."""
-    stream = StreamSanitizer()
+def sanitize(text: str, *, tool_names: Iterable[str] | None = None) -> str:
+    """Return `text` with all tool-call markup and reasoning removed, ready for a user.
+
+    `tool_names`: the registered tools. An `Action: <name>` line naming one of them (any
+    case) is markup even without an `Action Input:` line; without them, such a line is
+    markup only when an `Action Input:` line follows or it continues a ReAct trace.
+    """
+    stream = StreamSanitizer(tool_names=tool_names)
     return stream.feed(text) + stream.flush()

@@ -1,28 +1,95 @@
-"""Shared fixtures: where the project's shared data lives."""
+"""Test environment: data from inside the repository only, checked by an audit hook.
+
+The suite must pass on a fresh clone with nothing beside it. Everything it reads ships in the
+repository (the model-output corpus and the BFCL slice in ``callgate/eval/data``), and an
+audit hook (``sys.addaudithook``) records every file this pytest process opens or lists under
+the checkout's parent folder but outside the checkout — ``../shared`` above all. Any such
+read fails the session, unless the test is marked ``shared_data`` (it compares a vendored copy
+with the optional ``../shared/data`` and skips without it). Subprocesses are not audited; the
+environment pinned below keeps them on the vendored data too.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+# The optional larger data folder beside the checkout ($CALLGATE_SHARED_DATA, else
+# ../shared/data), for the `shared_data` comparisons only; None where there is none.
+_shared = os.environ.pop("CALLGATE_SHARED_DATA", None)
+SHARED_DATA: Path | None = next(
+    (p for p in [Path(_shared) if _shared else REPO.parent / "shared" / "data"] if p.is_dir()),
+    None,
+)
+# Defaults that would otherwise prefer ../shared/data when it exists: pin them to the vendored
+# copies, so the suite reads the same data on every machine (subprocesses inherit this).
+os.environ["CALLGATE_BFCL_DIR"] = str(REPO / "callgate" / "eval" / "data" / "bfcl")
+
 # Tests run one at a time on an otherwise idle machine: let llama.cpp use both cores
 # (callgate's default is half the cores, which holds up better next to other work).
 os.environ.setdefault("CALLGATE_N_THREADS", "2")
 
+# --- the outside-read audit -------------------------------------------------------------------
+_PARENT = str(REPO.parent).rstrip(os.sep) + os.sep
+_INSIDE = str(REPO) + os.sep
+_AUDITED = {"open", "os.listdir", "os.scandir"}
+OUTSIDE_READS: list[tuple[str, str]] = []  # (test node id or "collection", absolute path)
+_EXEMPT: set[str] = set()  # node ids marked shared_data
 
-def shared_data_dir() -> Path:
-    """The shared data folder: $CALLGATE_SHARED_DATA, else ../shared/data beside the checkout."""
-    env = os.environ.get("CALLGATE_SHARED_DATA")
-    path = Path(env) if env else REPO.parent / "shared" / "data"
-    if not path.is_dir():
-        pytest.fail(f"shared data not found at {path}; set CALLGATE_SHARED_DATA")
-    return path
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    """Record opens and listings under the checkout's parent but outside the checkout."""
+    if event not in _AUDITED or not args or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    path = os.path.abspath(os.fsdecode(os.fspath(args[0])))
+    if path.startswith(_PARENT) and not (path + os.sep).startswith(_INSIDE):
+        test = os.environ.get("PYTEST_CURRENT_TEST", "collection").split(" ")[0]
+        OUTSIDE_READS.append((test, path))
+
+
+sys.addaudithook(_audit)  # an audit hook cannot be removed: it lives as long as the process
+
+# Tests outside this file's ownership that compare with ../shared; the eval engineer may move
+# this to an `@pytest.mark.shared_data` decorator on the test itself.
+_SHARED_COMPARISONS = {("test_bfcl_data.py", "test_vendored_copy_is_the_shared_data")}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if (item.path.name, item.name) in _SHARED_COMPARISONS:
+            item.add_marker(pytest.mark.shared_data)
+        if item.get_closest_marker("shared_data"):
+            _EXEMPT.add(item.nodeid)
+
+
+def _violations() -> list[tuple[str, str]]:
+    return [(test, path) for test, path in OUTSIDE_READS if test not in _EXEMPT]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _violations() and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    found = _violations()
+    if not found:
+        return
+    terminalreporter.section("read outside the repository", red=True)
+    terminalreporter.line(f"{len(found)} file access(es) outside {REPO} (a fresh clone has "
+                          "nothing beside it; vendor the data or mark the test shared_data):")
+    for test, path in dict.fromkeys(found):
+        terminalreporter.line(f"  {test}: {path}", red=True)
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    return shared_data_dir()
+    """The optional ../shared/data folder; skips the test where there is none."""
+    if SHARED_DATA is None:
+        pytest.skip("no shared data folder beside this checkout (optional)")
+    return SHARED_DATA

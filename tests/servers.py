@@ -5,9 +5,12 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,8 +18,8 @@ from pathlib import Path
 
 from callgate.models.llama_server import free_port, llama_cpp_server
 
-__all__ = ["LocalHTTPServer", "PostgresUnavailable", "free_port", "llama_cpp_server",
-           "postgres_server"]
+__all__ = ["LocalHTTPServer", "PostgresUnavailable", "free_port", "langgraph_dev_server",
+           "llama_cpp_server", "postgres_server"]
 
 
 class LocalHTTPServer:
@@ -98,3 +101,48 @@ def postgres_server(database: str = "callgate_test") -> Iterator[str]:
             subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "stop"],
                            capture_output=True, timeout=60)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def langgraph_dev_server(config: Path, *, env: dict[str, str] | None = None,
+                         startup_s: float = 90.0) -> Iterator[str]:
+    """``langgraph dev --no-browser`` for ``config`` on a free 127.0.0.1 port: yields its URL.
+
+    Runs in ``config``'s folder (where the server keeps ``.langgraph_api/``), logs to
+    ``server.log`` there, and is stopped with its process group on exit."""
+    import httpx
+
+    port = free_port()
+    cli = Path(sys.executable).with_name("langgraph")
+    log = config.parent / "server.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(cli), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
+             "--port", str(port), "--config", str(config)],
+            cwd=config.parent, env={**os.environ, **(env or {})}, stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited ({proc.returncode}): "
+                                   f"{log.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"langgraph dev not up after {startup_s:.0f} s: "
+                                   f"{log.read_text()[-3000:]}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=15)

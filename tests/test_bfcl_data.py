@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from callgate.eval.bfcl_data import (
     load_questions,
     name_map,
     safe_name,
+    split_ids,
     to_json_schema,
 )
 
@@ -25,15 +27,28 @@ COUNTS = {
     "parallel_multiple": 100,
     "irrelevance": 120,
     "live_simple": 129,
+    "live_multiple": 527,
+    "live_parallel": 8,
+    "live_parallel_multiple": 12,
+    "live_irrelevance": 442,
+    "live_relevance": 8,
 }
+NO_ANSWERS = {"irrelevance", "live_irrelevance", "live_relevance"}
+SHARED = Path(bfcl_data.__file__).resolve().parents[2].parent / "shared" / "data" / "bfcl"
+
+
+def _vendored(name: str) -> Path | None:
+    plain = VENDORED_DIR / name
+    gz = VENDORED_DIR / (name + ".gz")
+    return plain if plain.is_file() else gz if gz.is_file() else None
 
 
 def test_categories_map_to_vendored_files() -> None:
     assert list(CATEGORIES) == list(COUNTS)
     for category, file_name in CATEGORIES.items():
-        assert (VENDORED_DIR / file_name).is_file()
-        has_answers = (VENDORED_DIR / "possible_answer" / file_name).is_file()
-        assert has_answers is (category != "irrelevance")
+        assert _vendored(file_name) is not None, file_name
+        has_answers = _vendored(f"possible_answer/{file_name}") is not None
+        assert has_answers is (category not in NO_ANSWERS)
     assert (VENDORED_DIR / "LICENSE").is_file()
     assert (VENDORED_DIR / "README.md").is_file()
 
@@ -47,8 +62,10 @@ def test_load_whole_categories(category: str, count: int) -> None:
         assert q.category == category
         assert q.messages and q.messages[-1]["role"] == "user"
         assert all(set(m) == {"role", "content"} for m in q.messages)
-        assert q.functions and all("name" in f and "parameters" in f for f in q.functions)
-        if category == "irrelevance":
+        # Two live_irrelevance questions offer no function at all (nothing to call).
+        assert q.functions or category == "live_irrelevance"
+        assert all("name" in f and "parameters" in f for f in q.functions)
+        if category in NO_ANSWERS:
             assert q.ground_truth is None
         else:
             assert q.ground_truth and all(len(call) == 1 for call in q.ground_truth)
@@ -80,6 +97,50 @@ def test_system_turns_are_kept() -> None:
 def test_limit_takes_the_first(limit: int) -> None:
     every = load_questions("parallel", VENDORED_DIR)
     assert load_questions("parallel", VENDORED_DIR, limit=limit) == every[:limit]
+
+
+def test_vendored_copy_is_the_shared_data() -> None:
+    if not SHARED.is_dir():
+        pytest.skip("no shared data folder beside this checkout")
+    for category in CATEGORIES:
+        assert load_questions(category, VENDORED_DIR) == load_questions(category, SHARED)
+    assert (VENDORED_DIR / "LICENSE").read_bytes() == (SHARED / "LICENSE").read_bytes()
+
+
+def test_vendored_copy_stays_small() -> None:
+    size = sum(f.stat().st_size for f in VENDORED_DIR.rglob("*") if f.is_file())
+    assert size < 1_500_000  # the two largest files are gzipped
+
+
+@pytest.mark.parametrize("category", list(CATEGORIES))
+def test_split_is_deterministic_disjoint_and_half(category: str) -> None:
+    every = load_questions(category, VENDORED_DIR)
+    tune = load_questions(category, VENDORED_DIR, split="tune")
+    validate = load_questions(category, VENDORED_DIR, split="validate")
+    tune_ids, validate_ids = {q.id for q in tune}, {q.id for q in validate}
+    assert not tune_ids & validate_ids
+    assert tune_ids | validate_ids == {q.id for q in every}
+    assert len(tune) - len(validate) in (0, 1)
+    assert all(q.split == "tune" for q in tune) and all(q.split == "validate" for q in validate)
+    assert {q.id: q.split for q in every} == split_ids(q.id for q in every)
+    # Questions keep the file's order within a part; --limit takes the first of the part.
+    order = [q.id for q in every]
+    assert [q.id for q in tune] == [i for i in order if i in tune_ids]
+    assert load_questions(category, VENDORED_DIR, limit=2, split="validate") == validate[:2]
+
+
+def test_split_follows_the_id_hash_only() -> None:
+    ids = [f"q_{n}" for n in range(10)]
+    parts = split_ids(ids)
+    assert parts == split_ids(reversed(ids))  # not the order the ids come in
+    by_hash = sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+    assert [i for i in by_hash if parts[i] == "tune"] == by_hash[:5]
+    assert split_ids(["only"]) == {"only": "tune"}
+
+
+def test_unknown_split() -> None:
+    with pytest.raises(ValueError, match="unknown split 'train'"):
+        load_questions("parallel", VENDORED_DIR, split="train")
 
 
 def test_unknown_category() -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolMessage
 
 from callgate.cli import main
 from callgate.eval.baselines import CreateAgentAnswerer, PlainPromptAnswerer, format_comparison
@@ -15,11 +16,19 @@ from callgate.eval.bfcl import (
     CallgateAnswerer,
     answer_question,
     evaluate,
+    event_outcome,
     format_table,
     question_registry,
     strip_injected,
 )
 from callgate.eval.bfcl_data import CATEGORIES, BfclQuestion, default_data_dir, load_questions
+from callgate.eval.bfcl_stats import (
+    Score,
+    difference_interval,
+    summary_rows,
+    wilson,
+    within_noise,
+)
 from callgate.models.scripted import ScriptedChatModel, tool_call
 
 HYPOT = {
@@ -56,12 +65,20 @@ PARALLEL = question("parallel", [{"math.hypot": {"x": [4], "y": [5], "z": ["", 0
 IRRELEVANT = question("irrelevance", None)
 
 
+LIVE_IRRELEVANT = question("live_irrelevance", None)
+RELEVANT = question("live_relevance", None)
+LIVE_PARALLEL = question("live_parallel", PARALLEL.ground_truth)
+
+
 def native(*script: Any) -> CallgateAnswerer:
+    """callgate's native path on a scripted chat model (deterministic replies, in order)."""
     return CallgateAnswerer(ScriptedChatModel(script=list(script)), tool_format="native")
 
 
 def run(answerer: Any, q: BfclQuestion):
-    return answer_question(answerer, q)
+    # callgate's own checker: its reasons are asserted below (the official checker's
+    # agreement is tests/test_bfcl_checker.py's business).
+    return answer_question(answerer, q, checker="own")
 
 
 # --- plumbing (scripted models, deterministic) ----------------------------------------------
@@ -69,9 +86,9 @@ def run(answerer: Any, q: BfclQuestion):
 
 def test_a_call_matching_the_ground_truth_scores_1() -> None:
     result = run(native(tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5")), SIMPLE)
-    assert result.ok and result.reason == ""
+    assert result.ok and result.reason == "" and result.ok_executed
     # Safe name on the native path, mapped back; the injected default z=0 is not scored.
-    assert result.calls == [{"math.hypot": {"x": 4, "y": 5}}]
+    assert result.calls == [{"math.hypot": {"x": 4, "y": 5}}] and result.outcomes == ["ok"]
     assert (result.attempted, result.invalid) == (1, 0)
 
 
@@ -80,12 +97,22 @@ def test_a_wrong_call_scores_0() -> None:
     assert not result.ok and "'y'" in result.reason
 
 
-def test_only_the_first_call_counts_for_simple() -> None:
-    answerer = native(tool_call("math_hypot", {"x": 1, "y": 1}),
-                      tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("x"))
+def test_two_calls_on_a_simple_question_are_wrong() -> None:
+    answerer = native(tool_call("math_hypot", {"x": 4, "y": 5}),
+                      tool_call("math_hypot", {"x": 1, "y": 1}), AIMessage("x"))
     result = run(answerer, SIMPLE)
-    assert not result.ok and result.calls == [{"math.hypot": {"x": 1, "y": 1}}]
-    assert answerer.model.replies_used == 1  # settled by the first call: the run stops there
+    assert not result.ok and result.reason == "expected exactly 1 call, got 2"
+    assert result.calls == [{"math.hypot": {"x": 4, "y": 5}}, {"math.hypot": {"x": 1, "y": 1}}]
+    assert result.ok_executed is False  # both ran: wrong in either figure
+    assert answerer.model.replies_used == 2  # settled by the second call: the run stops there
+
+
+def test_a_repeated_call_on_a_simple_question_is_wrong_strictly() -> None:
+    result = run(native(tool_call("math_hypot", {"x": 4, "y": 5}),
+                        tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5")), SIMPLE)
+    assert not result.ok and result.outcomes == ["ok", "repeat"] and result.repeats == 1
+    # The repeat was answered from the first call's result: executed-only, one call.
+    assert result.ok_executed is True
 
 
 def test_parallel_calls_are_collected_across_steps() -> None:
@@ -96,34 +123,74 @@ def test_parallel_calls_are_collected_across_steps() -> None:
     assert result.calls == [{"math.hypot": {"x": 4, "y": 5}}, {"math.hypot": {"x": 3, "y": 4}}]
 
 
+def test_parallel_calls_match_in_any_order() -> None:
+    result = run(native(tool_call("math_hypot", {"x": 3, "y": 4}),
+                        tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5 and 5")),
+                 LIVE_PARALLEL)
+    assert result.ok, result.reason
+
+
 def test_parallel_missing_a_call_fails() -> None:
     result = run(native(tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5")), PARALLEL)
     assert not result.ok and "expected 2 calls, got 1" in result.reason
 
 
-def test_an_exact_repeat_is_not_a_new_call_but_is_reported() -> None:
+def test_a_repeated_call_on_a_parallel_question_is_wrong() -> None:
     result = run(native(tool_call("math_hypot", {"x": 4, "y": 5}),
                         tool_call("math_hypot", {"x": 4, "y": 5}),
                         tool_call("math_hypot", {"x": 3, "y": 4}), AIMessage("done")), PARALLEL)
-    assert result.ok and result.repeats == 1
-    assert result.ok_counting_repeats is False
+    assert not result.ok and result.reason == "expected 2 calls, got 3"
+    assert result.outcomes == ["ok", "repeat", "ok"] and result.repeats == 1
+    assert result.ok_executed is True  # labelled apart: repeats answered from cache dropped
 
 
-def test_irrelevance_without_a_call_is_correct() -> None:
-    result = run(native(AIMessage("I cannot help with that.")), IRRELEVANT)
+@pytest.mark.parametrize("q", [IRRELEVANT, LIVE_IRRELEVANT], ids=lambda q: q.category)
+def test_irrelevance_without_a_call_is_correct(q: BfclQuestion) -> None:
+    result = run(native(AIMessage("I cannot help with that.")), q)
     assert result.ok and result.calls == [] and result.attempted == 0
 
 
-def test_irrelevance_with_a_call_is_wrong() -> None:
-    result = run(native(tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5")), IRRELEVANT)
+@pytest.mark.parametrize("q", [IRRELEVANT, LIVE_IRRELEVANT], ids=lambda q: q.category)
+def test_irrelevance_with_a_call_is_wrong(q: BfclQuestion) -> None:
+    result = run(native(tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5")), q)
     assert not result.ok and result.reason == "expected no call, got 1"
+
+
+def test_relevance_needs_at_least_one_call() -> None:
+    assert run(native(tool_call("math_hypot", {"x": 9, "y": 9}), AIMessage("x")), RELEVANT).ok
+    assert run(native(tool_call("math_hypot", {"x": 9, "y": 9}),
+                      tool_call("math_hypot", {"x": 1, "y": 1}), AIMessage("x")), RELEVANT).ok
+    missed = run(native(AIMessage("No tool needed.")), RELEVANT)
+    assert not missed.ok and missed.reason == "expected a call, got none"
+
+
+def test_a_refused_call_with_no_correction_left_still_counts() -> None:
+    # Invalid (a string for an integer) twice: the correction round is spent, the loop
+    # answers without running it. The model did call: wrong on an irrelevance question.
+    result = run(native(tool_call("math_hypot", {"x": "4", "y": 5}),
+                        tool_call("math_hypot", {"x": "4", "y": 5}), AIMessage("sorry")),
+                 IRRELEVANT)
+    assert not result.ok and result.outcomes == ["invalid"]
+    assert result.calls == [{"math.hypot": {"x": "4", "y": 5}}]
+    assert result.ok_executed is True  # nothing ran
+    assert (result.attempted, result.invalid, result.corrections) == (2, 2, 1)
 
 
 def test_invalid_calls_count_and_a_fixed_correction_is_seen() -> None:
     result = run(native(tool_call("math_hypot", {"x": "4", "y": 5}),
                         tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5")), SIMPLE)
-    assert result.ok
+    assert result.ok  # the call sent back for correction is replaced by the corrected one
+    assert result.calls == [{"math.hypot": {"x": 4, "y": 5}}] and result.outcomes == ["ok"]
     assert (result.attempted, result.invalid, result.corrections, result.fixed) == (2, 1, 1, 1)
+
+
+def test_outcomes_of_the_older_event_fields() -> None:
+    assert event_outcome({"outcome": "ungrounded"}) == "ungrounded"
+    assert event_outcome({"ok": True, "repeat_of": "R1"}) == "repeat"
+    assert event_outcome({"ok": False, "skipped": True}) == "skipped"
+    assert event_outcome({"ok": False, "timed_out": True}) == "timeout"
+    assert event_outcome({"ok": False, "error": "boom"}) == "error"
+    assert event_outcome({"ok": True}) == "ok"
 
 
 def test_react_path_on_a_text_model() -> None:
@@ -174,6 +241,8 @@ def test_report_figures_and_json(tmp_path: Path) -> None:
                "irrelevance": AIMessage("no tool fits")}
 
     def reply(messages: list[Any]) -> AIMessage:
+        if isinstance(messages[-1], ToolMessage):  # the call's result came back: answer
+            return AIMessage("5")
         return answers[current["category"]]
 
     current: dict[str, str] = {}
@@ -184,15 +253,37 @@ def test_report_figures_and_json(tmp_path: Path) -> None:
         current["category"] = q.category
         return answerer(q)
 
-    report = evaluate(answer, questions=[SIMPLE, IRRELEVANT, SIMPLE], name="scripted")
+    tune = replace(SIMPLE, split="tune")
+    validate = replace(SIMPLE, id="simple_python_1", split="validate")
+    irrelevant = replace(IRRELEVANT, split="tune")
+    report = evaluate(answer, questions=[tune, irrelevant, validate], name="scripted",
+                      checker="own")
     f = report.figures("simple_python")
     assert (f["questions"], f["accuracy"], f["valid_call_rate"]) == (2, 1.0, 1.0)
+    assert f["ci95"] == [round(x, 4) for x in wilson(2, 2)]
+    assert f["s_median"] > 0 and f["s_p90"] >= f["s_median"]
     assert report.figures("irrelevance")["valid_call_rate"] is None  # no call attempted
     assert report.figures()["accuracy"] == 1.0
+    assert report.parts() == ["tune", "validate"]
+    assert report.figures("simple_python", "validate")["questions"] == 1
     data = json.loads(report.write(tmp_path / "r.json").read_text())
-    assert data["categories"]["simple_python"]["passed"] == 2
-    assert data["questions"][0][:2] == ["simple_python_0", 1]
-    assert "simple_python" in format_table(report)
+    assert data["categories"]["simple_python"]["all"]["passed"] == 2
+    assert data["categories"]["simple_python"]["tune"]["passed"] == 1
+    assert data["categories"]["irrelevance"]["validate"]["questions"] == 0
+    assert data["scoring"]["checker"] == "own"
+    gap = data["tune_vs_validate"]["simple_python"]
+    assert gap["difference"] == 0.0 and gap["within_noise"] is True
+    rows = {row["name"]: row for row in data["summary"]["all"]}
+    # Only two categories ran: BFCL's summary rows that need others are N/A (None).
+    assert rows["non_live_ast"]["accuracy"] is None
+    assert "multiple" in rows["non_live_ast"]["missing"]
+    assert rows["overall"]["accuracy"] is None
+    first = data["questions"][0]
+    assert (first["id"], first["split"], first["ok"], first["outcomes"]) == (
+        "simple_python_0", "tune", 1, ["ok"])
+    table = format_table(report)
+    assert "simple_python" in table and "BFCL summary" in table and "N/A" in table
+    assert "validate %" in table and "+0.0 (noise)" in table
 
 
 def test_worker_processes_need_an_answerer_built_from_a_model_spec() -> None:
@@ -203,38 +294,103 @@ def test_worker_processes_need_an_answerer_built_from_a_model_spec() -> None:
 def test_comparison_table_lists_rows_that_could_not_run() -> None:
     from callgate.eval.baselines import Row
 
-    report = evaluate(native(tool_call("math_hypot", {"x": 4, "y": 5})), questions=[SIMPLE])
+    report = evaluate(native(tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5")),
+                      questions=[SIMPLE])
     text = format_comparison([Row("react", report), Row("native", why_not="no server")])
     assert "100.0" in text and "not run: no server" in text
+
+
+# --- statistics and BFCL's summary rows ------------------------------------------------------
+
+
+def test_wilson_intervals_against_hand_computed_values() -> None:
+    # (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n), z = 1.959964, worked by hand.
+    for (passed, total), (low, high) in {(5, 10): (0.236593, 0.763407),
+                                         (0, 10): (0.0, 0.277534),
+                                         (81, 100): (0.722211, 0.874853),
+                                         (10, 10): (0.722466, 1.0)}.items():
+        got = wilson(passed, total)
+        assert got == pytest.approx((low, high), abs=2e-6), (passed, total)
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_differences_inside_and_outside_the_noise() -> None:
+    assert within_noise(Score(50, 100), Score(55, 100))
+    assert within_noise(Score(48, 100), Score(35, 100))  # 13 points on 100 questions: noise
+    assert not within_noise(Score(30, 100), Score(60, 100))
+    assert not within_noise(Score(0, 10), Score(10, 10))
+    low, high = difference_interval(Score(60, 100), Score(30, 100))
+    assert 0 < low < 0.3 < high
+
+
+def test_bfcl_summary_rows_weigh_as_bfcl_does() -> None:
+    scores = {
+        "simple_python": Score(50, 100), "multiple": Score(30, 50),
+        "parallel": Score(20, 100), "parallel_multiple": Score(10, 100),
+        "live_simple": Score(30, 100), "live_multiple": Score(100, 400),
+        "live_parallel": Score(2, 8), "live_parallel_multiple": Score(3, 12),
+        "irrelevance": Score(90, 120), "live_irrelevance": Score(200, 400),
+        "live_relevance": Score(6, 8),
+    }
+    rows = {row.name: row for row in summary_rows(scores)}
+    assert rows["non_live_ast"].accuracy == pytest.approx((0.5 + 0.6 + 0.2 + 0.1) / 4)
+    # Live is pooled (weighted by question counts), not the mean of the four categories.
+    assert rows["live"].accuracy == pytest.approx(135 / 520)
+    assert rows["live"].ci95 == wilson(135, 520)
+    assert rows["irrelevance"].accuracy == pytest.approx((0.75 + 0.5) / 2)
+    assert rows["relevance"].accuracy == pytest.approx(0.75)
+    assert rows["overall"].accuracy == pytest.approx((0.35 + 135 / 520 + 0.625) / 3)
+    for row in rows.values():
+        assert row.ci95 is not None and row.ci95[0] < row.accuracy < row.ci95[1]
+    partial = {row.name: row for row in summary_rows(
+        {k: v for k, v in scores.items() if k != "live_parallel"})}
+    assert partial["live"].accuracy is None and partial["live"].missing == ("live_parallel",)
+    assert partial["overall"].accuracy is None
+    assert partial["non_live_ast"].accuracy == rows["non_live_ast"].accuracy
+
+
+def test_cli_rejects_an_unknown_split_and_category(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        main(["eval", "bfcl", "--split", "train", "--no-report"])
+    assert "invalid choice: 'train'" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="unknown BFCL category 'live'"):
+        main(["eval", "bfcl", "--categories", "live", "--no-report"])
 
 
 # --- the real bundled model ------------------------------------------------------------------
 
 
 @pytest.mark.llama
-@pytest.mark.timeout(900)  # 12 questions on the real model, some with several calls
+@pytest.mark.timeout(1500)  # 11 questions on the real model, some with several calls
 def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureFixture,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # Two worker processes, each with its own copy of the model (--jobs) and one core:
     # conftest's two llama.cpp threads per model would oversubscribe the cores.
     monkeypatch.setenv("CALLGATE_N_THREADS", "1")
     path = tmp_path / "bfcl.json"
-    assert main(["eval", "bfcl", "--limit", "2", "--report", str(path), "--quiet",
-                 "--jobs", "2"]) == 0
+    assert main(["eval", "bfcl", "--limit", "1", "--report", str(path), "--quiet",
+                 "--jobs", "2", "--split", "validate"]) == 0
     printed = capsys.readouterr().out
     data = json.loads(path.read_text())
     assert set(data["categories"]) == set(CATEGORIES)
-    for name, figures in data["categories"].items():
-        assert figures["questions"] == 2, name
+    for name, parts in data["categories"].items():
+        figures = parts["all"]
+        assert figures["questions"] == 1 == parts["validate"]["questions"], name
         assert 0.0 <= figures["accuracy"] <= 1.0
         assert figures["errors"] == 0
-        assert figures["s_per_question"] > 0
+        assert figures["s_median"] > 0
         # Grammar-constrained decoding: every attempted call passes validation.
         assert figures["valid_call_rate"] in (None, 1.0), name
-    assert data["overall"]["attempted_calls"] > 0
+    assert data["all_questions"]["attempted_calls"] > 0
     assert data["settings"]["grammar"] is True and data["settings"]["tool_format"] == "react"
-    assert len(data["questions"]) == 12
+    assert data["split"] == "validate" and "tune" not in data["summary"]
+    assert [row["name"] for row in data["summary"]["all"]] == [
+        "non_live_ast", "live", "irrelevance", "relevance", "overall"]
+    assert data["summary"]["all"][-1]["accuracy"] is not None  # every category ran
+    assert len(data["questions"]) == len(CATEGORIES)
     # Results keep the questions' order, whichever worker answered first.
-    expected = [q.id for c in CATEGORIES for q in load_questions(c, default_data_dir(), 2)]
-    assert [row[0] for row in data["questions"]] == expected
-    assert "overall" in printed and "simple_python" in printed
+    expected = [q.id for c in CATEGORIES
+                for q in load_questions(c, default_data_dir(), 1, split="validate")]
+    assert [row["id"] for row in data["questions"]] == expected
+    assert all(row["split"] == "validate" for row in data["questions"])
+    assert "all questions" in printed and "BFCL summary" in printed

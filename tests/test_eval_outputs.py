@@ -6,18 +6,20 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import shared_data_dir
 
 from callgate.cli import main
-from callgate.eval.outputs import find_leaks, format_outputs, load_corpus, run_outputs
+from callgate.eval.outputs import (
+    PACKAGED_CORPUS,
+    default_corpus,
+    find_leaks,
+    format_outputs,
+    load_corpus,
+    run_outputs,
+)
 
 
-def shared_corpus() -> Path:
-    return shared_data_dir() / "model-outputs" / "dev.jsonl"
-
-
-def test_shared_corpus_all_pass_and_nothing_leaks() -> None:
-    report = run_outputs(shared_corpus())
+def test_packaged_corpus_all_pass_and_nothing_leaks() -> None:
+    report = run_outputs(PACKAGED_CORPUS)
     assert len(report.results) >= 28
     assert report.passed == len(report.results), format_outputs(report)
     assert report.leaks == 0 and report.ok
@@ -26,11 +28,37 @@ def test_shared_corpus_all_pass_and_nothing_leaks() -> None:
     assert all(k["pass_rate"] == 1.0 for k in kinds.values())
 
 
-def test_cli_on_the_shared_corpus(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+def test_cli_on_the_packaged_corpus(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     out = tmp_path / "outputs.json"
-    assert main(["eval", "outputs", str(shared_corpus()), "--report", str(out)]) == 0
+    assert main(["eval", "outputs", str(PACKAGED_CORPUS), "--report", str(out)]) == 0
     assert "leaked markers in user-facing text: 0" in capsys.readouterr().out
     assert json.loads(out.read_text())["leaked_markers"] == 0
+
+
+def test_cli_without_a_file_reads_the_packaged_corpus(capsys: pytest.CaptureFixture,
+                                                       tmp_path: Path) -> None:
+    out = tmp_path / "outputs.json"
+    assert main(["eval", "outputs", "--report", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["corpus"] == str(PACKAGED_CORPUS)
+    assert report["cases"] == report["passed"] == len(load_corpus(PACKAGED_CORPUS))
+    assert f"corpus: {PACKAGED_CORPUS}" in capsys.readouterr().out
+
+
+def test_shared_data_variable_names_a_larger_corpus(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    assert default_corpus() == PACKAGED_CORPUS
+    monkeypatch.setenv("CALLGATE_SHARED_DATA", str(tmp_path))
+    assert default_corpus() == tmp_path / "model-outputs" / "dev.jsonl"
+    assert main(["eval", "outputs"]) == 2
+    assert "corpus not found" in capsys.readouterr().err
+
+
+@pytest.mark.shared_data
+def test_packaged_corpus_is_the_shared_corpus(shared_data: Path) -> None:
+    shared = shared_data / "model-outputs" / "dev.jsonl"
+    assert PACKAGED_CORPUS.read_bytes() == shared.read_bytes()
 
 
 def write(tmp_path: Path, cases: list[dict]) -> Path:

@@ -80,15 +80,18 @@ def stub(name: str, **metadata: Any) -> StructuredTool:
 # -- policy (no server) -----------------------------------------------------------------
 def test_sensitivity_rules() -> None:
     server = parse_server("s", {"command": "x"})
-    assert all(server.is_sensitive(stub(n), DEFAULT_SENSITIVE_MCP) for n in
+    read_only = {"readOnlyHint": True}
+    # A write-like name is sensitive even when the server calls the tool harmless.
+    assert all(server.is_sensitive(stub(n, **read_only), DEFAULT_SENSITIVE_MCP) for n in
                (*WRITERS, "git_push", "delete_file", "write_file", "remove_item"))
-    assert not any(server.is_sensitive(stub(n), DEFAULT_SENSITIVE_MCP) for n in READERS)
+    assert not any(server.is_sensitive(stub(n, **read_only), DEFAULT_SENSITIVE_MCP)
+                   for n in READERS)
     assert server.is_sensitive(stub("drop_it", destructiveHint=True), DEFAULT_SENSITIVE_MCP)
     custom = parse_server("s", {"command": "x", "sensitive_tools": ["git_branch"],
                                 "safe_tools": ["git_add"]})
-    assert custom.is_sensitive(stub("git_branch"), DEFAULT_SENSITIVE_MCP)
+    assert custom.is_sensitive(stub("git_branch", **read_only), DEFAULT_SENSITIVE_MCP)
     assert not custom.is_sensitive(stub("git_add"), DEFAULT_SENSITIVE_MCP)
-    assert custom.is_sensitive(stub("git_commit"), DEFAULT_SENSITIVE_MCP)
+    assert custom.is_sensitive(stub("git_commit", **read_only), DEFAULT_SENSITIVE_MCP)
     everything = parse_server("s", {"command": "x", "sensitive": True})
     assert everything.is_sensitive(stub("git_status"), DEFAULT_SENSITIVE_MCP)
     nothing = parse_server("s", {"command": "x", "sensitive": False,
@@ -97,7 +100,32 @@ def test_sensitivity_rules() -> None:
     assert nothing.is_sensitive(stub("git_push"), DEFAULT_SENSITIVE_MCP)
     own = parse_server("s", {"command": "x", "sensitive_patterns": ["git_c*"]})
     assert own.is_sensitive(stub("git_checkout"), DEFAULT_SENSITIVE_MCP)
-    assert not own.is_sensitive(stub("git_add"), DEFAULT_SENSITIVE_MCP)
+    assert not own.is_sensitive(stub("git_add", **read_only), DEFAULT_SENSITIVE_MCP)
+
+
+def test_annotations_decide_and_default_to_destructive() -> None:
+    # MCP spec: destructiveHint defaults to true; only an explicit hint makes a tool safe.
+    server = parse_server("s", {"command": "x"})
+    for metadata in ({}, {"title": "Lookup"}, {"readOnlyHint": False},
+                     {"destructiveHint": True}, {"readOnlyHint": None, "destructiveHint": None},
+                     {"readOnlyHint": "yes"}):
+        assert server.is_sensitive(stub("lookup", **metadata), DEFAULT_SENSITIVE_MCP), metadata
+    for metadata in ({"readOnlyHint": True}, {"destructiveHint": False},
+                     {"readOnlyHint": True, "destructiveHint": True}):
+        assert not server.is_sensitive(stub("lookup", **metadata), DEFAULT_SENSITIVE_MCP)
+
+
+def test_names_match_without_case() -> None:
+    server = parse_server("s", {"command": "x", "safe_tools": ["LOOKUP", "Get_*"],
+                                "sensitive_tools": ["Git_Log"]})
+    safe = {"readOnlyHint": True}
+    assert not server.is_sensitive(stub("lookup"), DEFAULT_SENSITIVE_MCP)
+    assert not server.is_sensitive(stub("get_weather"), DEFAULT_SENSITIVE_MCP)
+    assert server.is_sensitive(stub("GIT_LOG", **safe), DEFAULT_SENSITIVE_MCP)
+    for name in ("Git_Commit", "DELETE_FILE", "Write_File", "git_PUSH"):
+        assert server.is_sensitive(stub(name, **safe), DEFAULT_SENSITIVE_MCP), name
+    own = parse_server("s", {"command": "x", "sensitive_patterns": ["*DROP*"]})
+    assert own.is_sensitive(stub("drop_table", **safe), DEFAULT_SENSITIVE_MCP)
 
 
 def test_connection_parsing() -> None:
@@ -219,3 +247,78 @@ async def test_name_clash_registers_nothing(repo: Path) -> None:
     prefixed = await load_mcp_tools_into(registry, {"git": server_command(repo)},
                                          tool_name_prefix=True)
     assert "git_git_status" in {t.name for t in prefixed}
+
+
+ANNOTATED_SERVER = """
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+mcp = FastMCP("notes")
+NOTES = {"a": "first"}
+
+
+@mcp.tool()
+def erase_notes() -> str:
+    \"\"\"Erase every note (no annotations: the spec says assume destructive).\"\"\"
+    NOTES.clear()
+    return "erased"
+
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def read_note(key: str) -> str:
+    \"\"\"Read one note.\"\"\"
+    return NOTES.get(key, "")
+
+
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
+def count_words(text: str) -> int:
+    \"\"\"Count words.\"\"\"
+    return len(text.split())
+
+
+@mcp.tool(annotations=ToolAnnotations(title="Tidy", readOnlyHint=False))
+def tidy() -> str:
+    \"\"\"Tidy up (annotated, but not as harmless).\"\"\"
+    return "tidied"
+
+
+if __name__ == "__main__":
+    mcp.run("stdio")
+"""
+
+
+@pytest.fixture(scope="module")
+def annotated_server(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    script = tmp_path_factory.mktemp("fastmcp") / "notes_server.py"
+    script.write_text(ANNOTATED_SERVER)
+    return {"transport": "stdio", "command": sys.executable, "args": [str(script)]}
+
+
+@pytest.mark.server
+def test_fastmcp_annotations_over_stdio(annotated_server: dict[str, Any]) -> None:
+    registry = ToolRegistry()
+    load_mcp_tools_into_sync(registry, {"notes": annotated_server})
+    assert registry.get("erase_notes").sensitive
+    assert registry.get("tidy").sensitive
+    assert not registry.get("read_note").sensitive
+    assert not registry.get("count_words").sensitive
+    exempt = ToolRegistry()
+    load_mcp_tools_into_sync(exempt, {"notes": {**annotated_server,
+                                                "safe_tools": ["ERASE_NOTES"]}})
+    assert not exempt.get("erase_notes").sensitive and exempt.get("tidy").sensitive
+
+
+@pytest.mark.server
+def test_unannotated_mcp_tool_waits_for_approval(annotated_server: dict[str, Any]) -> None:
+    registry = ToolRegistry()
+    load_mcp_tools_into_sync(registry, {"notes": annotated_server})
+    model = ScriptedChatModel(script=[tool_call("erase_notes", {}), AIMessage("Erased.")])
+    agent = build_agent(model, registry, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "unannotated"}}
+    paused = agent.invoke({"messages": [("user", "erase my notes")]}, config)
+    [pending] = paused["__interrupt__"]
+    assert pending.value["call"]["name"] == "erase_notes"
+    assert "sensitive" in pending.value["reason"]
+    result = agent.invoke(Command(resume={"action": "reject"}), config)
+    [event] = result["tool_events"]
+    assert event["denied"] and not event["ok"]

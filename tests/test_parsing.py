@@ -9,14 +9,14 @@ import re
 from typing import Any
 
 import pytest
-from conftest import shared_data_dir
 
+from callgate.eval.outputs import PACKAGED_CORPUS
 from callgate.parsing import ParsedOutput, parse_model_output
 from callgate.sanitize import sanitize
 
 CORPUS = [
     json.loads(line)
-    for line in (shared_data_dir() / "model-outputs" / "dev.jsonl").read_text().splitlines()
+    for line in PACKAGED_CORPUS.read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
 
@@ -278,6 +278,67 @@ def test_final(text: str, tool_names: list[str] | None, contains: str, fmt: str)
     assert result.calls == []
     assert result.final_answer is not None and contains in result.final_answer
     assert result.format == fmt
+
+
+# Issue #12: (id, text, tool_names, the exact final answer). Echoed observations are not
+# the answer, and prose that looks like markup keeps its words.
+KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
+    ("echoed-observation-then-final",
+     "Observation: The weather in Paris is 18°C.\nThought: I now know the final answer\n"
+     "Final Answer: It is 18°C in Paris.", None, "It is 18°C in Paris."),
+    ("echoed-observation-json", 'Observation: {"temp": 18,\n "unit": "C"}\nFinal Answer: 18 °C',
+     None, "18 °C"),
+    ("echoed-observation-directly-before-final", "Observation: 42\nFinal Answer: 42", None,
+     "42"),
+    ("echoed-tool-response", '<tool_response>{"temp": 18}</tool_response>\nFinal Answer: 18.',
+     None, "18."),
+    ("echoed-observation-then-prose", "Observation: result is 5\nThe answer is 5.", None,
+     "The answer is 5."),
+    ("minutes-in-final-answer",
+     "Thought: done\nFinal Answer: Minutes:\nAction: Ana sends the budget.\n"
+     "Observation: the team agrees.", ["web_search"],
+     "Minutes:\nAction: Ana sends the budget.\nObservation: the team agrees."),
+    ("minutes-as-prose", "Notes\nObservation: the team agrees.\nEnd", None,
+     "Notes\nObservation: the team agrees.\nEnd"),
+    ("tool-call-tag-in-final", "Final Answer: Qwen wraps calls in <tool_call> tags; the rest "
+     "stays.", None, "Qwen wraps calls in <tool_call> tags; the rest stays."),
+    ("think-tag-in-final", "Final Answer: Reasoning goes in <think> tags, then the answer.",
+     None, "Reasoning goes in <think> tags, then the answer."),
+    ("mistral-token-in-final", "Final Answer: Mistral writes [TOOL_CALLS] before the list.",
+     None, "Mistral writes [TOOL_CALLS] before the list."),
+    ("tool-call-tag-in-prose", "Qwen wraps calls in <tool_call> tags.", None,
+     "Qwen wraps calls in <tool_call> tags."),
+    ("think-tag-in-prose", "Reasoning models use <think> tags. The rest stays.", None,
+     "Reasoning models use <think> tags. The rest stays."),
+    ("mistral-token-in-prose", "Mistral writes [TOOL_CALLS] first, then the JSON.", None,
+     "Mistral writes [TOOL_CALLS] first, then the JSON."),
+    ("tool-response-tag-in-prose", "An echo comes in a <tool_response> tag; it goes on.", None,
+     "An echo comes in a <tool_response> tag; it goes on."),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "tool_names", "expected"),
+    [case[1:] for case in KEPT_CASES],
+    ids=[case[0] for case in KEPT_CASES],
+)
+def test_final_keeps_prose(text: str, tool_names: list[str] | None, expected: str) -> None:
+    result = parse_model_output(text, tool_names)
+    assert_one_outcome(result, check_markers=False)
+    assert result.final_answer == expected
+
+
+def test_echoed_observation_then_a_call() -> None:
+    text = ('Observation: 18 °C\nThought: and Rome?\nAction: web_search\n'
+            'Action Input: {"query": "Rome weather"}')
+    assert parse_model_output(text).calls == calls(("web_search", {"query": "Rome weather"}))
+
+
+def test_invented_observation_after_a_call_is_cut() -> None:
+    text = ('Action: web_search\nAction Input: {"query": "x"}\nObservation: made up\n'
+            "Final Answer: made up")
+    result = parse_model_output(text)
+    assert result.calls == calls(("web_search", {"query": "x"})) and result.final_answer is None
 
 
 def test_final_answer_label_and_markup_are_stripped() -> None:

@@ -8,13 +8,13 @@ import re
 import time
 
 import pytest
-from conftest import shared_data_dir
 
+from callgate.eval.outputs import PACKAGED_CORPUS
 from callgate.sanitize import StreamSanitizer, sanitize
 
 CORPUS_OUTPUTS = [
     json.loads(line)["output"]
-    for line in (shared_data_dir() / "model-outputs" / "dev.jsonl").read_text().splitlines()
+    for line in PACKAGED_CORPUS.read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
 
@@ -22,12 +22,21 @@ CORPUS_OUTPUTS = [
 REMOVAL_CASES = [
     ("think", "<think>secret plan</think>The answer.", "The answer."),
     ("think-multiline", "<think>\nstep 1\nstep 2\n</think>\n\nThe answer.", "The answer."),
-    ("think-unclosed", "Start. <think>secret to the end", "Start."),
+    ("think-unclosed-at-start", "<think>secret to the end", ""),
+    ("think-unclosed-after-markup", "<|im_start|>assistant\nThought: x\n<think>secret", ""),
     ("thinking-tag", "<thinking>x</thinking>Done", "Done"),
     ("think-any-case", "<THINK>x</Think>Done", "Done"),
     ("tool-call", 'Ok.\n<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>\nBye.',
      "Ok.\nBye."),
     ("tool-call-unclosed", 'Ok.\n<tool_call>\n{"name": "a", "arguments": {}}', "Ok."),
+    ("tool-call-truncated", 'Ok.\n<tool_call>\n{"name": "a", "arguments": {"q": "x', "Ok."),
+    ("tool-call-python", 'Ok. <tool_call>f(a=1)</tool_call>', "Ok."),
+    ("tool-call-qwen-coder", "Ok.\n<tool_call>\n<function=f>\n<parameter=a>\n1", "Ok."),
+    ("tool-call-tag-at-end", "Ok. <tool_call>", "Ok."),
+    ("tool-call-closed-prose-inside", "X <tool_call>nothing</tool_call> Y", "X  Y"),
+    ("tool-call-mentioned-then-made",
+     'Use <tool_call> tags. <tool_call>{"name": "a"}</tool_call> Done',
+     "Use <tool_call> tags.  Done"),
     ("tool-call-inline", 'Before <tool_call>{"name": "a"}</tool_call>after', "Before after"),
     ("tool-response", "<tool_response>fake</tool_response>Real.", "Real."),
     ("stray-closing-tags", "A</tool_call> B</think>", "A B"),
@@ -39,7 +48,14 @@ REMOVAL_CASES = [
      "Kept"),
     ("action-input-next-line", 'Action Input:\n{"q": 1}\nKept', "Kept"),
     ("action-input-empty", "Action Input:\nKept", "Kept"),
-    ("observation-only-the-line", "Observation: tool said x\nKept", "Kept"),
+    ("observation-in-trace", "Action: a\nAction Input: {}\nObservation: tool said x\nKept",
+     "Kept"),
+    ("observation-echoed-before-thought", "Observation: tool said x\n\nThought: ok\nKept",
+     "Kept"),
+    ("observation-before-final", "Observation: x\nFinal Answer: Kept", "Kept"),
+    ("observation-before-action", "Observation: x\nAction: a\nAction Input: {}\nKept", "Kept"),
+    ("action-after-thought", "Thought: search\nAction: web_search\nKept", "Kept"),
+    ("action-then-blank-then-input", "Action: a\n\nAction Input: {}\nKept", "Kept"),
     ("final-label", "Final Answer: Paris", "Paris"),
     ("final-label-variants", "final answer:Paris\nFINAL_ANSWER : Rome", "Paris\nRome"),
     ("final-on-thought-line", "Thought: sure. Final Answer: 42", "42"),
@@ -47,6 +63,7 @@ REMOVAL_CASES = [
     ("mistral", '[TOOL_CALLS] [{"name": "a", "arguments": {"q": "]"}}] Then text.', "Then text."),
     ("mistral-next-line", '[TOOL_CALLS]\n[{"name": "a", "arguments": {}}]\nText', "Text"),
     ("mistral-named", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}\nText', "Text"),
+    ("mistral-at-end", "Text [TOOL_CALLS]", "Text"),
     ("python-tag", '<|python_tag|>{"name": "a", "parameters": {}}<|eom_id|>Text', "Text"),
     ("python-tag-code", '<|python_tag|>brave_search.call(query="x")\nText', "Text"),
     ("qwen", "✿FUNCTION✿: a\n✿ARGS✿: {\"q\": 1}\n✿RESULT✿: r\n✿RETURN✿: The answer",
@@ -91,6 +108,22 @@ PROSE = [
     "Indented code:\n    x = 1\n\n    y = {'a': [1, 2]}",
     "Émoji 🎉 and ünïcödé stay.",
     "Line one\nLine two\n\nNew paragraph.",
+    # Issue #12: prose that looks like ReAct or tool-call markup keeps its words.
+    "Action: Ana sends the budget.\nObservation: the team agrees.",
+    "Minutes, 3 May\n\nAction: Ana sends the budget.\nObservation: the team agrees.\n"
+    "Action: Bo books the room.\nObservation: none.",
+    "Statement:\n  - Effect: Allow\n    Action: s3:GetObject\n    Resource: arn:aws:s3:::b/*\n"
+    "  - Effect: Deny\n    Action:\n      - s3:DeleteObject",
+    "steps:\n  - name: deploy\n    action: deploy\n    observation: logs",
+    'Policy:\n{\n  "Statement": [{\n    "Effect": "Allow",\n    "Action": ["iam:PassRole"],\n'
+    '    "Resource": "*"\n  }]\n}\nAction: iam:PassRole',
+    "Qwen wraps each call in <tool_call> tags; the rest of this answer must survive.",
+    "<tool_call> is the tag Qwen uses, and this sentence stays.",
+    "Reasoning models put their thoughts in <think> tags. Here is the rest.",
+    "Use <thinking> when you reason, then answer.",
+    "Mistral starts a call list with [TOOL_CALLS] and then the JSON. The rest stays.",
+    "An echo arrives in a <tool_response> tag, and the answer goes on.",
+    "The <tool_call> tag opens a call.",
 ]
 
 
@@ -125,8 +158,9 @@ OWN_TEXTS = [case[1] for case in REMOVAL_CASES] + PROSE + [
 STREAM_TEXTS = CORPUS_OUTPUTS + OWN_TEXTS
 
 
-def stream(chunks: list[str], answer_marker: str | None = None) -> str:
-    sanitizer = StreamSanitizer(answer_marker)
+def stream(chunks: list[str], answer_marker: str | None = None,
+           tool_names: list[str] | None = None) -> str:
+    sanitizer = StreamSanitizer(answer_marker, tool_names=tool_names)
     return "".join(sanitizer.feed(chunk) for chunk in chunks) + sanitizer.flush()
 
 
@@ -138,14 +172,28 @@ def random_chunks(text: str, rng: random.Random) -> list[str]:
 
 THINK_RE = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL)
 MARKER = "Final Answer:"
+NAMES = ["web_search", "Calculator"]
 MARKER_RE = re.compile(r"^[ \t]*" + re.escape(MARKER), re.IGNORECASE | re.MULTILINE)
 
 
-def expected_answer_stream(text: str) -> str:
-    """The documented answer-marker semantics, written independently of the implementation."""
-    visible = THINK_RE.sub("", text)
-    m = MARKER_RE.search(visible)
-    return sanitize(visible[m.end() :]) if m else ""
+def expected_answer_stream(text: str, tool_names: list[str] | None = None) -> str:
+    """The documented answer-marker semantics, written independently of the implementation:
+    the first marker at a line start outside `<think>` blocks (which are skipped only before
+    it), then the sanitized raw text after it."""
+    visible: list[str] = []
+    origin: list[int] = []
+    pos = 0
+    for block in [*THINK_RE.finditer(text), None]:
+        stop = block.start() if block else len(text)
+        visible.extend(text[pos:stop])
+        origin.extend(range(pos, stop))
+        pos = block.end() if block else pos
+    joined = "".join(visible)
+    for m in MARKER_RE.finditer(joined):
+        first, last = origin[m.start()], origin[m.end() - 1]
+        if last - first == m.end() - 1 - m.start():  # not split by a block
+            return sanitize(text[last + 1 :], tool_names=tool_names)
+    return ""
 
 
 @pytest.mark.parametrize("answer_marker", [None, MARKER])
@@ -167,6 +215,8 @@ FUZZ_PIECES = [
     "<|im_end|>", "<|im_start|>", "assistant", "✿FUNCTION✿", "✿ARGS✿:", "✿RETURN✿", "</s>",
     "{", "}", "[", "]", "(", ")", '"', "'", "\\", "\n", "\r\n", " ", "\t", "hello", "<", "|>",
     '{"name": "a", "arguments": {}}', "```json\n", "<thinking>",
+    "Action: web_search", "Action: Ana sends", "Observation: x", "<tool_response>",
+    "</tool_response>", "x(", "<function=f>", "a[ARGS]", "Action Input: {}", "`",
 ]
 
 
@@ -177,14 +227,54 @@ def fuzz_texts(count: int, seed: int) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("tool_names", [None, NAMES])
 @pytest.mark.parametrize("answer_marker", [None, MARKER])
-def test_stream_equals_whole_on_random_markup(answer_marker: str | None) -> None:
+def test_stream_equals_whole_on_random_markup(answer_marker: str | None,
+                                              tool_names: list[str] | None) -> None:
     rng = random.Random(1)
     for text in fuzz_texts(300, seed=2):
-        expected = sanitize(text) if answer_marker is None else expected_answer_stream(text)
-        assert stream(list(text), answer_marker) == expected, text
+        expected = (sanitize(text, tool_names=tool_names) if answer_marker is None
+                    else expected_answer_stream(text, tool_names))
+        assert stream(list(text), answer_marker, tool_names) == expected, text
         chunks = random_chunks(text, rng)
-        assert stream(chunks, answer_marker) == expected, chunks
+        assert stream(chunks, answer_marker, tool_names) == expected, chunks
+
+
+# (text, expected sanitize(text, tool_names=NAMES))
+NAMED_CASES = [
+    ("Thought: x\nAction: web_search", ""),
+    ("Action: web_search\nKept", "Kept"),
+    ("Action: WEB_SEARCH.\nKept", "Kept"),
+    ("Action: `calculator`\nObservation: 4\nFinal Answer: 4", "4"),
+    ("Action: Ana sends the budget.\nObservation: the team agrees.",
+     "Action: Ana sends the budget.\nObservation: the team agrees."),
+    ("Action: web_searcher\nKept", "Action: web_searcher\nKept"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), NAMED_CASES)
+def test_action_naming_a_registered_tool(text: str, expected: str) -> None:
+    assert sanitize(text, tool_names=NAMES) == expected
+    for cut in range(len(text) + 1):
+        assert stream([text[:cut], text[cut:]], tool_names=NAMES) == expected, cut
+    assert stream(list(text), None, NAMES) == expected
+    marked = "Final Answer: " + text
+    assert stream(list(marked), MARKER, NAMES) == expected_answer_stream(marked, NAMES)
+
+
+def test_action_without_tool_names_needs_an_input_line() -> None:
+    assert sanitize("Action: web_search\nKept") == "Action: web_search\nKept"
+    assert sanitize("Action: web_search\nAction Input: {}\nKept") == "Kept"
+
+
+def test_unclosed_think_in_prose_waits_then_stays() -> None:
+    s = StreamSanitizer()
+    assert s.feed("Models write <think> tags") == "Models write"
+    assert s.feed(" around reasoning.") == ""
+    assert s.flush() == " <think> tags around reasoning."
+    s = StreamSanitizer()
+    assert s.feed("A <think>hidden") == "A"
+    assert s.feed("</think> B") == "  B"
 
 
 def test_holds_back_possible_markers() -> None:
@@ -204,7 +294,7 @@ def test_answer_marker_mode() -> None:
     s = StreamSanitizer(answer_marker="Final Answer:")
     assert s.feed("Thought: I know.\nThe answer: no.\nFinal ") == ""
     assert s.feed("answer:  Par") == "Par"
-    assert s.feed("is.\nAction: x\n") == "is."
+    assert s.feed("is.\nAction: x\nAction Input: {}\n") == "is."
     assert s.feed("Done") == "\nDone"
     assert s.flush() == ""
     s = StreamSanitizer(answer_marker="Final Answer:")

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from callgate.eval.bfcl import (
-    SETTLED_BY_FIRST_CALL,
     Attempt,
     BfclReport,
     CallgateAnswerer,
@@ -35,6 +34,7 @@ from callgate.eval.bfcl import (
     evaluate,
     original_name,
     question_registry,
+    settled,
 )
 from callgate.eval.bfcl_data import CATEGORIES, BfclQuestion
 
@@ -156,7 +156,6 @@ class CreateAgentAnswerer:
         agent = create_agent(self.model, registry.as_langchain_tools())
         attempt = Attempt()
         turns = 0
-        settled = question.category in SETTLED_BY_FIRST_CALL
         stream = agent.stream({"messages": _messages(question)},
                               {"recursion_limit": 2 * self.max_steps + 2},
                               stream_mode="updates")
@@ -175,7 +174,7 @@ class CreateAgentAnswerer:
                         for c in calls)
                     attempt.calls += [{original_name(question, c["name"]): c["args"]}
                                       for c in calls]
-                if turns >= self.max_steps or (settled and attempt.calls):
+                if turns >= self.max_steps or settled(question, len(attempt.calls)):
                     break
         finally:
             stream.close()
@@ -232,13 +231,15 @@ def compare(model: Any = "bundled", *, paths: Sequence[str] = PATHS,
             categories: Sequence[str] | None = None, limit: int | None = None,
             data_dir: str | Path | None = None, max_steps: int = 5,
             server_url: str | None = None,
-            progress: Callable[[str, Any], None] | None = None) -> list[Row]:
+            progress: Callable[[str, Any], None] | None = None,
+            split: str = "all") -> list[Row]:
     """Evaluate each path on the same questions; server paths start llama-cpp's server for
     a GGUF model (or use ``server_url``, an OpenAI-compatible ``/v1`` URL)."""
     from callgate.eval.bfcl_data import default_data_dir, load_questions
 
     root = Path(data_dir) if data_dir is not None else default_data_dir()
-    questions = [q for c in (categories or CATEGORIES) for q in load_questions(c, root, limit)]
+    questions = [q for c in (categories or CATEGORIES)
+                 for q in load_questions(c, root, limit, split=split)]
     rows: list[Row] = []
     with ExitStack() as stack:
         server_model = None
@@ -264,6 +265,7 @@ def compare(model: Any = "bundled", *, paths: Sequence[str] = PATHS,
                               progress=(lambda r, p=path: progress(p, r)) if progress else None,
                               model=model if isinstance(model, str) else type(model).__name__)
             report.settings["limit"] = limit
+            report.split = split
             rows.append(Row(path, report))
     return rows
 
@@ -281,7 +283,8 @@ def comparison_dict(rows: Sequence[Row], *, command: str = "") -> dict[str, Any]
         out.setdefault("data_dir", data["data_dir"])
         out["rows"].append({"path": row.path, "name": row.report.name,
                             "settings": data["settings"], "categories": data["categories"],
-                            "overall": data["overall"]})
+                            "summary": data["summary"],
+                            "all_questions": data["all_questions"]})
     return out
 
 
@@ -289,8 +292,9 @@ def format_comparison(rows: Sequence[Row]) -> str:
     """Accuracy per category, valid-call rate and time per question, one row per path."""
     cats = next((r.report.categories() for r in rows if r.report), [])
     short = {"simple_python": "simple", "parallel_multiple": "par_mult",
-             "irrelevance": "irrel", "live_simple": "live"}
-    head = ["path", *(short.get(c, c) for c in cats), "valid calls", "s/q"]
+             "irrelevance": "irrel", "live_parallel_multiple": "live_par_mult",
+             "live_irrelevance": "live_irrel", "live_relevance": "live_rel"}
+    head = ["path", *(short.get(c, c) for c in cats), "valid calls", "median s/q"]
     table = []
     for row in rows:
         if row.report is None:
@@ -304,7 +308,7 @@ def format_comparison(rows: Sequence[Row]) -> str:
         rate = overall["valid_call_rate"]
         cells.append("-" if rate is None else
                      f"{100 * rate:.1f}% ({overall['valid_calls']}/{overall['attempted_calls']})")
-        cells.append(f"{overall['s_per_question']:.2f}")
+        cells.append(f"{overall['s_median']:.2f}")
         table.append(cells)
     widths = [max(len(head[i]), *(len(r[i]) for r in table if len(r) == len(head)))
               for i in range(len(head))]
@@ -314,7 +318,8 @@ def format_comparison(rows: Sequence[Row]) -> str:
                      if len(r) == len(head) else "  ".join(r))
     first = next((r.report for r in rows if r.report), None)
     n = {c: sum(1 for q in (first.results if first else []) if q.category == c) for c in cats}
-    lines.append("accuracy in % per category; questions per category: "
+    lines.append("accuracy in % per category (strict: every call of the turn counts); "
+                 "questions per category: "
                  + ", ".join(f"{short.get(c, c)} {k}" for c, k in n.items()))
     return "\n".join(lines)
 

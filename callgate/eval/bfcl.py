@@ -3,19 +3,37 @@
 Every question gets its own tool registry, built from its BFCL functions (schemas via
 :func:`to_json_schema`; names through :func:`safe_name` on paths that need OpenAI-style
 names, mapped back for scoring). A tool only acknowledges (``"ok"``): BFCL has no
-implementations. The calls that pass callgate's validation before the final answer are the
-agent's answer: the first one for ``simple_python``, ``multiple`` and ``live_simple``, all
-of them for ``parallel*``; ``irrelevance`` is correct iff no call passes. Scoring is
-:func:`callgate.eval.bfcl_checker.check`.
+implementations.
 
-The run of a question stops being read once its answer is settled (the first valid call,
-where only the first counts; a final answer; the step limit): the text of the answer is
-not scored, so it is not generated. Scored arguments are those the model wrote, as
-validated: defaults that validation injects for omitted parameters are left out (the
-function would apply them itself; BFCL scores what the model supplied).
+Which calls are the agent's answer (the rule, as BFCL scores a model's reply): every call
+the model emitted in the turn, in order, in the final form it took after callgate's
+correction round. A call sent back for correction is replaced by the corrected reply and
+does not count; every other call counts whatever callgate did with it: calls that ran
+(``ok``, ``error``, ``timeout``), repeats answered from the earlier result (``repeat``),
+calls refused without a correction left (``invalid``, ``ungrounded``), invented extras not
+run (``skipped``), ``denied`` and ``cancelled`` ones. Replies the parser could not read as
+a call are not calls (BFCL's decoder would fail on them too). So a simple question answered
+with two calls is wrong, and so is a parallel one with a repeated call. That *strict*
+figure is the headline; next to it, *executed calls only* scores the calls that ran
+(outcome ``ok``/``error``/``timeout``: repeats answered from cache and refused calls
+dropped), which is what callgate's tools actually saw.
+
+Scoring: BFCL's own AST checker (:func:`callgate.eval.bfcl_checker.official_check`, the
+optional ``bfcl-eval`` package) when it is installed, else callgate's
+:func:`callgate.eval.bfcl_checker.check`; the report names the checker, and counts the
+questions where the two disagree when both ran. irrelevance and live_irrelevance are
+correct iff no call is made, live_relevance iff at least one is.
+
+The run of a question stops being read once both figures are settled (a call where none
+is wanted, a second call on a one-call question, a call where one is wanted...) or when
+the answer text would start: the text of the answer is not scored, so it is not
+generated. Scored arguments are those the model wrote, as validated: defaults that
+validation injects for omitted parameters are left out (the function would apply them
+itself; BFCL scores what the model supplied).
 
 Answerers other than callgate (plain prompting, ``create_agent``) live in
-:mod:`callgate.eval.baselines` and plug into the same :func:`evaluate` loop.
+:mod:`callgate.eval.baselines` and plug into the same :func:`evaluate` loop; their calls
+carry no outcome and count as run.
 """
 
 from __future__ import annotations
@@ -23,6 +41,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,19 +52,29 @@ from typing import Any, Protocol
 
 from langchain_core.tools import StructuredTool
 
-from callgate.eval.bfcl_checker import check
+from callgate.eval.bfcl_checker import check, official_available, official_check
 from callgate.eval.bfcl_data import (
     CATEGORIES,
+    NO_CALL_CATEGORIES,
+    SOME_CALL_CATEGORIES,
     BfclQuestion,
     default_data_dir,
     load_questions,
     safe_name,
     to_json_schema,
 )
+from callgate.eval.bfcl_stats import (
+    Score,
+    difference_interval,
+    summary_rows,
+    wilson,
+    within_noise,
+)
 from callgate.tools.registry import ToolRegistry
 
 __all__ = [
     "ACK",
+    "RAN",
     "Attempt",
     "BfclReport",
     "CallgateAnswerer",
@@ -54,12 +83,24 @@ __all__ = [
     "format_table",
     "question_registry",
     "run_bfcl",
+    "settled",
 ]
 
 ACK = "ok"
-FIRST_CALL_ONLY = frozenset({"simple_python", "multiple", "live_simple"})
-# Where the first valid call settles the score (irrelevance: any call is wrong).
-SETTLED_BY_FIRST_CALL = FIRST_CALL_ONLY | {"irrelevance"}
+# Outcomes of a call that ran (the tool saw it); every other outcome is a call not run.
+RAN = frozenset({"ok", "error", "timeout"})
+
+
+def settled(question: BfclQuestion, ran: int) -> bool:
+    """Whether ``ran`` executed calls settle the strict and the executed-only verdict alike.
+
+    More calls can only turn these verdicts one way: a call where none is wanted, one
+    where one is wanted, more calls than the ground truth has."""
+    if question.category in NO_CALL_CATEGORIES or question.category in SOME_CALL_CATEGORIES:
+        return ran >= 1
+    if "parallel" in question.category:
+        return ran > len(question.ground_truth or [])
+    return ran >= 2
 
 
 # --- tools from a question ------------------------------------------------------------------
@@ -112,19 +153,18 @@ def _messages(question: BfclQuestion) -> list[tuple[str, str]]:
 class Attempt:
     """What an answerer did with one question.
 
-    ``calls``: the answer, as ``{name: {arg: value}}`` dicts in the order made (every valid
-    call; the runner keeps the first where only the first counts). ``repeats``: valid calls
-    that repeated an earlier one exactly, which callgate answers from the earlier result
-    instead of running the tool again; they are not in ``calls`` (``calls_with_repeats``
-    has them, in order, for the stricter count). ``attempted`` counts
-    every call the model tried, invalid ones and unreadable replies included; ``invalid``
-    those that failed validation or parsing; ``ungrounded`` schema-valid calls sent back
-    because their values were not in the question (grounding). ``corrections``:
-    correction rounds sent; ``fixed``: corrections after which the next attempt was valid."""
+    ``calls``: every call the model emitted in the turn, in its final form, as
+    ``{name: {arg: value}}`` dicts in the order made (the module docstring says which);
+    ``outcomes``: what callgate did with each (``ok``, ``repeat``, ``invalid``...; None
+    when the answerer does not say, e.g. a baseline: every call counts as run).
+    ``attempted`` counts every call the model tried, those replaced by a correction and
+    unreadable replies included; ``invalid`` those that failed validation or parsing;
+    ``ungrounded`` schema-valid calls refused because their values were not in the
+    question (grounding). ``corrections``: correction rounds sent; ``fixed``: corrections
+    after which the next attempt was valid."""
 
     calls: list[dict[str, dict[str, Any]]] = field(default_factory=list)
-    calls_with_repeats: list[dict[str, dict[str, Any]]] | None = None
-    repeats: int = 0
+    outcomes: list[str] | None = None
     attempted: int = 0
     invalid: int = 0
     ungrounded: int = 0
@@ -133,9 +173,19 @@ class Attempt:
     error: str | None = None
     note: str | None = None
 
+    def executed(self) -> list[dict[str, dict[str, Any]]]:
+        """The calls that ran (repeats answered from cache and refused calls left out)."""
+        if self.outcomes is None:
+            return list(self.calls)
+        return [c for c, o in zip(self.calls, self.outcomes, strict=True) if o in RAN]
+
 
 @dataclass
 class QuestionResult:
+    """One question scored. ``ok``: the strict verdict (every call of the turn) by the
+    reference checker (``checker``); ``ok_executed``: the same checker on the calls that
+    ran; ``own_ok``: callgate's own checker on the strict calls (for the agreement)."""
+
     id: str
     category: str
     ok: bool
@@ -147,9 +197,16 @@ class QuestionResult:
     fixed: int
     seconds: float
     error: str | None = None
-    repeats: int = 0
-    ok_counting_repeats: bool | None = None
+    split: str = ""
+    outcomes: list[str] | None = None
+    ok_executed: bool | None = None
+    own_ok: bool | None = None
+    checker: str = "own"
     ungrounded: int = 0
+
+    @property
+    def repeats(self) -> int:
+        return sum(o == "repeat" for o in self.outcomes or [])
 
 
 class Answerer(Protocol):
@@ -251,10 +308,9 @@ class CallgateAnswerer:
 
     def __call__(self, question: BfclQuestion) -> Attempt:
         graph = self.graph(question)
-        first_only = question.category in SETTLED_BY_FIRST_CALL
-        attempt = Attempt()
-        made: list[tuple[str, dict[str, Any]]] = []  # (call id, call), valid ones in order
-        repeated: set[str] = set()
+        attempt = Attempt(outcomes=[])
+        made: list[tuple[dict[str, dict[str, Any]], str]] = []  # (call, outcome), in order
+        step: list[dict[str, Any]] = []  # the last checked calls, not yet turned into events
         raw_args: dict[str, Any] = {}
         corrected = False  # the last validate was followed by a correction
         stream = graph.stream({"messages": _messages(question)},
@@ -271,48 +327,84 @@ class CallgateAnswerer:
                 if namespace:
                     continue
                 for node, update in chunk.items():
+                    update = update or {}
                     if node == "decide":
-                        for call in (update or {}).get("pending_calls") or []:
+                        for call in update.get("pending_calls") or []:
                             raw_args[call["id"]] = call.get("args")
                     elif node == "validate":
-                        if self._validated(question, update or {}, raw_args, attempt,
-                                           corrected, made):
-                            corrected = False
-                    elif node == "execute":
-                        repeated.update(r["call_id"] for r in (update or {}).get(
-                            "step_results") or [] if "repeat_step" in r)
+                        step = self._validated(update, attempt, corrected)
+                        corrected = False
                     elif node == "correct":
                         attempt.corrections += 1
                         corrected = True
-                if first_only and made:
+                        step = []  # replaced by the corrected reply
+                    elif node == "summarize":
+                        for event in update.get("tool_events") or []:
+                            args = strip_injected(event.get("args") or {},
+                                                  raw_args.get(event.get("call_id")) or {})
+                            made.append(({original_name(question, event["tool"]): args},
+                                         event_outcome(event)))
+                        step = []
+                if settled(question, sum(o in RAN for _, o in made)):
                     break
         finally:
             stream.close()
-        attempt.calls = [call for cid, call in made if cid not in repeated]
-        attempt.calls_with_repeats = [call for _, call in made]
-        attempt.repeats = len(made) - len(attempt.calls)
+        # Checked calls that never became events: a step with refused calls and no
+        # correction left (the loop went straight to the answer). They are the model's
+        # final form: they count, the refused ones and the valid ones not run alike.
+        for call in step:
+            if call.get("name"):
+                args = strip_injected(call.get("args") or {}, raw_args.get(call["id"]) or {})
+                outcome = call.get("outcome") or (
+                    ("ungrounded" if call.get("kind") == "ungrounded" else "invalid")
+                    if call.get("error") else "skipped")
+                made.append(({original_name(question, call["name"]): args}, outcome))
+        attempt.calls = [call for call, _ in made]
+        attempt.outcomes = [outcome for _, outcome in made]
         return attempt
 
-    def _validated(self, question: BfclQuestion, update: dict[str, Any],
-                   raw_args: dict[str, Any], attempt: Attempt, corrected: bool,
-                   made: list[tuple[str, dict[str, Any]]]) -> bool:
+    @staticmethod
+    def _validated(update: dict[str, Any], attempt: Attempt,
+                   corrected: bool) -> list[dict[str, Any]]:
+        """Count a validate step; where it refused calls, return the step's calls (they are
+        the final form if no correction follows)."""
         checked = update.get("pending_calls") or []
         errors = update.get("validation_errors") or []
         loose = [e for e in errors if not e.get("id")]  # replies the parser could not read
         attempt.attempted += len(checked) + len(loose)
-        ungrounded = sum(c.get("kind") == "ungrounded" for c in checked)
         attempt.invalid += len(errors) - sum(e.get("kind") == "ungrounded" for e in errors)
-        attempt.ungrounded += ungrounded
-        valid = [c for c in checked if not c.get("error") and not c.get("skipped")]
-        for call in valid:
-            args = strip_injected(call.get("args") or {}, raw_args.get(call["id"]) or {})
-            made.append((call["id"], {original_name(question, call["name"]): args}))
+        attempt.ungrounded += sum(c.get("kind") == "ungrounded" for c in checked)
+        valid = [c for c in checked if not c.get("error") and not c.get("skipped")
+                 and not c.get("outcome")]
         if corrected and valid and not errors:
             attempt.fixed += 1
-        return bool(valid or errors)
+        return list(checked) if errors else []
+
+
+def event_outcome(event: dict[str, Any]) -> str:
+    """A tool event's outcome: its ``outcome`` field, else read from the older flags."""
+    if event.get("outcome"):
+        return str(event["outcome"])
+    if event.get("repeat_of"):
+        return "repeat"
+    for flag in ("skipped", "denied"):
+        if event.get(flag):
+            return flag
+    if event.get("timed_out"):
+        return "timeout"
+    if event.get("error") == "cancelled":
+        return "cancelled"
+    return "ok" if event.get("ok", True) else "error"
 
 
 # --- the evaluation loop --------------------------------------------------------------------
+
+SPLIT_PARTS = ("tune", "validate")
+STRICT = ("strict: every call the model emitted in the turn, in its final form after the "
+          "correction round (repeats, refused and skipped calls included), as BFCL scores a "
+          "reply")
+EXECUTED = ("executed calls only: the calls that ran (repeats answered from cache, refused "
+            "and skipped calls dropped); not BFCL's rule")
 
 
 @dataclass
@@ -326,49 +418,128 @@ class BfclReport:
     command: str = ""
     data_dir: str = ""
     model: str = ""
+    split: str = "all"
+    commit: str = ""
 
     def categories(self) -> list[str]:
         return list(dict.fromkeys(r.category for r in self.results))
 
-    def figures(self, category: str | None = None) -> dict[str, Any]:
-        rows = [r for r in self.results if category in (None, r.category)]
-        return summarize(rows)
+    def parts(self) -> list[str]:
+        """The split parts present in this run (``tune``, ``validate``)."""
+        return [p for p in SPLIT_PARTS if any(r.split == p for r in self.results)]
+
+    def rows(self, category: str | None = None, part: str | None = None
+             ) -> list[QuestionResult]:
+        return [r for r in self.results
+                if category in (None, r.category) and part in (None, r.split)]
+
+    def figures(self, category: str | None = None, part: str | None = None) -> dict[str, Any]:
+        return summarize(self.rows(category, part))
+
+    def summary(self, part: str | None = None, *, executed: bool = False) -> list[Any]:
+        """BFCL's summary rows (non-live AST, live, irrelevance, relevance, overall)."""
+        scores = {c: Score(sum(bool(r.ok_executed if executed else r.ok)
+                               for r in self.rows(c, part)), len(self.rows(c, part)))
+                  for c in self.categories()}
+        return summary_rows(scores)
+
+    def tune_vs_validate(self, category: str | None = None) -> dict[str, Any]:
+        """Tune minus validate accuracy, its 95 % interval (Newcombe) and whether the
+        difference is inside the noise."""
+        tune, validate = (Score(sum(r.ok for r in self.rows(category, p)),
+                                len(self.rows(category, p))) for p in SPLIT_PARTS)
+        return {"difference": round(tune.accuracy - validate.accuracy, 4),
+                "ci95": _interval(difference_interval(tune, validate)),
+                "within_noise": within_noise(tune, validate)}
+
+    def checker(self) -> str:
+        return next((r.checker for r in self.results), "own")
 
     def to_dict(self, *, details: bool = True) -> dict[str, Any]:
+        parts = [None, *self.parts()]
         out: dict[str, Any] = {
             "name": self.name, "date": self.date, "command": self.command,
-            "model": self.model, "data_dir": self.data_dir, "settings": self.settings,
-            "categories": {c: self.figures(c) for c in self.categories()},
-            "overall": self.figures(),
+            "commit": self.commit, "model": self.model, "data_dir": self.data_dir,
+            "split": self.split, "settings": self.settings,
+            "scoring": {"accuracy": STRICT, "accuracy_executed": EXECUTED,
+                        "checker": self.checker(),
+                        "ci95": "Wilson score interval (95 %)"},
+            "categories": {c: {part or "all": self.figures(c, part) for part in parts}
+                           for c in self.categories()},
+            "tune_vs_validate": {c: self.tune_vs_validate(c) for c in self.categories()}
+            if self.parts() == list(SPLIT_PARTS) else None,
+            "summary": {part or "all": [_row_dict(row, executed)
+                                        for row, executed in zip(
+                                            self.summary(part),
+                                            self.summary(part, executed=True), strict=True)]
+                        for part in parts},
+            "all_questions": self.figures(),
         }
         if details:
-            # Compact rows: id, passed, calls made, why not (short).
-            out["questions"] = [[r.id, int(r.ok), r.calls, r.reason[:100]]
-                                if not r.error else [r.id, int(r.ok), r.calls,
-                                                     f"error: {r.error[:100]}"]
-                                for r in self.results]
+            out["questions"] = [
+                {"id": r.id, "split": r.split, "ok": int(r.ok),
+                 "ok_executed": None if r.ok_executed is None else int(r.ok_executed),
+                 "own_ok": None if r.own_ok is None else int(r.own_ok),
+                 "calls": r.calls, "outcomes": r.outcomes, "s": r.seconds,
+                 "why": f"error: {r.error[:100]}" if r.error else r.reason[:100]}
+                for r in self.results]
         return out
 
     def write(self, path: str | Path, *, details: bool = True) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.to_dict(details=details), ensure_ascii=False,
-                                   separators=(",", ":") if details else None,
-                                   indent=None if details else 2) + "\n", encoding="utf-8")
+                                   indent=1) + "\n", encoding="utf-8")
         return path
 
 
+def _row_dict(row: Any, executed: Any) -> dict[str, Any]:
+    return {"name": row.name, "accuracy": _round(row.accuracy),
+            "ci95": _interval(row.ci95), "accuracy_executed": _round(executed.accuracy),
+            "how": row.how, "interval": row.interval, "categories": list(row.categories),
+            "missing": list(row.missing)}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _interval(ci: tuple[float, float] | None) -> list[float] | None:
+    return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
+
+
+def _p90(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    return statistics.quantiles(ordered, n=10, method="inclusive")[-1]
+
+
 def summarize(rows: Sequence[QuestionResult]) -> dict[str, Any]:
-    """Accuracy, valid-call rate, correction figures and timing over ``rows``."""
+    """Accuracy (strict, with its 95 % Wilson interval), the executed-only figure, the
+    checkers' agreement, valid-call rate, corrections and seconds per question."""
     n = len(rows)
+    passed = sum(r.ok for r in rows)
     attempted = sum(r.attempted for r in rows)
     invalid = sum(r.invalid for r in rows)
     corrections = sum(r.corrections for r in rows)
     seconds = [r.seconds for r in rows]
+    executed = sum(bool(r.ok_executed) for r in rows)
+    compared = [r for r in rows if r.own_ok is not None and r.checker == "official"]
+    outcomes: dict[str, int] = {}
+    for r in rows:
+        for o in r.outcomes or []:
+            outcomes[o] = outcomes.get(o, 0) + 1
     return {
         "questions": n,
-        "passed": sum(r.ok for r in rows),
-        "accuracy": round(sum(r.ok for r in rows) / n, 4) if n else 0.0,
+        "passed": passed,
+        "accuracy": round(passed / n, 4) if n else 0.0,
+        "ci95": _interval(wilson(passed, n)),
+        "passed_executed": executed,
+        "accuracy_executed": round(executed / n, 4) if n else 0.0,
+        "checker_disagreements": sum(r.own_ok != r.ok for r in compared) if compared else None,
+        "calls": sum(len(r.calls) for r in rows),
+        "call_outcomes": dict(sorted(outcomes.items())),
         "attempted_calls": attempted,
         "valid_calls": attempted - invalid,
         "valid_call_rate": round((attempted - invalid) / attempted, 4) if attempted else None,
@@ -377,36 +548,55 @@ def summarize(rows: Sequence[QuestionResult]) -> dict[str, Any]:
         "correction_rate": round(sum(r.corrections > 0 for r in rows) / n, 4) if n else 0.0,
         "corrections_fixed": sum(r.fixed for r in rows),
         "repeats": sum(r.repeats for r in rows),
-        "accuracy_counting_repeats": round(
-            sum(bool(r.ok_counting_repeats) for r in rows) / n, 4) if n else 0.0,
         "errors": sum(r.error is not None for r in rows),
-        "s_per_question": round(statistics.fmean(seconds), 3) if seconds else 0.0,
+        "s_mean": round(statistics.fmean(seconds), 3) if seconds else 0.0,
         "s_median": round(statistics.median(seconds), 3) if seconds else 0.0,
+        "s_p90": round(_p90(seconds), 3) if seconds else 0.0,
     }
 
 
-def answer_question(answerer: Callable[[BfclQuestion], Attempt],
-                    question: BfclQuestion) -> QuestionResult:
-    """Run one question through ``answerer`` and score it."""
+_OFFICIAL: bool | None = None
+
+
+def _use_official(checker: str) -> bool:
+    global _OFFICIAL
+    if checker == "own":
+        return False
+    if _OFFICIAL is None:
+        _OFFICIAL = official_available()
+    if checker == "official" and not _OFFICIAL:
+        raise ImportError("the official checker needs bfcl-eval: pip install --no-deps "
+                          "bfcl-eval")
+    return _OFFICIAL
+
+
+def answer_question(answerer: Callable[[BfclQuestion], Attempt], question: BfclQuestion,
+                    *, checker: str = "auto") -> QuestionResult:
+    """Run one question through ``answerer`` and score it (strict, and executed-only).
+
+    ``checker``: ``auto`` (BFCL's own when bfcl-eval is installed, else callgate's),
+    ``official`` or ``own``."""
     started = time.perf_counter()
     try:
         attempt = answerer(question)
     except Exception as exc:  # one broken question must not end the evaluation
         attempt = Attempt(error=f"{type(exc).__name__}: {exc}")
     seconds = time.perf_counter() - started
-    calls = attempt.calls
-    strict = attempt.calls_with_repeats if attempt.calls_with_repeats is not None else calls
-    if question.category in FIRST_CALL_ONLY:
-        calls, strict = calls[:1], strict[:1]
-    result = check(question, calls)
-    reason = "" if result.ok else (attempt.error or result.reason or "no call")
-    return QuestionResult(id=question.id, category=question.category, ok=result.ok,
-                          reason=reason, calls=calls,
+    official = _use_official(checker)
+    score = official_check if official else check
+    own = check(question, attempt.calls)
+    strict = score(question, attempt.calls) if official else own
+    # callgate's reason where both checkers agree (it names counts and values), else BFCL's.
+    why = own.reason if own.ok == strict.ok else strict.reason
+    reason = "" if strict.ok else (attempt.error or why or "no call")
+    return QuestionResult(id=question.id, category=question.category, ok=strict.ok,
+                          reason=reason, calls=attempt.calls, outcomes=attempt.outcomes,
                           attempted=attempt.attempted, invalid=attempt.invalid,
                           corrections=attempt.corrections, fixed=attempt.fixed,
                           seconds=round(seconds, 3), error=attempt.error,
-                          repeats=attempt.repeats, ungrounded=attempt.ungrounded,
-                          ok_counting_repeats=check(question, strict).ok)
+                          ungrounded=attempt.ungrounded, split=question.split,
+                          ok_executed=score(question, attempt.executed()).ok,
+                          own_ok=own.ok, checker="official" if official else "own")
 
 
 def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
@@ -414,8 +604,9 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
              data_dir: str | Path | None = None, name: str | None = None,
              settings: dict[str, Any] | None = None, model: str = "",
              progress: Callable[[QuestionResult], None] | None = None,
-             questions: Sequence[BfclQuestion] | None = None, jobs: int = 1) -> BfclReport:
-    """Score ``answerer`` on the first ``limit`` questions of each category.
+             questions: Sequence[BfclQuestion] | None = None, jobs: int = 1,
+             split: str = "all", checker: str = "auto") -> BfclReport:
+    """Score ``answerer`` on the first ``limit`` questions of each category's ``split``.
 
     ``jobs`` > 1 answers questions in that many worker processes, each with its own copy
     of the answerer (a ``CallgateAnswerer`` built from a model spec); results keep the
@@ -423,13 +614,14 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     if questions is None:
         questions = [q for c in (categories or CATEGORIES)
-                     for q in load_questions(c, root, limit)]
+                     for q in load_questions(c, root, limit, split=split)]
+    _use_official(checker)  # fail before the run, not after it
     if jobs > 1:
-        results = _answer_in_workers(answerer, questions, jobs, progress)
+        results = _answer_in_workers(answerer, questions, jobs, progress, checker)
     else:
         results = []
         for question in questions:
-            result = answer_question(answerer, question)
+            result = answer_question(answerer, question, checker=checker)
             results.append(result)
             if progress is not None:
                 progress(result)
@@ -438,14 +630,31 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
         settings = answerer.describe()
     return BfclReport(name=label, settings={**(settings or {}), "limit": limit},
                       results=results, date=datetime.now(UTC).isoformat(timespec="seconds"),
-                      data_dir=str(root), model=model)
+                      data_dir=str(root), model=model, split=split, commit=_commit())
+
+
+def _commit() -> str:
+    """The checkout's commit (``+dirty`` with uncommitted changes), "" outside a git tree."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here,
+                              capture_output=True, text=True, timeout=10, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=here, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 _WORKER_ANSWERER: CallgateAnswerer | None = None
 
 
-def _start_worker(kwargs: dict[str, Any], threads: int) -> None:
-    global _WORKER_ANSWERER
+_WORKER_CHECKER = "auto"
+
+
+def _start_worker(kwargs: dict[str, Any], threads: int, checker: str) -> None:
+    global _WORKER_ANSWERER, _WORKER_CHECKER
+    _WORKER_CHECKER = checker
     # The workers share the cores: each llama.cpp model gets its share, for decoding and
     # prompt processing alike, unless $CALLGATE_N_THREADS says otherwise.
     os.environ.setdefault("CALLGATE_N_THREADS", str(threads))
@@ -454,12 +663,12 @@ def _start_worker(kwargs: dict[str, Any], threads: int) -> None:
 
 def _answer_in_worker(question: BfclQuestion) -> QuestionResult:
     assert _WORKER_ANSWERER is not None
-    return answer_question(_WORKER_ANSWERER, question)
+    return answer_question(_WORKER_ANSWERER, question, checker=_WORKER_CHECKER)
 
 
 def _answer_in_workers(answerer: Any, questions: Sequence[BfclQuestion], jobs: int,
-                       progress: Callable[[QuestionResult], None] | None
-                       ) -> list[QuestionResult]:
+                       progress: Callable[[QuestionResult], None] | None,
+                       checker: str = "auto") -> list[QuestionResult]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -472,7 +681,7 @@ def _answer_in_workers(answerer: Any, questions: Sequence[BfclQuestion], jobs: i
     results: list[QuestionResult | None] = [None] * len(questions)
     threads = max(1, (os.cpu_count() or jobs) // jobs)
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
-                             initargs=(kwargs, threads)) as pool:
+                             initargs=(kwargs, threads, checker)) as pool:
         futures = {pool.submit(_answer_in_worker, q): i for i, q in enumerate(questions)}
         for future in as_completed(futures):
             result = future.result()
@@ -488,14 +697,15 @@ def run_bfcl(model: Any = "bundled", *, tool_format: str = "react", grammar: boo
              tool_choice: str | None = None, max_steps: int = 5,
              react_options: dict[str, Any] | None = None,
              progress: Callable[[QuestionResult], None] | None = None,
-             command: str = "", jobs: int = 1) -> BfclReport:
+             command: str = "", jobs: int = 1, split: str = "all",
+             checker: str = "auto") -> BfclReport:
     """``callgate eval bfcl`` from Python: evaluate callgate on BFCL, optionally write JSON."""
     answerer = CallgateAnswerer(model, tool_format=tool_format, grammar=grammar,
                                 tool_choice=tool_choice, max_steps=max_steps,
                                 react_options=react_options)
     result = evaluate(answerer, categories=categories, limit=limit, data_dir=data_dir,
-                      progress=progress, jobs=jobs, model=model if isinstance(model, str) else
-                      type(model).__name__)
+                      progress=progress, jobs=jobs, split=split, checker=checker,
+                      model=model if isinstance(model, str) else type(model).__name__)
     result.command = command
     if report is not None:
         result.write(report)
@@ -509,24 +719,63 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:5.1f}%"
 
 
+def _acc(figures: dict[str, Any]) -> str:
+    lo, hi = figures["ci95"]
+    return f"{100 * figures['accuracy']:5.1f} [{100 * lo:4.1f}-{100 * hi:5.1f}]"
+
+
+def _gap(gap: dict[str, Any]) -> str:
+    return f"{100 * gap['difference']:+.1f}{' (noise)' if gap['within_noise'] else ' (!)'}"
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(v.ljust(w) if i == 0 else v.rjust(w)
+                         for i, (v, w) in enumerate(zip(cells, widths, strict=True)))
+
+    return [line(head), *(line(r) for r in rows)]
+
+
 def format_table(report: BfclReport) -> str:
-    """Per-category figures as a plain-text table."""
-    head = ("category", "n", "accuracy", "valid calls", "ungrounded", "corrected",
-            "s/question")
+    """Per-category figures, then BFCL's summary rows, as plain-text tables."""
+    parts = report.parts() if len(report.parts()) > 1 else []
+    noise = ["tune-validate"] if parts else []
+    head = ["category", "n", "accuracy % [95% CI]", "executed-only %",
+            *(f"{p} %" for p in parts), *noise, "valid calls", "corrected", "median s",
+            "p90 s"]
     rows = []
     for cat in [*report.categories(), None]:
         f = report.figures(cat)
-        rows.append((cat or "overall", str(f["questions"]), _pct(f["accuracy"]),
+        rows.append([cat or "all questions", str(f["questions"]), _acc(f),
+                     f"{100 * f['accuracy_executed']:.1f}",
+                     *(_acc(report.figures(cat, p)) if report.rows(cat, p) else "-"
+                       for p in parts),
+                     *([_gap(report.tune_vs_validate(cat))] if parts else []),
                      f"{_pct(f['valid_call_rate'])} ({f['valid_calls']}/{f['attempted_calls']})",
-                     str(f.get("ungrounded_calls", 0)),
-                     f"{_pct(f['correction_rate'])} ({f['corrections_fixed']}/"
-                     f"{f['corrections']})", f"{f['s_per_question']:.2f}"))
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w)
-                       for i, (h, w) in enumerate(zip(head, widths, strict=True)))]
-    for r in rows:
-        lines.append("  ".join(v.ljust(w) if i == 0 else v.rjust(w)
-                               for i, (v, w) in enumerate(zip(r, widths, strict=True))))
+                     f"{f['corrections_fixed']}/{f['corrections']}",
+                     f"{f['s_median']:.2f}", f"{f['s_p90']:.2f}"])
+    lines = _table(head, rows)
+    head = ["BFCL summary", "accuracy % [95% CI]", "executed-only %",
+            *(f"{p} %" for p in parts)]
+    summary = []
+    by_part = {p: report.summary(p) for p in parts}
+    for row, executed in zip(report.summary(), report.summary(executed=True), strict=True):
+        def cell(r: Any) -> str:
+            if r.accuracy is None:
+                return "N/A"
+            return f"{100 * r.accuracy:5.1f} [{100 * r.ci95[0]:4.1f}-{100 * r.ci95[1]:5.1f}]"
+
+        summary.append([row.name, cell(row), "N/A" if executed.accuracy is None else
+                        f"{100 * executed.accuracy:.1f}",
+                        *(cell(next(r for r in by_part[p] if r.name == row.name))
+                          for p in parts)])
+    lines += ["", *_table(head, summary),
+              f"accuracy: {STRICT}; checker: {report.checker()}",
+              *(["tune-validate: (noise) = inside the 95% interval of the difference, "
+                 "(!) = outside it"] if parts else []),
+              "N/A: a category of the row was not run (as BFCL shows it)"]
     return "\n".join(lines)
 
 

@@ -1,16 +1,23 @@
 """BFCL's AST checker, rewritten compactly: does a list of calls match a question's ground truth?
 
-See callgate/eval/data/bfcl/README.md, "How a call is scored".
+See callgate/eval/data/bfcl/README.md, "How a call is scored". :func:`official_check` runs
+BFCL's own checker (the optional ``bfcl-eval`` package) on the same input; the own checker
+is kept because it says why a call fails in one line and needs no extra package, and
+tests/test_bfcl_checker.py checks that both agree on every question of a recorded run.
 """
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import re
-from collections.abc import Sequence
+import sys
+import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from callgate.eval.bfcl_data import BfclQuestion, safe_name
+from callgate.eval.bfcl_data import SOME_CALL_CATEGORIES, BfclQuestion, safe_name
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,8 @@ def _check_args(args: dict[str, Any], answer: dict[str, list[Any]], fn: dict[str
 
 def check(question: BfclQuestion, calls: Sequence[dict[str, Any]]) -> CheckResult:
     """Score a model's calls for one question with BFCL's AST rules."""
+    if question.category in SOME_CALL_CATEGORIES:  # relevance: correct iff a call is made
+        return _OK if calls else CheckResult(False, "expected a call, got none")
     if question.ground_truth is None:  # irrelevance: correct iff no call
         if not calls:
             return _OK
@@ -156,7 +165,7 @@ def check(question: BfclQuestion, calls: Sequence[dict[str, Any]]) -> CheckResul
     if isinstance(got, str):
         return CheckResult(False, got)
     expected = question.ground_truth
-    parallel = question.category.startswith("parallel")
+    parallel = "parallel" in question.category  # parallel, parallel_multiple, live_parallel*
     want_n = len(expected) if parallel else 1
     if len(got) != want_n:
         want_text = f"{want_n} calls" if parallel else "exactly 1 call"
@@ -191,3 +200,93 @@ def check(question: BfclQuestion, calls: Sequence[dict[str, Any]]) -> CheckResul
 def accuracy(results: Sequence[CheckResult]) -> float:
     """Share of results that passed (0.0 for none)."""
     return sum(r.ok for r in results) / len(results) if results else 0.0
+
+
+# --- BFCL's own checker (the optional ``bfcl-eval`` package) ----------------------------------
+
+
+@dataclass(frozen=True)
+class _Official:
+    ast_checker: Callable[..., dict[str, Any]]
+    python: Any  # bfcl_eval's Language.PYTHON
+    model_name: str
+
+
+_official: _Official | None = None
+
+
+def _load_official() -> _Official:
+    """bfcl-eval's AST checker, imported without its data (only its checker code is used).
+
+    The checker module imports ``bfcl_eval.constants.model_config`` for one lookup (does the
+    model want ``.`` in names mapped to ``_``?), and that module imports every model
+    handler and so every vendor SDK. Where those SDKs are missing (``pip install --no-deps
+    bfcl-eval``), a stand-in module answers that lookup with "no" (callgate's calls carry
+    the functions' own names) and the checker itself is BFCL's unchanged code."""
+    global _official
+    if _official is not None:
+        return _official
+    if importlib.util.find_spec("bfcl_eval") is None:
+        raise ImportError("bfcl-eval is not installed (pip install --no-deps bfcl-eval)")
+    try:
+        from bfcl_eval.eval_checker.ast_eval import ast_checker as module
+    except ModuleNotFoundError:
+        sys.modules["bfcl_eval.constants.model_config"] = _model_config_stand_in()
+        from bfcl_eval.eval_checker.ast_eval import ast_checker as module
+    mapping = module.MODEL_CONFIG_MAPPING
+    name = "callgate"
+    if isinstance(mapping, dict) and not isinstance(mapping, _AnyModel):
+        # The real table: any model that keeps dots in names (no "_" in its key, since the
+        # checker maps "_" in the name given to "/" before the lookup).
+        name = next(k for k, cfg in mapping.items()
+                    if "_" not in k and not cfg.underscore_to_dot)
+    from bfcl_eval.constants.enums import Language
+
+    _official = _Official(module.ast_checker, Language.PYTHON, name)
+    return _official
+
+
+class _AnyModel(dict[str, Any]):
+    """The stand-in ``MODEL_CONFIG_MAPPING``: every model keeps dots in function names."""
+
+    def __missing__(self, key: str) -> Any:
+        return types.SimpleNamespace(underscore_to_dot=False)
+
+
+def _model_config_stand_in() -> types.ModuleType:
+    module = types.ModuleType("bfcl_eval.constants.model_config")
+    module.MODEL_CONFIG_MAPPING = _AnyModel()  # type: ignore[attr-defined]
+    return module
+
+
+def official_available() -> bool:
+    """Whether bfcl-eval's checker can be imported."""
+    try:
+        _load_official()
+    except ImportError:
+        return False
+    return True
+
+
+def official_check(question: BfclQuestion, calls: Sequence[dict[str, Any]]) -> CheckResult:
+    """BFCL's verdict on ``calls`` (``{name: {arg: value}}`` dicts): bfcl-eval's AST checker.
+
+    irrelevance, live_irrelevance and live_relevance are not AST-checked by BFCL: its
+    runner only asks whether the reply decodes to a non-empty list of calls; that rule
+    (``_evaluate_single_relevance_entry``) is restated here. Raises ImportError when
+    bfcl-eval is not installed."""
+    official = _load_official()
+    has_call = bool(calls) and all(
+        isinstance(c, dict) and len(c) == 1 and isinstance(next(iter(c.values())), dict)
+        for c in calls) and any(c for c in calls)
+    if question.category in SOME_CALL_CATEGORIES:
+        return _OK if has_call else CheckResult(False, "expected a call, got none")
+    if question.ground_truth is None:
+        return CheckResult(False, f"expected no call, got {len(calls)}") if has_call else _OK
+    verdict = official.ast_checker(copy.deepcopy(question.functions), copy.deepcopy(list(calls)),
+                                   copy.deepcopy(question.ground_truth), official.python,
+                                   question.category, official.model_name)
+    if verdict.get("valid"):
+        return _OK
+    errors = verdict.get("error") or [verdict.get("error_type") or "invalid"]
+    return CheckResult(False, "; ".join(str(e) for e in errors)[:300])

@@ -1,7 +1,16 @@
-"""BFCL (Berkeley Function Calling Leaderboard) data: loading questions and converting schemas."""
+"""BFCL (Berkeley Function Calling Leaderboard) data: loading questions and converting schemas.
+
+The tune/validate split: within each category, questions are ordered by the SHA-256 of
+their id; the first half (rounded up) is *tune* (studied when changing prompts, grammar or
+heuristics), the rest *validate* (only scored). The split is deterministic, disjoint and
+50/50 per category (within one question), and a question's part never depends on
+``--limit`` or on which categories are run.
+"""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
@@ -19,8 +28,17 @@ CATEGORIES: dict[str, str] = {
         "parallel_multiple",
         "irrelevance",
         "live_simple",
+        "live_multiple",
+        "live_parallel",
+        "live_parallel_multiple",
+        "live_irrelevance",
+        "live_relevance",
     )
 }
+# Categories without ground truth: correct iff no call (irrelevance), iff a call (relevance).
+NO_CALL_CATEGORIES = frozenset({"irrelevance", "live_irrelevance"})
+SOME_CALL_CATEGORIES = frozenset({"live_relevance"})
+SPLITS = ("tune", "validate", "all")
 
 VENDORED_DIR = Path(__file__).parent / "data" / "bfcl"
 
@@ -40,13 +58,14 @@ _KEEP = {"description", "enum", "default", "minItems", "maxItems", "minimum", "m
 
 @dataclass(frozen=True)
 class BfclQuestion:
-    """One BFCL question: the first user turn, the offered functions and the allowed answers."""
+    """One BFCL question: the first turn, the offered functions and the allowed answers."""
 
     id: str
     category: str
     messages: list[dict[str, str]]
     functions: list[dict[str, Any]]
     ground_truth: list[dict[str, dict[str, list[Any]]]] | None
+    split: str = ""  # "tune" or "validate"; "" for a question made by hand
 
 
 def default_data_dir() -> Path:
@@ -57,25 +76,51 @@ def default_data_dir() -> Path:
     return shared if shared.is_dir() else VENDORED_DIR
 
 
+def _found(path: Path) -> Path | None:
+    """``path``, else its gzipped twin ``path.gz`` (the vendored copy gzips large files)."""
+    if path.exists():
+        return path
+    gz = path.with_name(path.name + ".gz")
+    return gz if gz.exists() else None
+
+
 def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open(encoding="utf-8") as f:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
         for line in f:
             if line.strip():
                 yield json.loads(line)
 
 
+def _hash(question_id: str) -> str:
+    return hashlib.sha256(question_id.encode("utf-8")).hexdigest()
+
+
+def split_ids(ids: Iterable[str]) -> dict[str, str]:
+    """Each id of one category -> ``"tune"`` or ``"validate"`` (see the module docstring)."""
+    ordered = sorted(dict.fromkeys(ids), key=lambda i: (_hash(i), i))
+    half = (len(ordered) + 1) // 2
+    return {qid: "tune" if n < half else "validate" for n, qid in enumerate(ordered)}
+
+
 def load_questions(
-    category: str, data_dir: Path | str | None = None, limit: int | None = None
+    category: str, data_dir: Path | str | None = None, limit: int | None = None,
+    split: str = "all",
 ) -> list[BfclQuestion]:
-    """Load the first `limit` (default: all) questions of a category, with their ground truth."""
+    """The first `limit` (default: all) questions of a category's `split`, with ground truth."""
     if category not in CATEGORIES:
         raise ValueError(f"unknown BFCL category {category!r}; known: {', '.join(CATEGORIES)}")
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
     root = Path(data_dir) if data_dir is not None else default_data_dir()
-    rows = list(islice(_jsonl(root / CATEGORIES[category]), limit))
-    answer_path = root / "possible_answer" / CATEGORIES[category]
-    answers = (
-        {a["id"]: a["ground_truth"] for a in _jsonl(answer_path)} if answer_path.exists() else {}
-    )
+    path = _found(root / CATEGORIES[category])
+    if path is None:
+        raise FileNotFoundError(f"{root / CATEGORIES[category]}: no such BFCL data file")
+    every = list(_jsonl(path))
+    parts = split_ids(r["id"] for r in every)
+    rows = list(islice((r for r in every if split in ("all", parts[r["id"]])), limit))
+    answer_path = _found(root / "possible_answer" / CATEGORIES[category])
+    answers = {a["id"]: a["ground_truth"] for a in _jsonl(answer_path)} if answer_path else {}
     if answers and (missing := [r["id"] for r in rows if r["id"] not in answers]):
         raise ValueError(f"{answer_path}: no ground truth for {missing[:5]}")
     return [
@@ -85,6 +130,7 @@ def load_questions(
             messages=[dict(m) for m in r["question"][0]],
             functions=r["function"],
             ground_truth=answers.get(r["id"]),
+            split=parts[r["id"]],
         )
         for r in rows
     ]

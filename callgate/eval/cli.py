@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from callgate.eval.bfcl_data import CATEGORIES
+from callgate.eval.bfcl_data import CATEGORIES, SPLITS
 
-ALIASES = {"simple": "simple_python", "live": "live_simple"}
+ALIASES = {"simple": "simple_python"}
 
 
 def _categories(text: list[str] | None) -> list[str] | None:
@@ -24,7 +24,7 @@ def _categories(text: list[str] | None) -> list[str] | None:
             name = ALIASES.get(name.strip(), name.strip())
             if name and name not in CATEGORIES:
                 raise SystemExit(f"unknown BFCL category {name!r}; known: "
-                                 f"{', '.join(CATEGORIES)} (or simple, live)")
+                                 f"{', '.join(CATEGORIES)} (or simple)")
             if name:
                 out.append(name)
     return out
@@ -39,7 +39,11 @@ def _bfcl_options(parser: argparse.ArgumentParser) -> None:
                         help="model spec (default: bundled, the SmolLM2-135M GGUF)")
     parser.add_argument("--categories", nargs="+", metavar="CATEGORY",
                         help=f"default: all ({', '.join(CATEGORIES)})")
-    parser.add_argument("--limit", type=int, help="first N questions of each category")
+    parser.add_argument("--limit", type=int,
+                        help="first N questions of each category (of the split)")
+    parser.add_argument("--split", choices=SPLITS, default="all",
+                        help="tune (studied), validate (only scored) or all (default); "
+                             "fixed by a hash of each question id")
     parser.add_argument("--data", type=Path, help="BFCL data folder (default: shared data, "
                                                   "else the vendored copy)")
     parser.add_argument("--report", type=Path, default=Path("bfcl-report.json"),
@@ -56,6 +60,12 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
 
     if args.baselines:
         return cmd_compare(args)
+    if args.checker == "official":
+        from callgate.eval.bfcl_checker import official_available
+
+        if not official_available():
+            raise SystemExit("--checker official needs bfcl-eval: "
+                             "pip install --no-deps bfcl-eval")
     options: dict[str, Any] = {}
     if args.required_only:
         options["include_optional"] = False
@@ -72,12 +82,14 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
                                     grounding=False if args.no_grounding else None)
         report = evaluate(answerer, categories=categories, limit=args.limit,
                           data_dir=args.data, model=args.model, jobs=args.jobs,
+                          split=args.split, checker=args.checker,
                           progress=None if args.quiet else print_progress)
     finally:
         if server is not None:
             server.__exit__(None, None, None)
     report.command = _command_line()
-    print(f"{report.name} on {args.model}, {report.date}")
+    print(f"{report.name} on {args.model}, split {report.split}, {report.date}, "
+          f"commit {report.commit or '?'}")
     print(format_table(report))
     if args.report:
         print(f"report: {report.write(args.report)}")
@@ -115,7 +127,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     rows = compare(args.model, paths=paths, categories=_categories(args.categories),
                    limit=args.limit, data_dir=args.data, max_steps=args.max_steps,
-                   server_url=args.server_url, progress=progress)
+                   server_url=args.server_url, progress=progress, split=args.split)
     summary = comparison_dict(rows, command=_command_line())
     print(f"BFCL on {args.model}, {summary.get('date', '')}")
     print(format_comparison(rows))
@@ -166,6 +178,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     bfcl.add_argument("--jobs", type=int, default=1,
                       help="answer questions in N worker processes, each with its own copy "
                            "of the model and its share of the cores")
+    bfcl.add_argument("--checker", choices=["auto", "official", "own"], default="auto",
+                      help="scorer: BFCL's own AST checker (bfcl-eval, when installed: auto), "
+                           "or callgate's")
     bfcl.add_argument("--tool-format", choices=["native", "react", "auto"], default="react")
     bfcl.add_argument("--no-grammar", action="store_true",
                       help="ReAct without grammar-constrained decoding")
@@ -195,7 +210,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
     out = evsub.add_parser("outputs", help="parser and sanitizer over a model-output corpus")
     out.add_argument("file", nargs="?", type=Path,
-                     help="a JSONL corpus (default: ../shared/data/model-outputs/dev.jsonl)")
+                     help="a JSONL corpus (default: the packaged corpus, or "
+                          "$CALLGATE_SHARED_DATA/model-outputs/dev.jsonl)")
     out.add_argument("--json", action="store_true")
     out.add_argument("--report", type=Path, help="write the JSON report here")
     out.set_defaults(func=cmd_outputs)

@@ -1,6 +1,6 @@
 """Robustness benchmark: the parser and the sanitizer over a corpus of real model outputs.
 
-Corpus format (JSON Lines, like ``shared/data/model-outputs/dev.jsonl``): one case a line,
+Corpus format (JSON Lines, like the packaged ``data/model-outputs/dev.jsonl``): one case a line,
 ``{"id", "output", "expect": {"kind": "tool_calls", "calls": [{name, args}]} |
 {"kind": "final", "final_contains": "..."} | {"kind": "invalid"}, "note"?}``.
 
@@ -14,6 +14,7 @@ is 100% passed and 0 leaks.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Iterable
@@ -25,6 +26,7 @@ from callgate.parsing import ParsedOutput, parse_model_output
 from callgate.sanitize import sanitize
 
 __all__ = [
+    "PACKAGED_CORPUS",
     "CaseResult",
     "OutputsReport",
     "default_corpus",
@@ -35,6 +37,9 @@ __all__ = [
 ]
 
 KINDS = ("tool_calls", "final", "invalid")
+
+PACKAGED_CORPUS = Path(__file__).resolve().parent / "data" / "model-outputs" / "dev.jsonl"
+"""The corpus of real-world output shapes that ships with callgate (see its README)."""
 
 # Markup that must never reach a user (any case).
 INLINE_MARKERS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
@@ -48,13 +53,10 @@ LINE_MARKER_RE = re.compile(
 
 
 def default_corpus() -> Path:
-    """``../shared/data/model-outputs/dev.jsonl`` beside the checkout ($CALLGATE_SHARED_DATA
-    overrides the data folder)."""
-    import os
-
+    """``$CALLGATE_SHARED_DATA/model-outputs/dev.jsonl`` when that variable names a (larger)
+    data folder, else the corpus that ships with the package (:data:`PACKAGED_CORPUS`)."""
     env = os.environ.get("CALLGATE_SHARED_DATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-    return root / "model-outputs" / "dev.jsonl"
+    return Path(env) / "model-outputs" / "dev.jsonl" if env else PACKAGED_CORPUS
 
 
 def load_corpus(path: str | Path) -> list[dict[str, Any]]:

@@ -18,8 +18,9 @@ mcp_servers:
     transport: stdio
     command: mcp-server-git
     args: [--repository, /path/to/repo]
-    sensitive_tools: [git_branch]
-    timeout_s: 20
+    sensitive_tools: [git_branch] # more tools that wait for approval
+    safe_tools: [git_log]         # exempt by name (any case); a tool the server does not
+    timeout_s: 20                 # annotate readOnly or non-destructive needs approval
 ```
 
 Every error is a :class:`ToolsConfigError` of the form ``FILE:LINE: what is wrong``.

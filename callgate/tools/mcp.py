@@ -9,10 +9,13 @@ that works from ``invoke``, ``ainvoke`` and Jupyter alike. The cost is a server
 start per call (about half a second for ``mcp-server-git``); a server that needs state
 across calls should be run over streamable HTTP.
 
-Tools are marked sensitive (so the approval gate asks first) when their name matches one
-of ``DEFAULT_SENSITIVE_MCP`` or when the server annotates them ``destructiveHint``; a
-server's config can list more (``sensitive_tools``), exempt some (``safe_tools``), or
-decide for all of its tools (``sensitive: true|false``).
+Tools are sensitive (the approval gate asks first) unless the server annotates them
+``readOnlyHint: true`` or ``destructiveHint: false``: the MCP spec's default for
+``destructiveHint`` is true, so a tool without annotations may destroy things. A name that
+matches ``DEFAULT_SENSITIVE_MCP`` (write-like tools) is sensitive whatever its annotations.
+A server's config can list more (``sensitive_tools``), exempt some (``safe_tools``), or
+decide for all of its tools (``sensitive: true|false``). Names and patterns match without
+regard to case.
 """
 
 from __future__ import annotations
@@ -87,9 +90,15 @@ class MCPServer:
             return True
         if _matches(tool.name, self.safe_tools):
             return False
-        destructive = bool((tool.metadata or {}).get("destructiveHint"))
         rules = patterns if self.patterns is None else self.patterns
-        return destructive or _matches(tool.name, rules)
+        return _matches(tool.name, rules) or not annotated_safe(tool)
+
+
+def annotated_safe(tool: BaseTool) -> bool:
+    """Whether the server says ``tool`` changes nothing: ``readOnlyHint: true`` or
+    ``destructiveHint: false`` (langchain-mcp-adapters puts the annotations in metadata)."""
+    hints = tool.metadata or {}
+    return hints.get("readOnlyHint") is True or hints.get("destructiveHint") is False
 
 
 def parse_server(name: str, spec: Mapping[str, Any]) -> MCPServer:
@@ -247,7 +256,8 @@ def _server_of(tool: Tool) -> str:
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    folded = name.casefold()
+    return any(fnmatch.fnmatchcase(folded, p.casefold()) for p in patterns)
 
 
 def _string(server: str, spec: Mapping[str, Any], key: str) -> str:

@@ -1,0 +1,99 @@
+"""callgate.persistence on SQLite: where the database is, which URLs open what, clear errors.
+(PostgreSQL: tests/test_postgres.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from callgate.persistence import (
+    PersistenceError,
+    callgate_home,
+    default_db_path,
+    open_async_persistence,
+    open_persistence,
+    resolve_url,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CALLGATE_HOME", "~/cg")
+    monkeypatch.delenv("CALLGATE_DB", raising=False)
+    return tmp_path / "cg"
+
+
+def test_home_expands_the_tilde(home: Path) -> None:
+    assert callgate_home() == home and default_db_path() == home / "threads.sqlite"
+    assert resolve_url() == str(home / "threads.sqlite")
+
+
+def test_home_defaults_to_the_user_data_dir(monkeypatch: pytest.MonkeyPatch,
+                                            tmp_path: Path) -> None:
+    monkeypatch.delenv("CALLGATE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert callgate_home() == tmp_path / "data" / "callgate"
+
+
+def test_default_is_a_sqlite_file_in_the_home(home: Path) -> None:
+    with open_persistence() as db:
+        assert db.backend == "sqlite" and db.url == str(home / "threads.sqlite")
+        assert type(db.checkpointer).__name__ == "SqliteSaver"
+        assert type(db.store).__name__ == "SqliteStore"
+        db.store.put(("n",), "k", {"v": 1})
+    assert (home / "threads.sqlite").is_file()
+    # Another process opens the same file and sees the item.
+    read = ("from callgate.persistence import open_persistence\n"
+            "with open_persistence() as db: print(db.store.get(('n',), 'k').value)")
+    done = subprocess.run([sys.executable, "-c", read], capture_output=True, text=True,
+                          cwd=REPO, check=True, timeout=60)
+    assert done.stdout.strip() == "{'v': 1}"
+
+
+def test_env_and_url_forms(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLGATE_DB", str(tmp_path / "env.sqlite"))
+    with open_persistence() as db:
+        assert db.url == str(tmp_path / "env.sqlite")
+    with open_persistence(f"sqlite:///{tmp_path}/url.sqlite") as db:
+        assert db.url == str(tmp_path / "url.sqlite")
+    with open_persistence("~/tilde/t.sqlite") as db:
+        assert db.url == str(tmp_path / "tilde" / "t.sqlite")
+    with open_persistence(":memory:") as db:
+        assert db.backend == "sqlite"
+
+
+@pytest.mark.parametrize(("url", "message"), [
+    ("mysql://u:pw@host/db", "unsupported database URL scheme 'mysql' in 'mysql://u:***@host/db'"),
+    ("sqlite:///", "no file in database URL 'sqlite:///'"),
+    ("/proc/no-such-dir/x.sqlite", "cannot create /proc/no-such-dir for the SQLite database"),
+])
+def test_unusable_urls_are_one_line_errors(url: str, message: str) -> None:
+    with pytest.raises(PersistenceError) as caught, open_persistence(url):
+        pass
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
+def test_errors_inside_the_block_are_not_rewritten(home: Path) -> None:
+    import sqlite3
+
+    with pytest.raises(sqlite3.OperationalError), open_persistence() as db:
+        db.store.conn.execute("SELECT * FROM no_such_table")
+
+
+def test_async_twin_on_sqlite(home: Path) -> None:
+    async def roundtrip() -> object:
+        async with open_async_persistence() as db:
+            assert type(db.checkpointer).__name__ == "AsyncSqliteSaver"
+            await db.store.aput(("a",), "k", {"v": 2})
+            item = await db.store.aget(("a",), "k")
+            return item.value if item else None
+
+    assert asyncio.run(roundtrip()) == {"v": 2}
