@@ -53,7 +53,7 @@ def build_agent(
     grammar: bool | None = None,
     tool_choice: str | None = None,
     checkpointer: Checkpointer = None,
-    store: BaseStore | None = None,
+    store: BaseStore | None | Literal[False] = None,
     auto_approve: bool | Callable[[dict[str, Any]], bool] = False,
     stats: Any = None,
     name: str = "callgate",
@@ -69,8 +69,8 @@ def build_agent(
     on or off for llama.cpp models on the ReAct path (on by default there).
     ``tool_choice`` (native path: ``"required"`` or a tool name) forces a tool call on the
     first step of each turn, for models that rarely call tools on their own.
-    ``store`` keeps full tool results (default: an ``InMemoryStore``); ``checkpointer``
-    keeps threads.
+    ``store`` keeps full tool results (default: an ``InMemoryStore``; ``False``: none of
+    its own, for LangGraph Server, which supplies one); ``checkpointer`` keeps threads.
     """
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
     settings = LoopSettings(registry=registry, max_steps=max_steps,
@@ -80,7 +80,9 @@ def build_agent(
     strategy = make_strategy(model, registry, tool_format=tool_format, grammar=grammar,
                              tool_choice=tool_choice)
     graph = assemble(settings, strategy, checkpointed=checkpointer not in (None, False))
-    return graph.compile(checkpointer=checkpointer, store=store or InMemoryStore(), name=name)
+    if store is None:
+        store = InMemoryStore()
+    return graph.compile(checkpointer=checkpointer, store=store or None, name=name)
 
 
 def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "auto",
@@ -125,7 +127,7 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
                    retry_policy=settings.tool_retry)
     graph.add_node("summarize", make_summarize(settings))
     graph.add_node("finalize", make_finalize(settings, strategy))
-    graph.add_node("cite", make_cite())
+    graph.add_node("cite", make_cite(settings))
 
     def stop_or_go(state: AgentState, runtime: Runtime[Context],
                    config: RunnableConfig) -> Literal["decide", "finalize"]:

@@ -22,6 +22,7 @@ from callgate.answer_checks import check_answer
 from callgate.graph.cancellation import end_run, is_cancelled
 from callgate.graph.context import Context
 from callgate.graph.finalize import cancelled_text
+from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
 from callgate.sanitize import sanitize
 
@@ -49,7 +50,9 @@ def cite_text(text: str, known: dict[str, str]) -> tuple[str, list[str]]:
     return re.sub(r"[ \t]+([.,;:!?])", r"\1", text).strip(), cited
 
 
-def make_cite():
+def make_cite(settings: LoopSettings):
+    tool_names = settings.registry.names
+
     def cite(state: AgentState, runtime: Runtime[Context],
              config: RunnableConfig) -> dict[str, Any]:
         turn = (state.get("tool_events") or [])[state.get("turn_start", 0):]
@@ -61,7 +64,7 @@ def make_cite():
         draft, source = state.get("draft_answer") or "", state.get("answer_source") or "model"
         if status in (None, "running") and is_cancelled(config, runtime.store):
             status, draft, source = "cancelled", cancelled_text(state), "loop"
-        check = check_answer(sanitize(draft),
+        check = check_answer(sanitize(draft, tool_names=tool_names),
                              results=[t for e in usable.values()
                                       for t in (e["summary"], e["preview"],
                                                 json.dumps(e["args"], default=str))],

@@ -75,7 +75,7 @@ class NativeStrategy:
 
     def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         model, messages = self._inputs(state)
-        reply, _ = stream_reply(model, messages, config)
+        reply, _ = stream_reply(model, messages, config, tool_names=self.registry.names)
         return decision(reply, state.get("step", 0))
 
     def subgraph(self, settings: LoopSettings) -> Any:
@@ -89,7 +89,8 @@ class NativeStrategy:
                    config: RunnableConfig) -> str:
         # The bound model, since some providers refuse tool messages without tool specs;
         # any call it still makes is ignored, only its text is kept.
-        reply, _ = stream_reply(self.bound, self._final_inputs(messages, instruction), config)
+        reply, _ = stream_reply(self.bound, self._final_inputs(messages, instruction), config,
+                                tool_names=self.registry.names)
         return reply.text
 
     def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None:

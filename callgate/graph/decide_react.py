@@ -206,7 +206,8 @@ class ReactStrategy:
 
     def choose(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         messages, kwargs, marker = self._choose_inputs(state)
-        message, raw = stream_reply(self.model, messages, config, marker, **kwargs)
+        message, raw = stream_reply(self.model, messages, config, marker,
+                                    tool_names=self.registry.names, **kwargs)
         return self._after_choose(state, raw, message)
 
     def _after_choose(self, state: dict[str, Any], raw: str,
@@ -266,6 +267,7 @@ class ReactStrategy:
 
     def write_answer(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, None,
+                              tool_names=self.registry.names,
                               **self._kwargs(max_tokens=self.answer_tokens))
         return {"reply_text": state["reply_text"] + raw}
 
@@ -342,7 +344,8 @@ class ReactStrategy:
     def answer_now(self, messages: list[AnyMessage], instruction: str,
                    config: RunnableConfig) -> str:
         _, raw = stream_reply(self.model, self._final_inputs(messages, instruction), config,
-                              None, **self._kwargs(max_tokens=self.answer_tokens))
+                              None, tool_names=self.registry.names,
+                              **self._kwargs(max_tokens=self.answer_tokens))
         return self._final_text(raw)
 
     def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None:

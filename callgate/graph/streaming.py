@@ -160,16 +160,17 @@ def _nostream(config: RunnableConfig | None) -> RunnableConfig:
 
 def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
                  answer_marker: str | None = None, *, silent: bool = False,
-                 **kwargs: Any) -> tuple[AIMessage, str]:
+                 tool_names: Iterable[str] = (), **kwargs: Any) -> tuple[AIMessage, str]:
     """Call ``model``; stream its sanitized tokens; return (sanitized message, raw text).
 
     With ``answer_marker`` only the text after that marker is streamed; ``silent`` streams
-    nothing (tool arguments, for instance)."""
+    nothing (tool arguments, for instance); ``tool_names`` tells the sanitizer which
+    ``Action:`` lines are calls rather than prose."""
     if silent:
         message = model.invoke(messages, _nostream(config), **kwargs)
         return message, message.text
     reply = Reply()
-    sanitizer = StreamSanitizer(answer_marker)
+    sanitizer = StreamSanitizer(answer_marker, tool_names=tool_names)
 
     token = token_for(config)
 
