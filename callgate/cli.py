@@ -1,16 +1,589 @@
-"""The ``callgate`` command line: ask, chat, tools, stats, index, eval, bench."""
+"""The ``callgate`` command line: ask, chat, tools, stats, index, eval, bench.
+
+``ask`` and ``chat`` show what the agent does while it does it (a status line from the first
+moment, a line per tool call, the answer's tokens), on stderr; the answer goes to stdout.
+Ctrl-C cancels the run (the thread is kept and can be resumed); errors a user can cause
+print one line with a hint (``--debug`` for the traceback).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import queue
+import signal
 import sys
+import threading
+import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NoReturn, TypeVar
 
-HOME = Path(os.environ.get("CALLGATE_HOME", Path.home() / ".callgate"))
+from rich.console import Console, Group, RenderableType
+from rich.spinner import Spinner
+from rich.text import Text
+from typing_extensions import TypedDict
+
+T = TypeVar("T")
+
+# After the first Ctrl-C the run gets this long to stop at a token or node boundary; then
+# the process exits anyway (the thread keeps its last checkpoint and resumes from there).
+CANCEL_GRACE_S = 0.6
+EXIT_CANCELLED = 130
+_ARG_CHARS = 70
+_PREVIEW_LINES = 6
+
+
+# -- errors a user can cause -----------------------------------------------------------------
+
+
+class UserError(Exception):
+    """An error caused by input or setup, not a bug: shown as one line with a hint."""
+
+    hint: str | None = None
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(" ".join(message.split()))
+        if hint:
+            self.hint = hint
+
+
+class ConfigError(UserError):
+    hint = "fix the file named above, or run without --tools"
+
+
+class ModelError(UserError):
+    hint = ("--model takes bundled, gguf:PATH, openai:MODEL[@URL], anthropic:MODEL, "
+            "ollama:MODEL or a name from models.yaml")
+
+
+class ServerError(UserError):
+    hint = "is the model server running, and is the URL in --model right?"
+
+
+class DatabaseError(UserError):
+    hint = "--db (or $CALLGATE_DB) takes a SQLite file path or postgresql://user@host/dbname"
+
+
+class Cancelled(Exception):  # noqa: N818 - a control-flow signal, not an error
+    """The user pressed Ctrl-C: the run stopped (or will be abandoned) and the thread kept."""
+
+
+def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserError | None:
+    """The user-facing form of ``exc`` when a user can cause it; None for a bug."""
+    from callgate.models.llamacpp import ContextOverflowError
+    from callgate.persistence import PersistenceError
+    from callgate.tools.config import ToolsConfigError
+
+    if isinstance(exc, UserError):
+        return exc
+    if isinstance(exc, ToolsConfigError):
+        return ConfigError(str(exc))
+    if isinstance(exc, PersistenceError):
+        return DatabaseError(str(exc))
+    if isinstance(exc, ContextOverflowError):
+        return UserError(str(exc), "start a new thread, or use a model with a larger context")
+    openai = sys.modules.get("openai")
+    if openai is not None and isinstance(exc, openai.APIStatusError):
+        message = f"the model server answered HTTP {exc.status_code}: {_server_message(exc)}"
+        if tool_choice:
+            return ServerError(message, f"this server may not support tool_choice="
+                                        f"{tool_choice!r}: run without --tool-choice")
+        return ServerError(message, "check the model name and the server's log")
+    if openai is not None and isinstance(exc, openai.APIConnectionError):
+        request = getattr(exc, "_request", None) or getattr(exc, "request", None)
+        where = f" at {request.url}" if getattr(request, "url", None) else ""
+        root: BaseException = exc
+        while root.__cause__ is not None:
+            root = root.__cause__
+        reason = str(root) or type(root).__name__
+        return ServerError(f"cannot reach the model server{where}: {reason}")
+    httpx = sys.modules.get("httpx")
+    if httpx is not None and isinstance(exc, httpx.TransportError):
+        return ServerError(f"cannot reach the model server: {exc}")
+    if isinstance(exc, ConnectionRefusedError | ConnectionResetError | ConnectionAbortedError):
+        return ServerError(f"cannot reach the model server: {exc}")
+    return None
+
+
+def _server_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return " ".join(str(message).split())[:300]
+    return " ".join(str(getattr(exc, "message", exc)).split())[:300]
+
+
+@contextmanager
+def _phase(error: type[UserError], *caught: type[BaseException]) -> Iterator[None]:
+    """Errors of ``caught`` types raised while setting up one thing are that thing's fault."""
+    try:
+        yield
+    except caught as exc:
+        if as_user_error(exc) is not None:
+            raise
+        hint = "check the path" if isinstance(exc, FileNotFoundError) else None
+        raise error(str(exc) or type(exc).__name__, hint) from exc
+
+
+# -- records -----------------------------------------------------------------------------------
+
+
+class CliStatusEvent(TypedDict):
+    """The CLI's own phase before the graph runs (``--events``)."""
+
+    event: Literal["status"]
+    phase: Literal["loading_model"]
+    step: int
+
+
+class TokenEvent(TypedDict):
+    """A sanitized answer token (``--events``)."""
+
+    event: Literal["token"]
+    text: str
+    node: str | None
+
+
+class Result(TypedDict, total=False):
+    """What ``--json`` prints and ``--events`` ends with (``event: "result"``)."""
+
+    final_answer: str | None
+    status: str | None
+    tool_events: list[dict[str, Any]]
+    tools_used: list[str]
+    citations: list[dict[str, Any]]
+    thread_id: str
+    problems: list[dict[str, Any]]
+
+
+@dataclass
+class Decision:
+    """One person's answer to one approval request."""
+
+    kind: Literal["approve", "edit", "reject"]
+    args: dict[str, Any] | None = None
+    message: str | None = None
+
+
+# -- display -----------------------------------------------------------------------------------
+
+
+class _LiveView:
+    """The spinner, status and a preview of the answer's last lines (one rich renderable)."""
+
+    def __init__(self) -> None:
+        self.spinner = Spinner("dots", style="cyan")
+        self.status = "loading model"
+        self.since = time.monotonic()
+        self.preview = ""
+
+    def __rich__(self) -> RenderableType:
+        elapsed = time.monotonic() - self.since
+        self.spinner.update(text=Text.assemble((self.status, "bold"), f"  {elapsed:4.1f}s"))
+        if not self.preview.strip():
+            return self.spinner
+        tail = "\n".join(self.preview.strip().splitlines()[-_PREVIEW_LINES:])
+        return Group(self.spinner, Text(tail, style="dim"))
+
+
+class Display:
+    """Progress on stderr: a live spinner on a terminal; elsewhere only tool and approval
+    lines (so a user error stays one line in a log)."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.console = Console(stderr=True, highlight=False, soft_wrap=True)
+        self.live_ok = self.console.is_terminal and not quiet
+        self.quiet = quiet
+        self.view = _LiveView()
+        self._live: Any = None
+        self._message_id: str | None = None
+
+    def start(self) -> None:
+        if self.live_ok and self._live is None:
+            from rich.live import Live
+
+            self._live = Live(self.view, console=self.console, transient=True,
+                              refresh_per_second=12, redirect_stdout=False,
+                              redirect_stderr=False)
+            self._live.start()
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def status(self, text: str) -> None:
+        if text != self.view.status:
+            self.view.status = text
+            self.view.since = time.monotonic()
+
+    def line(self, text: Text | str) -> None:
+        if not self.quiet:
+            self.console.print(text)
+
+    def token(self, text: str, message_id: str | None) -> None:
+        if message_id != self._message_id:  # a new model reply: a new preview
+            self._message_id = message_id
+            self.view.preview = ""
+        self.view.preview += text
+        self.status("answering")
+
+    def clear_preview(self) -> None:
+        self.view.preview = ""
+        self._message_id = None
+
+    def tool_start(self, event: dict[str, Any]) -> None:
+        self.status(f"calling {event.get('tool', '?')}…")
+        self.line(Text.assemble(("  → ", "cyan"), (str(event.get("tool", "?")), "bold"),
+                                f" {_short_args(event.get('args'))}"))
+
+    def tool_end(self, event: dict[str, Any]) -> None:
+        ok = bool(event.get("ok", event.get("outcome") == "ok"))
+        outcome = event.get("outcome") or ("ok" if ok else "failed")
+        duration = event.get("duration_ms")
+        took = f"  {duration:.0f} ms" if isinstance(duration, int | float) else ""
+        ref = f" [{event['result_id']}]" if event.get("result_id") else ""
+        if ok:
+            self.line(Text.assemble(("  ✓ ", "green"), str(event.get("tool", "?")), ref, took))
+        else:
+            why = " ".join(str(event.get("error") or "").split())[:160]
+            self.line(Text.assemble(("  ✗ ", "red"), str(event.get("tool", "?")), ref,
+                                    (f" {outcome}", "red"), f": {why}" if why else "", took))
+        self.status("thinking")
+
+
+def _short_args(args: Any) -> str:
+    text = json.dumps(args if args is not None else {}, ensure_ascii=False, default=str)
+    return text if len(text) <= _ARG_CHARS else text[: _ARG_CHARS - 1] + "…"
+
+
+_PHASES = {"thinking": "thinking", "calling": "calling tools…",
+           "approval": "waiting for approval", "answering": "answering"}
+
+
+class EventSink:
+    """``--events``: one JSON object per line on stdout, flushed at once."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def write(self, event: dict[str, Any]) -> None:
+        if self.enabled:
+            sys.stdout.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+            sys.stdout.flush()
+
+
+# -- Ctrl-C ------------------------------------------------------------------------------------
+
+
+class CtrlC:
+    """SIGINT cancels the run in progress instead of raising; a second one exits at once."""
+
+    def __init__(self, display: Display, events: EventSink) -> None:
+        self.display = display
+        self.events = events
+        self.token: Any = None  # the CancelToken of the run in progress
+        self.thread_id: str | None = None
+        self.pressed_at: float | None = None
+
+    def install(self) -> None:
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.pressed_at is not None:
+            self.exit_now()
+        self.pressed_at = time.monotonic()
+        if self.token is None:  # nothing to cancel cooperatively (loading, a prompt)
+            raise KeyboardInterrupt
+        self.token.cancel()
+        self.display.status("cancelling")
+
+    @property
+    def overdue(self) -> bool:
+        return (self.pressed_at is not None
+                and time.monotonic() - self.pressed_at > CANCEL_GRACE_S)
+
+    def message(self) -> str:
+        if self.thread_id:
+            return (f"cancelled — thread {self.thread_id} saved; "
+                    f"resume with --thread {self.thread_id}")
+        return "cancelled"
+
+    def exit_now(self) -> NoReturn:
+        """Say so and leave without waiting for worker threads (a model may be decoding)."""
+        self.display.stop()
+        self.events.write({"event": "cancelled", "thread_id": self.thread_id})
+        self.display.console.print(self.message())
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_CANCELLED)
+
+
+def _in_background(fn: Callable[[], T], ctrl_c: CtrlC) -> T:
+    """Run ``fn`` in a worker thread so that Ctrl-C is handled while it runs in C code."""
+    box: queue.Queue[tuple[bool, Any]] = queue.Queue()
+
+    def work() -> None:
+        try:
+            box.put((True, fn()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            box.put((False, exc))
+
+    threading.Thread(target=work, daemon=True, name="callgate-work").start()
+    while True:
+        try:
+            ok, value = box.get(timeout=0.05)
+        except queue.Empty:
+            if ctrl_c.overdue:
+                ctrl_c.exit_now()
+            continue
+        if ok:
+            return value
+        raise value
+
+
+# -- approvals ---------------------------------------------------------------------------------
+
+
+class Approver:
+    """Asks a person about each call that needs approval: on the terminal, or one answer
+    line per call from piped stdin (``y``, ``n [reason]``, ``e {json}`` or ``{json}``)."""
+
+    def __init__(self, display: Display, events: EventSink, auto: bool) -> None:
+        self.display = display
+        self.events = events
+        self.auto = auto
+
+    def resume_value(self, request: Any) -> Any:
+        """The resume value for one interrupt, in the format the request came in."""
+        self.events.write({"event": "approval", "request": request})
+        if isinstance(request, dict) and isinstance(request.get("action_requests"), list):
+            # LangChain's human-in-the-loop request: one decision per action request.
+            decisions = []
+            for action in request["action_requests"]:
+                d = self.decide(action.get("name", "?"), action.get("args") or {},
+                                action.get("description"))
+                if d.kind == "edit":
+                    decisions.append({"type": "edit", "edited_action": {
+                        "name": action.get("name"), "args": d.args}})
+                elif d.kind == "reject":
+                    decisions.append({"type": "reject", "message": d.message or "rejected"})
+                else:
+                    decisions.append({"type": "approve"})
+            return {"decisions": decisions}
+        call = request.get("call", {}) if isinstance(request, dict) else {}
+        reason = request.get("reason") if isinstance(request, dict) else None
+        d = self.decide(call.get("name", "?"), call.get("args") or {}, reason)
+        if d.kind == "edit":
+            return {"action": "edit", "args": d.args}
+        if d.kind == "reject":
+            return {"action": "reject", "reason": d.message or "rejected"}
+        return {"action": "approve"}
+
+    def decide(self, name: str, args: dict[str, Any], why: str | None) -> Decision:
+        args_text = json.dumps(args, ensure_ascii=False, default=str)
+        if self.auto:
+            self.display.line(f"  approved (--yes): {name} {args_text}")
+            return Decision("approve")
+        self.display.line(Text.assemble(("approval needed", "bold yellow"),
+                                        f" ({why})" if why else "", f":\n  {name} {args_text}"))
+        tty = sys.stdin.isatty()
+        while True:
+            line = self._read("  approve? [y]es / [n]o [reason] / [e]dit [JSON]: ", tty)
+            if line is None:
+                self.display.line("  no answer on stdin: rejected")
+                return Decision("reject", message="no answer")
+            decision, problem = parse_answer(line, lambda: self._read(
+                "  new arguments as JSON: ", tty))
+            if decision is not None:
+                if not tty:
+                    self.display.line(f"  answer: {line.strip()} → {decision.kind}")
+                return decision
+            self.display.line(f"  {problem}")
+            if not tty:
+                return Decision("reject", message=problem)
+
+    @staticmethod
+    def _read(prompt: str, tty: bool) -> str | None:
+        if tty:
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+        line = sys.stdin.readline()
+        return line if line else None
+
+
+def parse_answer(line: str, more: Callable[[], str | None]) -> tuple[Decision | None, str]:
+    """An approval answer line; ``more`` reads the JSON of a bare ``e``/``edit``."""
+    text = line.strip()
+    word, _, rest = text.partition(" ")
+    word = word.lower()
+    if text.startswith("{"):
+        word, rest = "edit", text
+    if word in ("y", "yes", "a", "approve", "ok"):
+        return Decision("approve"), ""
+    if word in ("n", "no", "r", "reject", "deny"):
+        return Decision("reject", message=rest.strip() or "rejected by the user"), ""
+    if word in ("e", "edit"):
+        raw = rest.strip() or (more() or "").strip()
+        try:
+            args = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return None, f"not JSON ({exc.msg}): answer again"
+        if not isinstance(args, dict):
+            return None, "the new arguments must be a JSON object"
+        return Decision("edit", args=args), ""
+    return None, f"unrecognised answer {text!r}: y, n [reason] or e [JSON]"
+
+
+# -- running a turn ----------------------------------------------------------------------------
+
+
+@dataclass
+class Session:
+    """One agent on one thread, with its display, events, approvals and Ctrl-C."""
+
+    agent: Any
+    thread_id: str
+    display: Display
+    events: EventSink
+    approver: Approver
+    ctrl_c: CtrlC
+    show_tokens: bool = True
+    tokens_seen: list[str] = field(default_factory=list)
+
+    def run(self, payload: Any) -> dict[str, Any]:
+        """Finish what the thread left undone (an approval, an interrupted turn), then run
+        ``payload`` (None: only that); returns the thread's values."""
+        from langgraph.types import Command
+
+        config: dict[str, Any] = {"configurable": {"thread_id": self.thread_id}}
+        state = self.agent.get_state(config)
+        if state.interrupts:
+            self._stream(Command(resume=self._answers(state.interrupts)), config)
+        elif state.next:
+            self.display.line(f"finishing the interrupted turn of thread {self.thread_id}")
+            self._stream(None, config)
+        if payload is not None:
+            self._stream(payload, config)
+        return dict(self.agent.get_state(config).values)
+
+    def unfinished(self) -> bool:
+        """Whether the thread stopped midway (an approval awaited, a run cut off)."""
+        state = self.agent.get_state({"configurable": {"thread_id": self.thread_id}})
+        return bool(state.next or state.interrupts)
+
+    def _answers(self, interrupts: Any) -> dict[str, Any]:
+        self.display.stop()
+        try:
+            return {pending.id: self.approver.resume_value(pending.value)
+                    for pending in interrupts}
+        finally:
+            self.display.start()
+
+    def _stream(self, payload: Any, config: dict[str, Any]) -> None:
+        """Run until the turn ends, asking for approvals on the way."""
+        from langgraph.types import Command
+
+        while True:
+            self._stream_once(payload, config)
+            state = self.agent.get_state(config)
+            if not state.interrupts:
+                return
+            payload = Command(resume=self._answers(state.interrupts))
+
+    def _stream_once(self, payload: Any, config: dict[str, Any]) -> None:
+        from callgate.graph.cancellation import CancelToken
+
+        token = CancelToken()
+        config = {**config, "configurable": {**config["configurable"], "cancel_token": token}}
+        self.ctrl_c.token = token
+        items: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+        def work() -> None:
+            try:
+                for item in self.agent.stream(payload, config, subgraphs=True,
+                                              stream_mode=["custom", "messages", "updates"]):
+                    items.put(("item", item))
+                items.put(("done", None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                items.put(("error", exc))
+
+        self.display.status("thinking")
+        threading.Thread(target=work, daemon=True, name="callgate-run").start()
+        try:
+            while True:
+                try:
+                    kind, item = items.get(timeout=0.05)
+                except queue.Empty:
+                    if self.ctrl_c.overdue:
+                        self.ctrl_c.exit_now()
+                    continue
+                if kind == "done":
+                    break
+                if kind == "error":
+                    if token.cancelled:
+                        raise Cancelled from item
+                    raise item
+                self._show(*item)
+        finally:
+            self.ctrl_c.token = None
+        if token.cancelled:
+            raise Cancelled
+
+    def _show(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> None:
+        if mode == "custom" and isinstance(chunk, dict):
+            self.events.write(chunk)
+            kind = chunk.get("event")
+            if kind == "tool_start":
+                self.display.tool_start(chunk)
+            elif kind == "tool_end":
+                self.display.tool_end(chunk)
+            elif kind == "status":
+                phase = str(chunk.get("phase"))
+                step = chunk.get("step")
+                label = _PHASES.get(phase, phase)
+                self.display.status(f"{label} (step {step})" if phase == "thinking" and step
+                                    else label)
+        elif mode == "messages":
+            from langchain_core.messages import AIMessageChunk
+
+            message, meta = chunk
+            # Only streamed chunks are tokens; whole messages (a node's finished answer,
+            # tool results) come again in the final state.
+            if isinstance(message, AIMessageChunk) and isinstance(message.content, str) \
+                    and message.content:
+                node = meta.get("langgraph_node") if isinstance(meta, dict) else None
+                self.events.write(TokenEvent(event="token", text=message.content, node=node))
+                if self.show_tokens:
+                    self.display.token(message.content, message.id)
+        elif mode == "updates" and isinstance(chunk, dict) and not namespace \
+                and ("finalize" in chunk or "cite" in chunk):
+            self.display.status("answering")
+
+
+def result_of(values: dict[str, Any], thread_id: str) -> Result:
+    """The machine-readable result of the thread's last turn."""
+    events = list(values.get("tool_events") or [])
+    start = values.get("turn_start")
+    turn = events[start:] if isinstance(start, int) else events
+    out = Result(final_answer=values.get("final_answer"), status=values.get("status"),
+                 tool_events=turn, tools_used=list(values.get("tools_used") or []),
+                 citations=list(values.get("citations") or []), thread_id=thread_id)
+    if "problems" in values:
+        out["problems"] = list(values.get("problems") or [])
+    return out
+
+
+# -- building the agent ------------------------------------------------------------------------
 
 
 def _agent_options(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +591,8 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
                         help="model spec: bundled, gguf:PATH, openai:MODEL[@URL], "
                              "anthropic:MODEL, ollama:MODEL, or a name from models.yaml")
     parser.add_argument("--tool-format", choices=["auto", "native", "react"], default="auto")
+    parser.add_argument("--tool-choice", help="native tool calling: force a call on each "
+                                              "turn's first step ('required' or a tool name)")
     parser.add_argument("--no-grammar", action="store_true",
                         help="no grammar-constrained decoding for llama.cpp models")
     parser.add_argument("--max-steps", type=int, default=5)
@@ -26,109 +601,167 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=["agent", "work", "chat"], default="agent")
     parser.add_argument("--yes", action="store_true",
                         help="approve sensitive tool calls without asking")
+    parser.add_argument("--thread", help="thread id: continue it (finishing a turn that was "
+                                         "interrupted) instead of starting a new one")
+    parser.add_argument("--db", help="where threads live: a SQLite file or postgresql://… "
+                                     "(default $CALLGATE_DB, else threads.sqlite in "
+                                     "$CALLGATE_HOME or the user data folder)")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _debug_option(parser)
 
 
-def _build(args: argparse.Namespace, checkpointer: Any) -> Any:
+def _debug_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an error")
+
+
+def _home() -> Path:
+    from callgate.persistence import callgate_home
+
+    return callgate_home()
+
+
+def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSink,
+           ctrl_c: CtrlC) -> Any:
+    """The agent for ``args``, with the model loaded (a llama.cpp model is loaded here,
+    under a "loading model" status, rather than silently at its first call)."""
+    import inspect
+
     from callgate import build_agent
+    from callgate.models.spec import load_model, resolve_tool_format
     from callgate.tools.stats import UsageStats
     from callgate.toolset import default_toolset
 
-    toolset = default_toolset(args.tools_file, builtins=not args.no_builtins)
-    return build_agent(args.model, toolset.registry, tool_format=args.tool_format,
-                       grammar=False if args.no_grammar else None, max_steps=args.max_steps,
-                       checkpointer=checkpointer, auto_approve=args.yes,
-                       stats=UsageStats(HOME / "stats.sqlite"))
+    with _phase(ConfigError, ValueError, OSError):
+        toolset = default_toolset(args.tools_file, builtins=not args.no_builtins)
+    model_errors: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError,
+                                                     TypeError)
+    if (openai := sys.modules.get("openai")) is not None:
+        model_errors = (*model_errors, openai.OpenAIError)
+    with _phase(ModelError, *model_errors):
+        model, config = load_model(args.model)
+        if hasattr(model, "loaded"):  # our llama.cpp model: load the GGUF now
+            _in_background(lambda: model.loaded, ctrl_c)
+        tool_format = config.tool_format if args.tool_format == "auto" else args.tool_format
+        if args.tool_choice and resolve_tool_format(model, tool_format) != "native":
+            raise ModelError(f"--tool-choice needs native tool calling, but {args.model!r} "
+                             "uses ReAct text", "drop --tool-choice, or use "
+                             "--tool-format native with a model that supports it")
+    options: dict[str, Any] = {}
+    if "store" in inspect.signature(build_agent).parameters:  # the graph keeps results there
+        options["store"] = db.store
+    home = _home()
+    with _phase(ModelError, ValueError, TypeError):
+        return build_agent(model, toolset.registry, tool_format=tool_format,
+                           grammar=False if args.no_grammar else config.grammar,
+                           tool_choice=args.tool_choice, max_steps=args.max_steps,
+                           checkpointer=db.checkpointer, auto_approve=args.yes,
+                           stats=UsageStats(home / "stats.sqlite"), **options)
 
 
-def _run_turn(agent: Any, payload: Any, config: dict[str, Any], show_tools: bool) -> dict:
-    """Stream one turn: answer tokens to stdout, tool events to stderr, approvals asked."""
-    from langgraph.types import Command
+@contextmanager
+def _database(url: str | None) -> Iterator[Any]:
+    """Threads and results: SQLite by default, PostgreSQL for a ``postgresql://`` URL."""
+    from callgate.persistence import open_persistence
 
-    while True:
-        for mode, chunk in agent.stream(payload, config, stream_mode=["custom", "updates"]):
-            if mode == "custom" and show_tools and chunk.get("event") == "tool_start":
-                print(f"  → {chunk['tool']} {json.dumps(chunk['args'], ensure_ascii=False)}",
-                      file=sys.stderr)
-            elif mode == "custom" and show_tools and chunk.get("event") == "tool_end":
-                mark = "ok" if chunk["ok"] else f"failed: {chunk['error']}"
-                print(f"  ← {chunk['tool']} {mark} ({chunk['duration_ms']:.0f} ms)",
-                      file=sys.stderr)
-        state = agent.get_state(config)
-        if not state.interrupts:
-            return state.values
-        answers = {}
-        for pending in state.interrupts:
-            answers[pending.id] = _ask_approval(pending.value)
-        payload = Command(resume=answers)
+    with open_persistence(url) as db:
+        yield db
 
 
-def _ask_approval(request: dict[str, Any]) -> dict[str, Any]:
-    call = request["call"]
-    print(f"\nApproval needed ({request['reason']}):\n  {call['name']} "
-          f"{json.dumps(call['args'], ensure_ascii=False)}", file=sys.stderr)
-    if not sys.stdin.isatty():
-        print("  no terminal to ask on: rejected", file=sys.stderr)
-        return {"action": "reject", "reason": "no one to approve it"}
-    answer = input("  approve? [y]es / [n]o / [e]dit: ").strip().lower()
-    if answer.startswith("y"):
-        return {"action": "approve"}
-    if answer.startswith("e"):
-        edited = input("  new arguments as JSON: ")
-        try:
-            return {"action": "edit", "args": json.loads(edited)}
-        except json.JSONDecodeError:
-            print("  not JSON: rejected", file=sys.stderr)
-    return {"action": "reject"}
+@contextmanager
+def _session(args: argparse.Namespace, prefix: str) -> Iterator[Session]:
+    display = Display(quiet=args.quiet)
+    events = EventSink(getattr(args, "events", False))
+    ctrl_c = CtrlC(display, events)
+    ctrl_c.thread_id = args.thread
+    display.start()
+    display.status("loading model")
+    events.write(CliStatusEvent(event="status", phase="loading_model", step=0))
+    if threading.current_thread() is threading.main_thread():
+        ctrl_c.install()
+    try:
+        with _database(args.db) as db:
+            agent = _build(args, db, display, events, ctrl_c)
+            thread_id = args.thread or f"{prefix}-{uuid.uuid4().hex[:8]}"
+            ctrl_c.thread_id = thread_id
+            yield Session(agent, thread_id, display, events,
+                          Approver(display, events, args.yes), ctrl_c)
+    except (Cancelled, KeyboardInterrupt):
+        ctrl_c.exit_now()
+    finally:
+        display.stop()
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    agent = _build(args, InMemorySaver())
-    config = {"configurable": {"thread_id": f"ask-{uuid.uuid4().hex[:8]}"}}
-    out = _run_turn(agent, {"messages": [("user", args.question)], "mode": args.mode},
-                    config, show_tools=not args.json)
-    if args.json:
-        keep = ("final_answer", "status", "tools_used", "citations", "tool_events")
-        print(json.dumps({k: out.get(k) for k in keep}, ensure_ascii=False, indent=2,
-                         default=str))
+    if not args.question and not args.thread:
+        raise UserError("ask needs a question", "callgate ask \"QUESTION\" "
+                                                "(or --thread ID to finish that thread's turn)")
+    with _session(args, "ask") as session:
+        payload = ({"messages": [("user", args.question)], "mode": args.mode}
+                   if args.question else None)
+        session.show_tokens = not (args.json or args.events)
+        values = session.run(payload)
+        session.display.stop()
+        out = result_of(values, session.thread_id)
+    if args.events:
+        session.events.write({"event": "result", **out})
+    elif args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=2, default=str))
     else:
-        print(out["final_answer"])
+        print(out.get("final_answer") or "")
         if out.get("status") != "done":
-            print(f"[status: {out['status']}]", file=sys.stderr)
+            session.display.line(f"[status: {out.get('status')}]")
     return 0 if out.get("status") in ("done", "step_limit") else 1
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    HOME.mkdir(parents=True, exist_ok=True)
-    with SqliteSaver.from_conn_string(str(Path(args.db or HOME / "threads.sqlite"))) as saver:
-        agent = _build(args, saver)
-        thread = args.thread or f"chat-{uuid.uuid4().hex[:8]}"
-        config = {"configurable": {"thread_id": thread}}
-        pending = agent.get_state(config)
-        print(f"thread {thread} (resume it with --thread {thread}); empty line to quit",
-              file=sys.stderr)
-        if pending.next:  # a run stopped midway: finish it first
-            print(_run_turn(agent, None, config, True).get("final_answer"))
+    tty = sys.stdin.isatty()
+    with _session(args, "chat") as session:
+        display = session.display
+        display.stop()
+        display.line(f"thread {session.thread_id} (resume it with --thread "
+                     f"{session.thread_id}); empty line to quit")
+        first = session.unfinished()  # finish the interrupted turn before a new one
         while True:
-            try:
-                line = input("you> ").strip()
-            except EOFError:
-                break
-            if not line:
-                break
-            out = _run_turn(agent, {"messages": [("user", line)], "mode": args.mode},
-                            config, show_tools=True)
-            print(out["final_answer"])
+            payload: Any = None
+            if not first:
+                line = _read_line("you> ", tty)
+                if line is None or not line.strip():
+                    break
+                payload = {"messages": [("user", line.strip())], "mode": args.mode}
+            first = False
+            display.start()
+            values = session.run(payload)
+            display.stop()
+            display.clear_preview()
+            out = result_of(values, session.thread_id)
+            if args.json:
+                print(json.dumps(out, ensure_ascii=False, default=str), flush=True)
+            else:
+                print(out.get("final_answer") or "", flush=True)
+                if out.get("status") != "done":
+                    display.line(f"[status: {out.get('status')}]")
     return 0
+
+
+def _read_line(prompt: str, tty: bool) -> str | None:
+    if tty:
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+    line = sys.stdin.readline()
+    return line if line else None
+
+
+# -- the other commands ------------------------------------------------------------------------
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
     from callgate.toolset import default_toolset
 
-    toolset = default_toolset(args.tools_file)
+    with _phase(ConfigError, ValueError, OSError):
+        toolset = default_toolset(args.tools_file)
     print("Tools offered to the model:")
     for tool in toolset.registry:
         flags = [tool.source]
@@ -151,7 +784,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from callgate.tools.stats import UsageStats
 
-    stats = UsageStats(Path(args.db or HOME / "stats.sqlite"))
+    stats = UsageStats(Path(args.db).expanduser() if args.db else _home() / "stats.sqlite")
     if args.reset:
         stats.reset()
         print("statistics reset")
@@ -164,10 +797,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     from callgate.tools.builtin import BuiltinSettings
     from callgate.tools.index import DocumentIndex
 
-    index_path = Path(args.index) if args.index else BuiltinSettings.from_env().index_path
-    index_path.parent.mkdir(parents=True, exist_ok=True)
+    index_path = Path(args.index or BuiltinSettings.from_env().index_path).expanduser()
     index = DocumentIndex(index_path)
-    target = Path(args.path)
+    target = Path(args.path).expanduser()
+    if not target.exists():
+        raise UserError(f"no such file or folder: {target}", "give a .md, .txt or .pdf file, "
+                                                             "or a folder of them")
     if target.is_dir():
         report = index.add_folder(target, scope=args.scope)
         print(f"indexed {len(report.files)} file(s), {report.chunks} chunk(s) into {index_path} "
@@ -180,46 +815,77 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="callgate", description=__doc__)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     ask = sub.add_parser("ask", help="answer one question, using tools")
-    ask.add_argument("question")
-    ask.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    ask.add_argument("question", nargs="?", help="the question (optional with --thread)")
+    output = ask.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true",
+                        help="print one JSON object: final_answer, status, tool_events, "
+                             "citations, thread_id (and problems)")
+    output.add_argument("--events", action="store_true",
+                        help="stream JSON lines: status, tool_start, tool_end, token, "
+                             "approval, and a final result")
     _agent_options(ask)
     ask.set_defaults(func=cmd_ask)
 
     chat = sub.add_parser("chat", help="a conversation, persisted and resumable")
-    chat.add_argument("--thread", help="thread id to resume")
-    chat.add_argument("--db", help="SQLite file for threads (default ~/.callgate)")
+    chat.add_argument("--json", action="store_true", help="one JSON object per answer")
     _agent_options(chat)
     chat.set_defaults(func=cmd_chat)
 
     tools = sub.add_parser("tools", help="list the tools and why some are not offered")
     tools.add_argument("--tools", dest="tools_file", help="a tools.yml file")
+    _debug_option(tools)
     tools.set_defaults(func=cmd_tools)
 
     stats = sub.add_parser("stats", help="usage statistics per tool")
-    stats.add_argument("--db", help="statistics file (default ~/.callgate/stats.sqlite)")
+    stats.add_argument("--db", help="statistics file (default stats.sqlite in $CALLGATE_HOME)")
     stats.add_argument("--json", action="store_true")
     stats.add_argument("--reset", action="store_true")
+    _debug_option(stats)
     stats.set_defaults(func=cmd_stats)
 
     index = sub.add_parser("index", help="add documents to the rag_search index")
     index.add_argument("path", help="a file or folder (.md, .txt, .pdf)")
     index.add_argument("--scope", default="global", help="a thread id, or 'global'")
     index.add_argument("--index", help="index file (default $CALLGATE_INDEX)")
+    _debug_option(index)
     index.set_defaults(func=cmd_index)
 
     from callgate.eval.cli import add_commands
 
     add_commands(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        return 130
+        print("cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
+    except BrokenPipeError:  # stdout closed early (| head): nothing more to say
+        sys.stderr.close()
+        os._exit(1)
+    except Exception as exc:
+        error = as_user_error(exc, getattr(args, "tool_choice", None))
+        if error is None:
+            raise
+        if getattr(args, "debug", False):
+            import traceback
+
+            traceback.print_exc()
+        if getattr(args, "events", False):
+            EventSink(True).write({"event": "error", "message": str(error),
+                                   "hint": error.hint})
+        hint = f" (hint: {error.hint})" if error.hint else ""
+        print(f"error: {error}{hint}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ COUNTS = {
     "live_relevance": 8,
 }
 NO_ANSWERS = {"irrelevance", "live_irrelevance", "live_relevance"}
-SHARED = Path(bfcl_data.__file__).resolve().parents[2].parent / "shared" / "data" / "bfcl"
 
 
 def _vendored(name: str) -> Path | None:
@@ -99,12 +98,12 @@ def test_limit_takes_the_first(limit: int) -> None:
     assert load_questions("parallel", VENDORED_DIR, limit=limit) == every[:limit]
 
 
-def test_vendored_copy_is_the_shared_data() -> None:
-    if not SHARED.is_dir():
-        pytest.skip("no shared data folder beside this checkout")
+@pytest.mark.shared_data
+def test_vendored_copy_is_the_shared_data(shared_data: Path) -> None:
+    shared = shared_data / "bfcl"
     for category in CATEGORIES:
-        assert load_questions(category, VENDORED_DIR) == load_questions(category, SHARED)
-    assert (VENDORED_DIR / "LICENSE").read_bytes() == (SHARED / "LICENSE").read_bytes()
+        assert load_questions(category, VENDORED_DIR) == load_questions(category, shared)
+    assert (VENDORED_DIR / "LICENSE").read_bytes() == (shared / "LICENSE").read_bytes()
 
 
 def test_vendored_copy_stays_small() -> None:

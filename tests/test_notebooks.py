@@ -1,24 +1,171 @@
-"""Every notebook in notebooks/ runs top to bottom (scripted models and the bundled model)."""
+"""The four notebooks in notebooks/ run top to bottom in a real Jupyter kernel, offline.
+
+Each test executes one notebook with nbclient in the ``python3`` kernel of this interpreter's
+environment (jupyter_client starts a ``python`` kernel spec with ``sys.executable``), then
+reads what its key cells (found by their tag) printed or drew. formats-and-failures and
+approvals-and-threads drive the loop with ``ScriptedChatModel`` (fixed replies, not a
+language model) and a real subprocess; quickstart and evaluation also load the bundled GGUF
+model (marked ``llama``). The notebooks are committed without outputs.
+"""
 
 from __future__ import annotations
 
+import re
+import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbformat import NotebookNode
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = ("quickstart", "formats-and-failures", "approvals-and-threads", "evaluation")
+# Markup that must never reach a user (a subset of callgate.eval.outputs' markers).
+MARKUP = ("<tool_call>", "</tool_call>", "<think>", "[TOOL_CALLS]", "✿FUNCTION✿", "<|",
+          "Action Input:", "Observation:")
+
+
+@dataclass
+class Executed:
+    """A notebook after a run: its cells with their outputs, and how long it took."""
+
+    notebook: NotebookNode
+    seconds: float
+
+    def cell(self, tag: str) -> NotebookNode:
+        """The code cell tagged ``tag`` (tags survive output stripping; ids may not)."""
+        found = [c for c in self.notebook.cells if tag in c.metadata.get("tags", [])]
+        assert len(found) == 1, f"expected one cell tagged {tag!r}, found {len(found)}"
+        return found[0]
+
+    def text(self, tag: str) -> str:
+        """Everything the cell printed, and the plain-text form of what it displayed."""
+        parts = []
+        for output in self.cell(tag).outputs:
+            if output.output_type == "stream":
+                parts.append(output.text)
+            elif "text/plain" in output.get("data", {}):
+                parts.append(output.data["text/plain"])
+        return "".join(parts)
+
+    def images(self, tag: str) -> int:
+        return sum("image/png" in o.get("data", {}) for o in self.cell(tag).outputs)
+
+
+def execute(name: str, cell_timeout: int) -> Executed:
+    """Run ``notebooks/<name>.ipynb`` in a fresh kernel, working directory notebooks/."""
+    notebook = nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+    client = NotebookClient(notebook, timeout=cell_timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    started = time.perf_counter()
+    client.execute()  # a failing cell raises CellExecutionError with its traceback
+    run = Executed(notebook, time.perf_counter() - started)
+    print(f"{name}: {run.seconds:.1f} s", file=sys.stderr)
+    errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error"]
+    assert not errors
+    return run
+
+
+def test_committed_notebooks_are_the_four_and_have_no_outputs() -> None:
+    assert sorted(p.stem for p in NOTEBOOK_DIR.glob("*.ipynb")) == sorted(NOTEBOOKS)
+    for name in NOTEBOOKS:
+        notebook = nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
+        nbformat.validate(notebook)
+        code = [c for c in notebook.cells if c.cell_type == "code"]
+        kept = [c.id for c in code if c.outputs or c.execution_count is not None]
+        assert not kept, f"{name}: outputs committed in cells {kept} (see README: Notebooks)"
+        assert notebook.metadata.kernelspec.name == "python3"
+        # A notebook runs from a clone alone: no data from beside the checkout.
+        assert not [c.id for c in code if "shared" in c.source or "../" in c.source], name
 
 
 @pytest.mark.llama
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path: Path) -> None:
-    notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
-    text = "".join(o.get("text", "") for o in outputs)
-    assert "Sources: [R1] get_weather" in text and "[R9]" not in text.split("Sources")[0]
-    assert "status:" in text
+@pytest.mark.timeout(300)
+def test_quickstart() -> None:
+    run = execute("quickstart", cell_timeout=240)
+    corrected = run.text("correction")
+    assert "Sources: [R1] get_weather" in corrected and "[R9]" not in corrected
+    assert "done [('R1', 'get_weather', {'city': 'Paris', 'unit': 'celsius'}" in corrected
+    assert "argument 'city': expected string, got boolean True" in run.text("told")
+    assert "flowchart" in run.text("graph") and "approve" in run.text("graph")
+    assert "old-2024.log" in run.text("approval")
+    local = run.text("bundled")
+    assert re.search(r"^status: (done|step_limit|failed)$", local, re.MULTILINE)
+    assert not any(marker in local for marker in MARKUP)
+    assert "get_weather" in run.text("stats")
+
+
+@pytest.mark.timeout(120)
+def test_formats_and_failures() -> None:
+    run = execute("formats-and-failures", cell_timeout=60)
+    table = run.text("outputs")
+    for line in ("xml-debug-turn                       xml        tool_calls "
+                 "delete_user_attribute({'query': 'qwen'})",
+                 "two-xml-calls                        xml        tool_calls system_stats({}); "
+                 "web_search({'query': 'uptime tips'})",
+                 "think-block                          final      final      answer '4'"):
+        assert line in table
+    assert re.search(r"^truncated-json +react +invalid +error for the model: ", table, re.M)
+    assert re.search(r"^action-input-not-json +react +invalid ", table, re.M)
+
+    shown = run.text("sanitize")
+    assert shown.count("leaks: []") == 5 and not any(m in shown for m in MARKUP)
+    assert "sanitized: 'The disk is 40% full.'" in shown
+
+    loop = run.text("react-loop")
+    assert "R1 web_search {'query': 'CRISPR therapy', 'max_results': 3} ok" in loop
+    assert "R2 system_stats {} ok" in loop and "status: done" in loop
+    assert "CRISPR is great" not in loop  # the invented observation never reaches the user
+    assert not any(m in loop for m in MARKUP)
+
+    corrected = run.text("correction")
+    assert "cut off" in corrected and "status: done [('web_search'" in corrected
+    failed = run.text("correction-fails")
+    assert "expected integer, got boolean True" in failed and "status: failed" in failed
+    assert "status: step_limit | tool steps: 3 | model calls: 4" in run.text("step-limit")
+
+    cancelled = run.text("cancel")
+    seconds = float(re.search(r"status: cancelled after ([\d.]+) s", cancelled).group(1))
+    assert seconds < 5 and "cancelled" in cancelled.split("\n")[1]
+    assert "lookup really ran 1 time(s); status: done" in run.text("duplicates")
+
+
+@pytest.mark.timeout(120)
+def test_approvals_and_threads() -> None:
+    run = execute("approvals-and-threads", cell_timeout=90)
+    asked = run.text("interrupt")
+    assert "delete_file" in asked and "'path': 'a.txt'" in asked
+    assert "files: ['a.txt', 'b.txt', 'c.txt']" in asked  # nothing ran before the answer
+    assert "status: done | files: ['b.txt', 'c.txt']" in run.text("approve")
+    assert "{'path': 'b.txt'}, True)] | files: ['c.txt']" in run.text("edit")
+    rejected = run.text("reject")
+    assert "rejected by the user: c.txt is still needed" in rejected
+    assert "files: ['c.txt']" in rejected
+    thread = run.text("thread")
+    assert "'Note: buy milk'" in thread and "('R2', {'text': 'buy bread'})" in thread
+    crashed = run.text("crash")
+    assert "worker exit code: -9" in crashed
+    assert "side effects so far: ['note start']" in crashed
+    resumed = run.text("resume")
+    assert "status: done" in resumed
+    assert "side effects: ['note start', 'report']" in resumed  # each side effect once
+
+
+@pytest.mark.llama
+@pytest.mark.timeout(600)
+def test_evaluation() -> None:
+    run = execute("evaluation", cell_timeout=540)
+    bfcl = run.text("bfcl")
+    assert len(re.findall(r"^(ok  |MISS) ", bfcl, re.MULTILINE)) == 12  # 2 x 6 categories
+    assert re.search(r"^all questions +12 ", bfcl, re.MULTILINE)
+    assert run.images("accuracy-chart") == 1
+    assert run.images("failures-chart") == 1
+    assert len(re.findall(r"invalid \d+  ungrounded \d+  wrong value \d+",
+                          run.text("failures-chart"))) == 6
+    bench = run.text("overhead")
+    assert "ratio callgate/create_agent" in bench
+    assert run.images("overhead-chart") == 1

@@ -152,7 +152,7 @@ class CreateAgentAnswerer:
     def __call__(self, question: BfclQuestion) -> Attempt:
         from langchain.agents import create_agent
 
-        registry = question_registry(question, safe_names=True)
+        registry = question_registry(question)
         agent = create_agent(self.model, registry.as_langchain_tools())
         attempt = Attempt()
         turns = 0

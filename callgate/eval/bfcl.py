@@ -1,8 +1,8 @@
 """BFCL through callgate: each question's functions become tools, the agent's calls are scored.
 
 Every question gets its own tool registry, built from its BFCL functions (schemas via
-:func:`to_json_schema`; names through :func:`safe_name` on paths that need OpenAI-style
-names, mapped back for scoring). A tool only acknowledges (``"ok"``): BFCL has no
+:func:`to_json_schema`; names through :func:`safe_name`, as model providers need them,
+mapped back for scoring). A tool only acknowledges (``"ok"``): BFCL has no
 implementations.
 
 Which calls are the agent's answer (the rule, as BFCL scores a model's reply): every call
@@ -110,13 +110,14 @@ def _ack(**_: Any) -> str:
     return ACK
 
 
-def question_registry(question: BfclQuestion, *, safe_names: bool = False) -> ToolRegistry:
+def question_registry(question: BfclQuestion) -> ToolRegistry:
     """A registry with the question's functions as tools that acknowledge with ``"ok"``.
 
-    ``safe_names`` maps ``.`` to ``_`` (OpenAI-style APIs forbid dots in names)."""
+    Names go through :func:`safe_name` (``.`` → ``_``): the registry takes only names that
+    model providers accept; :func:`original_name` maps them back for scoring."""
     registry = ToolRegistry()
     for fn in question.functions:
-        name = safe_name(fn["name"]) if safe_names else fn["name"]
+        name = safe_name(fn["name"])
         tool = StructuredTool(name=name, description=fn.get("description") or name,
                               args_schema=to_json_schema(fn.get("parameters") or {}),
                               func=_ack)
@@ -251,7 +252,6 @@ class CallgateAnswerer:
         self.max_steps = max_steps
         self.grounding = grounding  # None: the loop's default for the strategy
         self.react_options = dict(react_options or {})
-        self.safe_names = self.tool_format == "native"
         self.name = name or self._default_name()
 
     def _default_name(self) -> str:
@@ -294,7 +294,7 @@ class CallgateAnswerer:
         from callgate.graph.builder import assemble, make_strategy
         from callgate.graph.settings import LoopSettings
 
-        registry = question_registry(question, safe_names=self.safe_names)
+        registry = question_registry(question)
         strategy = make_strategy(self.model, registry, tool_format=self.tool_format,
                                  grammar=self.grammar if self.tool_format == "react" else None,
                                  tool_choice=self._forced(registry))
@@ -372,10 +372,16 @@ class CallgateAnswerer:
         errors = update.get("validation_errors") or []
         loose = [e for e in errors if not e.get("id")]  # replies the parser could not read
         attempt.attempted += len(checked) + len(loose)
-        attempt.invalid += len(errors) - sum(e.get("kind") == "ungrounded" for e in errors)
-        attempt.ungrounded += sum(c.get("kind") == "ungrounded" for c in checked)
+        # Refused calls carry an ``outcome`` (the loop's newer form) or an ``error`` with
+        # ``kind`` "ungrounded" for grounding (the older one).
+        ungrounded = [c for c in checked
+                      if c.get("kind") == "ungrounded" or c.get("outcome") == "ungrounded"]
+        invalid = [c for c in checked if c.get("outcome") == "invalid" or (
+            c.get("error") and not c.get("outcome") and c.get("kind") != "ungrounded")]
+        attempt.invalid += len(loose) + len(invalid)
+        attempt.ungrounded += len(ungrounded)
         valid = [c for c in checked if not c.get("error") and not c.get("skipped")
-                 and not c.get("outcome")]
+                 and c.get("outcome") in (None, "repeat")]
         if corrected and valid and not errors:
             attempt.fixed += 1
         return list(checked) if errors else []
@@ -517,7 +523,8 @@ def _p90(values: Sequence[float]) -> float:
 
 def summarize(rows: Sequence[QuestionResult]) -> dict[str, Any]:
     """Accuracy (strict, with its 95 % Wilson interval), the executed-only figure, the
-    checkers' agreement, valid-call rate, corrections and seconds per question."""
+    checkers' agreement, valid-call rate, corrections and seconds per question (rates and
+    times are None over no questions)."""
     n = len(rows)
     passed = sum(r.ok for r in rows)
     attempted = sum(r.attempted for r in rows)
@@ -533,10 +540,10 @@ def summarize(rows: Sequence[QuestionResult]) -> dict[str, Any]:
     return {
         "questions": n,
         "passed": passed,
-        "accuracy": round(passed / n, 4) if n else 0.0,
-        "ci95": _interval(wilson(passed, n)),
+        "accuracy": round(passed / n, 4) if n else None,
+        "ci95": _interval(wilson(passed, n)) if n else None,
         "passed_executed": executed,
-        "accuracy_executed": round(executed / n, 4) if n else 0.0,
+        "accuracy_executed": round(executed / n, 4) if n else None,
         "checker_disagreements": sum(r.own_ok != r.ok for r in compared) if compared else None,
         "calls": sum(len(r.calls) for r in rows),
         "call_outcomes": dict(sorted(outcomes.items())),
@@ -545,13 +552,13 @@ def summarize(rows: Sequence[QuestionResult]) -> dict[str, Any]:
         "valid_call_rate": round((attempted - invalid) / attempted, 4) if attempted else None,
         "ungrounded_calls": sum(r.ungrounded for r in rows),
         "corrections": corrections,
-        "correction_rate": round(sum(r.corrections > 0 for r in rows) / n, 4) if n else 0.0,
+        "correction_rate": round(sum(r.corrections > 0 for r in rows) / n, 4) if n else None,
         "corrections_fixed": sum(r.fixed for r in rows),
         "repeats": sum(r.repeats for r in rows),
         "errors": sum(r.error is not None for r in rows),
-        "s_mean": round(statistics.fmean(seconds), 3) if seconds else 0.0,
-        "s_median": round(statistics.median(seconds), 3) if seconds else 0.0,
-        "s_p90": round(_p90(seconds), 3) if seconds else 0.0,
+        "s_mean": round(statistics.fmean(seconds), 3) if seconds else None,
+        "s_median": round(statistics.median(seconds), 3) if seconds else None,
+        "s_p90": round(_p90(seconds), 3) if seconds else None,
     }
 
 

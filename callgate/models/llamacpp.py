@@ -42,8 +42,10 @@ from pydantic import ConfigDict, Field
 from callgate.models.grammar import compile_grammar, grammar_error
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama, LlamaGrammar
+    from llama_cpp import Llama, LlamaGrammar, StoppingCriteriaList
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    from callgate.graph.cancellation import CancelToken
 
 __all__ = ["ChatLlamaCppText", "ContextOverflowError", "DEFAULT_N_CTX", "clear_llama_cache"]
 
@@ -198,12 +200,35 @@ def _to_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     return out
 
 
+def _run_cancel_token() -> CancelToken | None:
+    """The cancel token of the LangGraph run this model call belongs to, if any."""
+    from langgraph.config import get_config
+
+    try:
+        config = get_config()
+    except RuntimeError:  # called outside a LangGraph run
+        return None
+    from callgate.graph.cancellation import token_for
+
+    return token_for(config)
+
+
+def _abort_criteria(token: CancelToken | None) -> StoppingCriteriaList | None:
+    """Stop decoding at the next token once ``token`` is cancelled (checked per token)."""
+    if token is None:
+        return None
+    from llama_cpp import StoppingCriteriaList
+
+    return StoppingCriteriaList([lambda _ids, _logits: token.cancelled])
+
+
 class ChatLlamaCppText(BaseChatModel):
     """llama.cpp chat model that only writes text: callgate drives it with ReAct prompts.
 
     Per-call kwargs: `stop`, `grammar` (GBNF text or `LlamaGrammar`), `max_tokens`,
-    `temperature` (0 = greedy), `seed`. If the last message is an `AIMessage`, the model
-    continues it (assistant prefill) instead of starting a new turn.
+    `temperature` (0 = greedy), `seed`, `cancel_token` (else the LangGraph run's own token:
+    decoding stops at the next token once it is cancelled). If the last message is an
+    `AIMessage`, the model continues it (assistant prefill) instead of starting a new turn.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -323,6 +348,7 @@ class ChatLlamaCppText(BaseChatModel):
             "min_p",
             "repeat_penalty",
             "logit_bias",
+            "cancel_token",
         }
         if unknown:
             raise TypeError(f"unsupported arguments for {type(self).__name__}: {sorted(unknown)}")
@@ -331,6 +357,7 @@ class ChatLlamaCppText(BaseChatModel):
         grammar = self._grammar(kwargs.get("grammar", self.grammar), loaded)
         stops = [s for s in (stop if stop is not None else self.stop) or [] if s]
         loaded.limit_prefix_reuse(tokens)
+        abort = _abort_criteria(kwargs.get("cancel_token"))
         return loaded.llama.create_completion(
             prompt=tokens,
             max_tokens=max_tokens,
@@ -343,6 +370,7 @@ class ChatLlamaCppText(BaseChatModel):
             stop=stops,
             grammar=grammar,
             logit_bias=self._logit_bias(kwargs.get("logit_bias"), loaded),
+            stopping_criteria=abort,
             stream=True,
         )
 
@@ -371,12 +399,21 @@ class ChatLlamaCppText(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         loaded = self.loaded
+        token = kwargs.pop("cancel_token", None) or _run_cancel_token()
+        if token is not None and token.cancelled:  # the run was cancelled: decode nothing
+            meta = {"finish_reason": "cancelled"}
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", response_metadata=meta),
+                                      generation_info=meta)
+            return
+        kwargs = {**kwargs, "cancel_token": token}
         # One llama.cpp context cannot decode two prompts at once.
         with loaded.lock:
             for part in self._completion(messages, stop, loaded, kwargs):
                 choice = part["choices"][0]
                 text = choice.get("text") or ""
                 finish = choice.get("finish_reason")
+                if finish and token is not None and token.cancelled:
+                    finish = "cancelled"
                 if not text and not finish:
                     continue
                 meta = {"finish_reason": finish} if finish else {}

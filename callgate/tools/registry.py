@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import json
+import re
+import typing
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
 
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from callgate.graph.cancellation import CancelToken
 from callgate.tools.validation import check_args
 
 Summarizer = Callable[[str, Any], str]
@@ -30,6 +34,20 @@ class Tool:
     summarizer: Summarizer | None = None
     category: str | None = None
     source: str = "python"
+    # The parameter the runner fills with the call's CancelToken (cooperative cancellation);
+    # it is injected, so it is not in ``schema``.
+    cancel_param: str | None = None
+
+
+# What OpenAI, Anthropic and Gemini all accept as a function name.
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def check_tool_name(name: str) -> None:
+    """Raise ``ValueError`` unless model providers accept ``name`` (``[a-zA-Z0-9_-]{1,64}``)."""
+    if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
+        raise ValueError(f"tool name {name!r} is not accepted by model providers: use 1 to 64 "
+                         "letters, digits, '_' or '-' (rename it with name=...)")
 
 
 class _ValidationFields(NamedTuple):
@@ -75,7 +93,12 @@ class ToolRegistry:
         category: str | None = None,
         source: str | None = None,
     ) -> Tool:
-        """Register a Python function (sync or async) or a LangChain tool; return the Tool."""
+        """Register a Python function (sync or async) or a LangChain tool; return the Tool.
+
+        A parameter annotated ``CancelToken`` (for a LangChain tool:
+        ``Annotated[CancelToken, InjectedToolArg]``) opts into cooperative cancellation: it is
+        left out of the schema and the runner passes a token cancelled on timeout or cancel.
+        """
         if isinstance(func_or_tool, BaseTool):
             # Errors must raise, so a failure is recorded as one (a tool that handles its
             # own errors would return the error text as an "ok" result).
@@ -85,8 +108,9 @@ class ToolRegistry:
                            if v)
             runnable = func_or_tool.model_copy(update=updates)
             origin = source or "langchain"
+            cancel_param = _schema_cancel_param(runnable)
         elif callable(func_or_tool):
-            runnable = _function_tool(func_or_tool, name, description)
+            runnable, cancel_param = _function_tool(func_or_tool, name, description)
             origin = source or "python"
         else:
             raise TypeError(f"cannot register {func_or_tool!r}: expected a function or a "
@@ -103,6 +127,7 @@ class ToolRegistry:
             summarizer=summarizer,
             category=category,
             source=origin,
+            cancel_param=cancel_param,
         )
         return self.add(tool)
 
@@ -116,7 +141,8 @@ class ToolRegistry:
         return decorate
 
     def add(self, tool: Tool) -> Tool:
-        """Add a ready-made :class:`Tool`; names must be unique."""
+        """Add a ready-made :class:`Tool`; names must be unique and acceptable to providers."""
+        check_tool_name(tool.name)
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
@@ -193,12 +219,73 @@ class ToolRegistry:
 
 
 def _function_tool(func: Callable[..., Any], name: str | None,
-                   description: str | None) -> StructuredTool:
+                   description: str | None) -> tuple[StructuredTool, str | None]:
     doc = description or inspect.getdoc(func)
+    tool_name = name or getattr(func, "__name__", "")
+    check_tool_name(tool_name)
     if not doc:
-        raise ValueError(f"tool {name or func.__name__!r} needs a description: give the "
+        raise ValueError(f"tool {tool_name!r} needs a description: give the "
                          "function a docstring or pass description=")
-    options: dict[str, Any] = {"name": name or func.__name__, "description": doc}
+    options: dict[str, Any] = {"name": tool_name, "description": doc}
+    func, cancel_param = _inject_cancel(func)
     if inspect.iscoroutinefunction(func):
-        return StructuredTool.from_function(coroutine=func, **options)
-    return StructuredTool.from_function(func=func, **options)
+        return StructuredTool.from_function(coroutine=func, **options), cancel_param
+    return StructuredTool.from_function(func=func, **options), cancel_param
+
+
+def _is_cancel_type(hint: Any) -> bool:
+    """``CancelToken``, ``CancelToken | None`` or either inside ``Annotated``."""
+    if typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    kinds = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    return all(isinstance(k, type) and issubclass(k, CancelToken) for k in kinds)
+
+
+def _inject_cancel(func: Callable[..., Any]) -> tuple[Callable[..., Any], str | None]:
+    """Mark a ``CancelToken`` parameter as LangChain's ``InjectedToolArg`` (so the model never
+    sees it), on a wrapper that leaves ``func`` untouched and passes a fresh, never-cancelled
+    token when the caller (LangChain's ToolNode, say) gives none."""
+    try:
+        hints = typing.get_type_hints(func, include_extras=True)
+        signature = inspect.signature(func)
+    except (NameError, TypeError, ValueError):  # unresolved annotations: nothing to inject
+        return func, None
+    found = [p for p in signature.parameters if p in hints and _is_cancel_type(hints[p])]
+    if not found:
+        return func, None
+    param = found[0]
+    injected = Annotated[CancelToken | None, InjectedToolArg]
+    # The wrapper lives in this module, so its annotations must be resolved objects, not the
+    # strings of a ``from __future__ import annotations`` module.
+    hints = {**hints, param: injected}
+    parameters = [p.replace(annotation=hints.get(p.name, p.annotation),
+                            default=None if p.name == param else p.default)
+                  for p in signature.parameters.values()]
+
+    def with_token(kwargs: dict[str, Any]) -> dict[str, Any]:
+        if kwargs.get(param) is None:
+            kwargs[param] = CancelToken()
+        return kwargs
+
+    if inspect.iscoroutinefunction(func):
+        @functools.wraps(func)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return await func(*args, **with_token(kwargs))
+    else:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return func(*args, **with_token(kwargs))
+    wrapper.__annotations__ = hints
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=parameters, return_annotation=hints.get("return", signature.empty))
+    return wrapper, param
+
+
+def _schema_cancel_param(tool: BaseTool) -> str | None:
+    """A LangChain tool's ``Annotated[CancelToken, InjectedToolArg]`` argument, if any."""
+    schema = tool.args_schema
+    if not isinstance(schema, type):
+        return None
+    fields = getattr(schema, "model_fields", {})
+    return next((n for n, f in fields.items()
+                 if f.annotation is not None and _is_cancel_type(f.annotation)), None)
