@@ -88,20 +88,27 @@ def test_a_clean_answer_has_no_problems() -> None:
 
 def test_cancelled_and_skipped_outcomes() -> None:
     token = callgate.CancelToken()
+    added = threading.Event()
+
+    def plus(a: int, b: int) -> int:
+        """Add."""
+        added.set()
+        return a + b
 
     def slow(x: str) -> str:
-        """Slow; cancels the run while it works."""
+        """Slow; cancels the run while it works (once the other call is done)."""
+        added.wait(5)
         token.cancel()
         time.sleep(2)
         return x
 
     out = build_agent(ScriptedChatModel(script=[calls(("slow", {"x": "a"}),
-                                                      ("add", {"a": 1, "b": 1}),
-                                                      ("add", {"a": 2, "b": 2}))]),
-                      [slow, add], max_calls_per_step=2).invoke(
+                                                      ("plus", {"a": 1, "b": 1}),
+                                                      ("plus", {"a": 2, "b": 2}))]),
+                      [slow, plus], max_calls_per_step=2).invoke(
         ask(), {"configurable": {"cancel_token": token}})
     assert out["status"] == "cancelled"
-    assert outcomes(out) == [("slow", "cancelled"), ("add", "ok"), ("add", "skipped")]
+    assert outcomes(out) == [("slow", "cancelled"), ("plus", "ok"), ("plus", "skipped")]
 
 
 def test_citations_name_only_this_turns_ok_results() -> None:
