@@ -16,6 +16,8 @@ _EXPORTS = {
     "AgentState": "callgate.graph.state",
     "CancelToken": "callgate.graph.cancellation",
     "cancel": "callgate.graph.cancellation",
+    "Context": "callgate.graph.context",
+    "get_result": "callgate.graph.results",
     "ToolRegistry": "callgate.tools.registry",
     "Tool": "callgate.tools.registry",
     "ValidationResult": "callgate.tools.registry",
@@ -27,6 +29,7 @@ _EXPORTS = {
 __all__ = [
     "AgentState",
     "CancelToken",
+    "Context",
     "ParsedOutput",
     "StreamSanitizer",
     "Tool",
@@ -34,6 +37,7 @@ __all__ = [
     "ValidationResult",
     "build_agent",
     "cancel",
+    "get_result",
     "load_model",
     "parse_model_output",
     "sanitize",
@@ -42,6 +46,8 @@ __all__ = [
 if TYPE_CHECKING:
     from callgate.graph.builder import build_agent
     from callgate.graph.cancellation import CancelToken, cancel
+    from callgate.graph.context import Context
+    from callgate.graph.results import get_result
     from callgate.graph.state import AgentState
     from callgate.models.spec import load_model
     from callgate.parsing import ParsedOutput, parse_model_output

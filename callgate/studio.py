@@ -14,8 +14,6 @@ import os
 from callgate.graph.builder import build_agent
 from callgate.toolset import default_toolset
 
+# store=False: LangGraph Server supplies the store that keeps full tool results.
 graph = build_agent(os.environ.get("CALLGATE_MODEL", "bundled"), default_toolset().registry,
-                    name="callgate")
-# build_agent gives a graph an InMemoryStore when none is passed; the server's store (where
-# full tool results then go) must be the one in use, so the graph carries none.
-graph.store = None
+                    store=False, name="callgate")

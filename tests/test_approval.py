@@ -62,10 +62,12 @@ def test_interrupt_then_approve(tools, saver, deleted) -> None:
                               AIMessage("Deleted [R1].")], tools, saver)
     paused = agent.invoke({"messages": [("user", "delete a.txt")]}, CONFIG)
     [request] = paused["__interrupt__"]
-    assert request.value["type"] == "approval"
-    assert request.value["call"]["name"] == "delete_file"
-    assert request.value["call"]["args"] == {"path": "a.txt"}
-    assert "sensitive" in request.value["reason"]
+    # LangChain's human-in-the-loop request format (HumanInTheLoopMiddleware's)
+    [action] = request.value["action_requests"]
+    assert action["name"] == "delete_file" and action["args"] == {"path": "a.txt"}
+    assert "sensitive" in action["description"]
+    assert request.value["review_configs"][0]["allowed_decisions"] == [
+        "approve", "edit", "reject"]
     assert deleted == [] and agent.get_state(CONFIG).next == ("approve",)
     out = agent.invoke(Command(resume={"action": "approve"}), CONFIG)
     assert deleted == ["a.txt"] and out["status"] == "done"
@@ -87,7 +89,7 @@ def test_invalid_edit_is_denied(tools, saver, deleted) -> None:
     out = agent.invoke(Command(resume={"action": "edit", "args": {"path": 5}}), CONFIG)
     assert deleted == []
     event = out["tool_events"][0]
-    assert event["denied"] and "edited arguments were invalid" in event["error"]
+    assert event["outcome"] == "denied" and "edited arguments were invalid" in event["error"]
     assert "expected string, got integer 5" in event["error"]
 
 
@@ -102,19 +104,21 @@ def test_reject_tells_the_model(tools, saver, deleted) -> None:
     assert out["tools_used"] == []
 
 
-def test_two_sensitive_calls_approved_one_by_one(tools, saver, deleted) -> None:
+def test_two_sensitive_calls_are_decided_together(tools, saver, deleted) -> None:
     both = AIMessage("", tool_calls=[
         {"name": "delete_file", "args": {"path": "a"}, "id": "c1", "type": "tool_call"},
         {"name": "delete_file", "args": {"path": "b"}, "id": "c2", "type": "tool_call"}])
-    _, agent = agent_for([both, AIMessage("both gone")], tools, saver)
+    _, agent = agent_for([both, AIMessage("a gone")], tools, saver)
     first = agent.invoke({"messages": [("user", "delete a and b")]}, CONFIG)
-    assert first["__interrupt__"][0].value["call"]["args"] == {"path": "a"}
-    second = agent.invoke(Command(resume={"action": "approve"}), CONFIG)
-    assert second["__interrupt__"][0].value["call"]["args"] == {"path": "b"}
+    requests = first["__interrupt__"][0].value["action_requests"]
+    assert [r["args"] for r in requests] == [{"path": "a"}, {"path": "b"}]
     assert deleted == []  # nothing runs until every answer is in
-    out = agent.invoke(Command(resume={"action": "approve"}), CONFIG)
-    assert deleted == ["a", "b"]  # each ran exactly once
-    assert [e["ok"] for e in out["tool_events"]] == [True, True]
+    out = agent.invoke(Command(resume={"decisions": [
+        {"type": "approve"}, {"type": "reject", "message": "keep b"}]}), CONFIG)
+    assert deleted == ["a"]  # ran exactly once; b was refused
+    assert [e["outcome"] for e in out["tool_events"]] == ["ok", "denied"]
+    assert out["problems"] == [{"id": "R2", "tool": "delete_file", "outcome": "denied",
+                                "error": "rejected by the user: keep b"}]
 
 
 def test_fail_closed_without_a_checkpointer(tools, deleted) -> None:
@@ -123,8 +127,8 @@ def test_fail_closed_without_a_checkpointer(tools, deleted) -> None:
     out = build_agent(model, tools).invoke({"messages": [("user", "delete a")]})
     assert deleted == []
     event = out["tool_events"][0]
-    assert event["denied"] and "no checkpointer" in event["error"]
-    assert "auto_approve" in event["error"]
+    assert event["outcome"] == "denied" and "cannot pause" in event["error"]
+    assert "checkpointer" in event["error"] and "approval='auto'" in event["error"]
 
 
 def test_auto_approve(tools, deleted) -> None:
@@ -198,4 +202,5 @@ def test_duplicates_are_detected_across_processes(tmp_path: Path) -> None:
                            {"configurable": {"thread_id": "t"}})
     assert (tmp_path / "calls.log").read_text().split() == ["a"]  # ran once, in process 1
     assert [e["repeat_of"] for e in out["tool_events"]] == [None, None, "R1"]
-    assert out["tool_events"][2]["data"] == "aa"
+    assert out["tool_events"][2]["outcome"] == "repeat"
+    assert out["tool_events"][2]["preview"] == "aa"

@@ -83,13 +83,15 @@ INVENTED = 'Action: body_mass_index\nAction Input: {"weight_kg": 70, "height_m":
 def test_an_invented_call_gets_one_correction_then_the_answer() -> None:
     out, model = run(INVENTED, "Final Answer: The area is 25.")
     assert out["tool_events"] == [] and out["final_answer"] == "The area is 25."
+    assert out["problems"] == []  # the corrected reply made no call: nothing was refused
     correction = model.requests[1]["messages"][-1].content
     assert "weight_kg=70" in correction and "appear nowhere in the conversation" in correction
 
 
 def test_insisting_on_invented_values_ends_with_a_tools_free_answer() -> None:
     out, model = run(INVENTED, INVENTED, "The area is 25.")
-    assert out["tool_events"] == [] and out["status"] == "done"
+    assert [e["outcome"] for e in out["tool_events"]] == ["ungrounded"]  # refused, visibly
+    assert out["status"] == "done" and out["problems"][0]["outcome"] == "ungrounded"
     assert out["final_answer"] == "The area is 25."
     assert "No tool fits this question" in model.requests[2]["messages"][-1].content
 
@@ -111,7 +113,8 @@ def test_an_invented_extra_call_is_skipped_and_the_others_run() -> None:
                      "Final Answer: 0.4 [R1]")
     ran, skipped = out["tool_events"]
     assert ran["ok"] and ran["args"] == {"weight_kg": 10.0, "height_m": 5.0}
-    assert skipped["skipped"] and not skipped["ok"] and "weight_kg=70" in skipped["error"]
+    assert skipped["outcome"] == "ungrounded" and not skipped["ok"]
+    assert "weight_kg=70" in skipped["error"]
     assert out["tools_used"] == ["body_mass_index"] and model.replies_used == 2
     observation = model.requests[1]["messages"][-1].content
     assert "[R2]" in observation and "appear nowhere" in observation

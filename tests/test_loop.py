@@ -18,6 +18,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 import callgate
 from callgate import ToolRegistry, build_agent
+from callgate.graph.cancellation import pending_requests
 from callgate.models.scripted import ScriptedChatModel, tool_call
 
 MARKUP = ("<tool_call>", "Action:", "Action Input:", "[TOOL_CALLS]", "✿FUNCTION✿", "<think>")
@@ -51,13 +52,15 @@ def test_graph_shows_the_loop_nodes() -> None:
 
 
 def test_tool_call_then_cited_answer() -> None:
-    model, _, out = run([tool_call("add", {"a": 2, "b": 3}), AIMessage("It is 5 [R1].")],
-                        [add])
-    assert out["status"] == "done"
+    model, agent, out = run([tool_call("add", {"a": 2, "b": 3}),
+                             AIMessage("It is 5 [R1].")], [add])
+    assert out["status"] == "done" and out["problems"] == []
     assert out["final_answer"].startswith("It is 5 [R1].")
     assert "Sources: [R1] add" in out["final_answer"]
     [event] = out["tool_events"]
-    assert event["id"] == "R1" and event["ok"] and event["data"] == 5 and event["step"] == 1
+    assert event["id"] == "R1" and event["ok"] and event["outcome"] == "ok"
+    assert event["step"] == 1 and event["preview"] == "5" and event["stored"]
+    assert callgate.get_result(agent, None, "R1") == 5  # the full result, from the store
     assert event["summary"] == "[add] 5" and event["duration_ms"] >= 0
     assert out["tools_used"] == ["add"]
     assert out["citations"][0]["id"] == "R1" and out["citations"][0]["explicit"]
@@ -89,7 +92,9 @@ def test_correction_failure_ends_with_clear_message() -> None:
     model, agent, out = run([tool_call("add", {"a": "2", "b": 3}, "c1"),
                              tool_call("add", {"a": 2.5, "b": 3}, "c2")], [add])
     assert out["status"] == "failed"
-    assert out["tool_events"] == []
+    assert [e["outcome"] for e in out["tool_events"]] == ["invalid"]  # nothing ran
+    assert out["problems"][0]["outcome"] == "invalid" and "argument 'a'" in out["problems"][0][
+        "error"]
     assert "still invalid after a correction" in out["final_answer"]
     assert "argument 'a'" in out["final_answer"]
     assert not any(marker in out["final_answer"] for marker in MARKUP)
@@ -150,8 +155,10 @@ def test_timeout_becomes_an_error_result_and_the_loop_goes_on() -> None:
     reg.register(slow, timeout_s=0.3)
     model, _, out = run([tool_call("slow", {"x": "a"}), AIMessage("It timed out.")], reg)
     [event] = out["tool_events"]
-    assert (event["ok"], event["error"], event["timed_out"]) == (False, "timeout", True)
-    assert event["summary"] == "[slow] failed: timeout"
+    assert (event["ok"], event["outcome"]) == (False, "timeout")
+    assert event["error"].startswith("timeout")
+    assert event["summary"].startswith("[slow] failed: timeout")
+    assert [p["outcome"] for p in out["problems"]] == ["timeout"]
     assert out["status"] == "done" and out["final_answer"].startswith("It timed out.")
 
 
@@ -163,7 +170,8 @@ def test_default_timeout_applies_to_sync_tools() -> None:
 
     _, _, out = run([tool_call("hang", {"x": "a"}), AIMessage("done")], [hang],
                     tool_timeout_s=0.2)
-    assert out["tool_events"][0]["error"] == "timeout"
+    assert out["tool_events"][0]["outcome"] == "timeout"
+    assert "abandoned" in out["tool_events"][0]["error"]  # a sync tool cannot be stopped
 
 
 def test_raising_tool_is_fed_back_to_the_model() -> None:
@@ -218,8 +226,8 @@ def test_parallel_calls_run_concurrently() -> None:
     both = AIMessage("", tool_calls=[
         {"name": "fetch", "args": {"name": "a"}, "id": "ca", "type": "tool_call"},
         {"name": "fetch", "args": {"name": "b"}, "id": "cb", "type": "tool_call"}])
-    _, _, out = run([both, AIMessage("A and B [R1][R2]")], [fetch])
-    assert [e["data"] for e in out["tool_events"]] == ["A", "B"]
+    _, agent, out = run([both, AIMessage("A and B [R1][R2]")], [fetch])
+    assert [callgate.get_result(agent, None, r) for r in ("R1", "R2")] == ["A", "B"]
     assert [e["id"] for e in out["tool_events"]] == ["R1", "R2"]
     (a0, a1), (b0, b1) = spans["a"], spans["b"]
     assert b0 < a1 and a0 < b1  # the two runs overlapped
@@ -256,9 +264,10 @@ def test_summaries_are_bounded_and_full_result_kept() -> None:
         """Many results."""
         return [{"title": f"t{i}", "snippet": "word " * 100} for i in range(n)]
 
-    _, _, out = run([tool_call("many", {"n": 10}), AIMessage("ok")], [many])
+    _, agent, out = run([tool_call("many", {"n": 10}), AIMessage("ok")], [many])
     event = out["tool_events"][0]
-    assert len(event["data"]) == 10  # the full result stays in state
+    assert len(callgate.get_result(agent, None, "R1")) == 10  # the full result, in the store
+    assert len(event["preview"]) <= 200
     summary = event["summary"]
     assert summary.startswith("[many] results: t0: word") and summary.endswith("(+7 more)")
     assert len(summary) <= 900
@@ -280,12 +289,11 @@ def test_huge_result_is_kept_bounded_without_crashing() -> None:
         """A very large text."""
         return "y" * n
 
-    _, _, out = run([tool_call("dump", {"n": 10_000_000}), AIMessage("big")], [dump])
+    _, agent, out = run([tool_call("dump", {"n": 10_000_000}), AIMessage("big")], [dump])
     event = out["tool_events"][0]
-    assert event["ok"] and event["data"]["truncated"] is True
-    assert event["data"]["original_chars"] == 10_000_000
-    assert len(event["data"]["text"]) == 1_000_000
-    assert len(event["summary"]) <= 900
+    assert event["ok"] and len(event["summary"]) <= 900 and len(event["preview"]) <= 200
+    assert len(callgate.get_result(agent, None, "R1")) == 10_000_000  # kept whole, in the store
+    assert all(len(str(m.content)) <= 1000 for m in out["messages"])
 
 
 def test_dropped_unknown_args_are_reported_in_the_event() -> None:
@@ -313,7 +321,8 @@ def test_repeated_call_is_served_from_cache_then_ends_the_loop() -> None:
                          AIMessage("aa [R1]")], [lookup])
     assert calls == ["a"]  # executed once
     r1, r2, r3 = out["tool_events"]
-    assert r2["repeat_of"] == "R1" and r3["repeat_of"] == "R1" and r2["data"] == "aa"
+    assert r2["repeat_of"] == "R1" and r3["repeat_of"] == "R1"
+    assert (r2["outcome"], r2["preview"]) == ("repeat", r1["preview"])
     assert "already called at step 1" in r2["summary"]
     assert out["status"] == "done" and model.replies_used == 4
 
@@ -322,16 +331,18 @@ def test_custom_stream_reports_tool_start_and_end() -> None:
     model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
     agent = build_agent(model, [add])
     events = [chunk for chunk in agent.stream(ask(), stream_mode="custom")]
-    kinds = [e["event"] for e in events if "event" in e]
-    assert kinds[:2] == ["tool_start", "tool_end"]
+    kinds = [e["event"] for e in events if e.get("event") in ("tool_start", "tool_end")]
+    assert kinds == ["tool_start", "tool_end"]
+    assert [e["phase"] for e in events if e.get("event") == "status"][0] == "thinking"
     end = next(e for e in events if e.get("event") == "tool_end")
     assert end["tool"] == "add" and end["ok"] and end["duration_ms"] >= 0
 
 
 async def test_async_invoke() -> None:
     model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]")])
-    out = await build_agent(model, [add]).ainvoke(ask())
-    assert out["status"] == "done" and out["tool_events"][0]["data"] == 3
+    agent = build_agent(model, [add])
+    out = await agent.ainvoke(ask())
+    assert out["status"] == "done" and callgate.get_result(agent, None, "R1") == 3
 
 
 def test_threads_resume_and_ids_stay_stable(tmp_path) -> None:
@@ -351,7 +362,7 @@ def _cancel_soon(thread_id: str, started: threading.Event) -> threading.Thread:
     def cancel_when_started() -> None:
         started.wait(5)
         time.sleep(0.1)
-        assert callgate.cancel(thread_id)
+        callgate.cancel(thread_id)
 
     thread = threading.Thread(target=cancel_when_started)
     thread.start()
@@ -383,12 +394,13 @@ def test_cancellation_mid_tool(tmp_path) -> None:
         canceller.join()
         saved = agent.get_state(config).values
     assert out["status"] == "cancelled" and was_cancelled.is_set() and not finished.is_set()
-    assert [(e["tool"], e["ok"], e["error"]) for e in out["tool_events"]] == [
-        ("add", True, None), ("crawl", False, "cancelled")]
+    assert [(e["tool"], e["outcome"]) for e in out["tool_events"]] == [
+        ("add", "ok"), ("crawl", "cancelled")]
     assert "cancelled after 2 step(s)" in out["final_answer"]
     assert model.replies_used == 2  # no model call after the cancel
     assert saved["status"] == "cancelled" and len(saved["tool_events"]) == 2
-    assert callgate.cancel("cancel-me") is False  # nothing is running there any more
+    assert "cancel-me" not in pending_requests()  # the run removed the request it honoured
+    assert [p["outcome"] for p in out["problems"]] == ["cancelled"]
 
 
 def test_cancel_token_in_config() -> None:

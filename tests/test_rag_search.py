@@ -10,6 +10,7 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
+from callgate import get_result
 from callgate.tools.builtin import BuiltinSettings, builtin_tools
 from callgate.tools.builtin.rag_search import rag_search_tool
 from callgate.tools.index import DocumentIndex, chunk_text, fts_query, indexed_chunks
@@ -298,9 +299,10 @@ def test_thread_id_reaches_the_tool_through_the_graph(index: DocumentIndex,
     agent = build_agent(model, [rag_search_tool(index)], checkpointer=InMemorySaver())
     seen = {}
     for thread in ("A", "B"):
-        out = agent.invoke({"messages": [("user", "password?")]},
-                           {"configurable": {"thread_id": thread}})
+        config = {"configurable": {"thread_id": thread}}
+        out = agent.invoke({"messages": [("user", "password?")]}, config)
         event = out["tool_events"][-1]
         assert event["ok"], event["error"]
-        seen[thread] = {Path(h["source"]).name for h in event["data"]}
+        hits = get_result(agent, config, event["id"])
+        seen[thread] = {Path(h["source"]).name for h in hits}
     assert seen == {"A": {"a.txt", "g.txt"}, "B": {"g.txt"}}

@@ -160,8 +160,10 @@ def test_several_calls_in_one_reply_run_in_one_step() -> None:
         '<tool_call>{"name": "system_stats", "arguments": {}}</tool_call>',
         "Final Answer: fine [R1] [R2]")
     out = run(model)
-    # The repeated system_stats call in the same reply is one call.
-    assert [e["tool"] for e in out["tool_events"]] == ["system_stats", "web_search"]
+    # Every call the model wrote is recorded; the repeat is answered from the first.
+    assert [(e["tool"], e["outcome"]) for e in out["tool_events"]] == [
+        ("system_stats", "ok"), ("web_search", "ok"), ("system_stats", "repeat")]
+    assert out["tool_events"][2]["repeat_of"] == "R1"
     assert model.replies_used == 2
     assert [c["id"] for c in out["citations"]] == ["R1", "R2"]
     history = model.requests[1]["messages"]
@@ -175,7 +177,11 @@ def test_calls_per_step_are_capped() -> None:
         "Final Answer: done")
     agent = build_agent(model, [web_search], max_calls_per_step=2)
     out = agent.invoke({"messages": [HumanMessage("question")]})
-    assert [e["args"]["query"] for e in out["tool_events"]] == ["q0", "q1"]
+    assert [e["args"]["query"] for e in out["tool_events"] if e["outcome"] == "ok"] == [
+        "q0", "q1"]
+    skipped = [e for e in out["tool_events"] if e["outcome"] == "skipped"]
+    assert len(skipped) == 4 and "max_calls_per_step" in skipped[0]["error"]
+    assert [p["outcome"] for p in out["problems"]] == ["skipped"] * 4  # visible, not dropped
 
 
 def test_unknown_tool_is_corrected() -> None:

@@ -164,9 +164,8 @@ def test_graph_records_every_figure() -> None:
     assert time.perf_counter() - started < 1.8, "the timeout must not wait for the tool"
     assert result["status"] == "done", result
     events = result["tool_events"]
-    assert [(e["tool"], e["ok"], bool(e["repeat_of"]), e["timed_out"]) for e in events] == [
-        ("lookup", True, False, False), ("lookup", True, True, False),
-        ("slow", False, False, True)]
+    assert [(e["tool"], e["outcome"], bool(e["repeat_of"])) for e in events] == [
+        ("lookup", "ok", False), ("lookup", "repeat", True), ("slow", "timeout", False)]
 
     lookup_row, slow_row = stats.get("lookup"), stats.get("slow")
     assert {k: lookup_row[k] for k in ("calls", "successes", "failures", "timeouts", "invalid",
@@ -192,6 +191,6 @@ def test_graph_records_denials() -> None:
                                       AIMessage("Not allowed.")])
     # No checkpointer and no auto-approve: the gate fails closed, and that is a denial.
     result = build_agent(model, registry, stats=stats).invoke({"messages": [("user", "wipe")]})
-    assert result["tool_events"][0]["denied"]
+    assert result["tool_events"][0]["outcome"] == "denied"
     row = stats.get("wipe")
     assert (row["denials"], row["calls"]) == (1, 0)

@@ -17,11 +17,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import re
+import sqlite3
 import statistics
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -94,20 +97,23 @@ def scripted_model() -> ScriptedChatModel:
 @dataclass
 class Framework:
     name: str
-    build: Callable[[ScriptedChatModel], Any]
+    build: Callable[..., Any]  # (model, tools, checkpointer=None) -> compiled graph
     answer: Callable[[dict[str, Any]], str]
 
 
-def _callgate(model: ScriptedChatModel) -> Any:
+def _callgate(model: ScriptedChatModel, tools: Sequence[Any] = TOOLS,
+              checkpointer: Any = None) -> Any:
     from callgate import build_agent
 
-    return build_agent(model, list(TOOLS), tool_format="native", max_steps=5)
+    return build_agent(model, list(tools), tool_format="native", max_steps=5,
+                       checkpointer=checkpointer)
 
 
-def _create_agent(model: ScriptedChatModel) -> Any:
+def _create_agent(model: ScriptedChatModel, tools: Sequence[Any] = TOOLS,
+                  checkpointer: Any = None) -> Any:
     from langchain.agents import create_agent
 
-    return create_agent(model, list(TOOLS))
+    return create_agent(model, list(tools), checkpointer=checkpointer)
 
 
 def _last_text(out: dict[str, Any]) -> str:
@@ -181,6 +187,28 @@ async def _concurrent(fw: Framework, agent: Any, model: ScriptedChatModel,
             "cross_talk": len(problems), "problems": problems[:5]}
 
 
+def checkpointer_bytes(db: str) -> int:
+    """Bytes a ``SqliteSaver`` holds: its checkpoints and their pending writes."""
+    with sqlite3.connect(db) as conn:
+        checkpoints = conn.execute("SELECT coalesce(sum(length(checkpoint) + "
+                                   "length(metadata)), 0) FROM checkpoints").fetchone()[0]
+        writes = conn.execute("SELECT coalesce(sum(length(value)), 0) FROM writes").fetchone()[0]
+    return int(checkpoints + writes)
+
+
+def _checkpoint_bytes_per_step(fw: Framework, conversations: int = 5) -> float:
+    """What one step adds to a SQLite checkpointer, over whole conversations."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = str(Path(tmp) / "cp.sqlite")
+        with SqliteSaver.from_conn_string(db) as saver:
+            agent = fw.build(scripted_model(), checkpointer=saver)
+            for n in range(conversations):
+                agent.invoke(_inputs(n), {"configurable": {"thread_id": f"t{n}"}})
+        return checkpointer_bytes(db) / (conversations * STEPS_PER_RUN)
+
+
 def run_overhead(runs: int = 200, concurrency: int = 50, *, warmup: int = 5,
                  memory_runs: int = 5,
                  frameworks: Sequence[str] = ("callgate", "create_agent")) -> dict[str, Any]:
@@ -216,6 +244,7 @@ def run_overhead(runs: int = 200, concurrency: int = 50, *, warmup: int = 5,
             "peak_kib_per_run": round(_peak_kib(fw, agents[fw.name], models[fw.name],
                                                 memory_runs), 1),
             "sequential_wrong_answers": len(wrong[fw.name]),
+            "checkpoint_bytes_per_step": round(_checkpoint_bytes_per_step(fw)),
             "concurrent": asyncio.run(_concurrent(fw, agents[fw.name], models[fw.name],
                                                   concurrency)),
         }
@@ -227,6 +256,8 @@ def run_overhead(runs: int = 200, concurrency: int = 50, *, warmup: int = 5,
             "peak_kib_per_run": _ratio(a["peak_kib_per_run"], b["peak_kib_per_run"]),
             "throughput": _ratio(a["concurrent"]["throughput_runs_per_s"],
                                  b["concurrent"]["throughput_runs_per_s"]),
+            "checkpoint_bytes_per_step": _ratio(a["checkpoint_bytes_per_step"],
+                                                b["checkpoint_bytes_per_step"]),
         }
     return out
 
@@ -237,20 +268,22 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def format_overhead(result: dict[str, Any]) -> str:
     head = ("framework", "run ms (median / p95)", "step ms (median / p95)", "peak KiB/run",
-            f"{result['concurrency']} concurrent: runs/s", "cross-talk")
+            f"{result['concurrency']} concurrent: runs/s", "checkpoint B/step", "cross-talk")
     rows = []
     for name, f in result["frameworks"].items():
         c = f["concurrent"]
         rows.append((name, f"{f['run_ms']['median']:.2f} / {f['run_ms']['p95']:.2f}",
                      f"{f['step_ms']['median']:.2f} / {f['step_ms']['p95']:.2f}",
                      f"{f['peak_kib_per_run']:.0f}", f"{c['throughput_runs_per_s']}",
+                     f"{f['checkpoint_bytes_per_step']}",
                      f"{c['cross_talk'] + f['sequential_wrong_answers']}"))
     ratio = result.get("ratio_callgate_to_create_agent")
     if ratio:
         rows.append(("ratio callgate/create_agent",
                      f"{ratio['run_ms_median']} / {ratio['run_ms_p95']}",
                      f"{ratio['run_ms_median']} / {ratio['run_ms_p95']}",
-                     f"{ratio['peak_kib_per_run']}", f"{ratio['throughput']}", ""))
+                     f"{ratio['peak_kib_per_run']}", f"{ratio['throughput']}",
+                     f"{ratio['checkpoint_bytes_per_step']}", ""))
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     lines = [f"{result['runs']} runs per framework, {result['steps_per_run']} steps per run "
              "(3 tool steps + answer), scripted model without latency"]

@@ -1,37 +1,42 @@
 """``build_agent``: the whole tool loop as one compiled LangGraph graph.
 
-    START → start → decide ─┬─ calls/parse error → validate ─┬─ ok → approve → execute
-                            │                                ├─ invalid → correct → decide
-                            │                                └─ invalid twice → finalize
-                            └─ answer → cite → END
-    execute → summarize ─┬─ guard ok → decide
-                         └─ step limit / cancelled / repeats → finalize → cite → END
+    START → start → decide ─┬─ answer ───────────────────────────────→ cite → END
+                            └─ calls → validate ─┬─ invalid, correction left → correct → decide
+                                                 ├─ unreadable, none left ───→ finalize
+                                                 └─ checked → approve ─┬─ Send per call → execute
+                                                                       └─ none to run ─┐
+    execute, … → summarize ←───────────────────────────────────────────────────────────┘
+    summarize ─┬─ go on → decide
+               └─ step limit, cancelled, refused, repeats → finalize → cite → END
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Checkpointer, RetryPolicy
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.types import Checkpointer, RetryPolicy, Send
 
 from callgate.graph.approve import make_approve
+from callgate.graph.cancellation import is_cancelled, thread_id_of
 from callgate.graph.cite import make_cite
+from callgate.graph.context import Context, limits_of
 from callgate.graph.correct import make_correct
 from callgate.graph.execute import make_execute
 from callgate.graph.finalize import make_finalize
-from callgate.graph.guards import guard
-from callgate.graph.nodes import dual_node, inline
 from callgate.graph.settings import DecideStrategy, LoopSettings, _transient
 from callgate.graph.start import make_start
-from callgate.graph.state import AgentState, InputState, OutputState
+from callgate.graph.state import AgentState, ExecuteInput, InputState, OutputState, ToolCall
 from callgate.graph.summarize import make_summarize
-from callgate.graph.validate import make_validate
+from callgate.graph.validate import correction_left, make_validate
+from callgate.tools.approval import DANGEROUS_PATTERNS, approval_reason
 from callgate.tools.registry import ToolRegistry
 
 MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0, retry_on=_transient)
@@ -48,6 +53,7 @@ def build_agent(
     grammar: bool | None = None,
     tool_choice: str | None = None,
     checkpointer: Checkpointer = None,
+    store: BaseStore | None | Literal[False] = None,
     auto_approve: bool | Callable[[dict[str, Any]], bool] = False,
     stats: Any = None,
     name: str = "callgate",
@@ -56,11 +62,15 @@ def build_agent(
     """Compile the callgate tool loop for ``model`` (a chat model or a spec like
     ``"bundled"``, ``"gguf:PATH"``, ``"openai:gpt-4o-mini"``) over ``tools``.
 
+    ``max_steps``, ``tool_timeout_s``, ``summary_char_limit``, ``grounding`` and
+    ``max_calls_per_step`` are the defaults of the per-run :class:`Context`.
     ``tool_format`` is ``native``, ``react`` or ``auto`` (native when the model's
     ``bind_tools`` allows free tool choice). ``grammar`` turns grammar-constrained decoding
     on or off for llama.cpp models on the ReAct path (on by default there).
     ``tool_choice`` (native path: ``"required"`` or a tool name) forces a tool call on the
     first step of each turn, for models that rarely call tools on their own.
+    ``store`` keeps full tool results (default: an ``InMemoryStore``; ``False``: none of
+    its own, for LangGraph Server, which supplies one); ``checkpointer`` keeps threads.
     """
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
     settings = LoopSettings(registry=registry, max_steps=max_steps,
@@ -69,7 +79,10 @@ def build_agent(
                             stats=stats, **options)
     strategy = make_strategy(model, registry, tool_format=tool_format, grammar=grammar,
                              tool_choice=tool_choice)
-    return assemble(settings, strategy).compile(checkpointer=checkpointer, name=name)
+    graph = assemble(settings, strategy, checkpointed=checkpointer not in (None, False))
+    if store is None:
+        store = InMemoryStore()
+    return graph.compile(checkpointer=checkpointer, store=store or None, name=name)
 
 
 def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "auto",
@@ -94,55 +107,86 @@ def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "aut
     return ReactStrategy(model, registry, grammar=grammar)
 
 
-def assemble(settings: LoopSettings, strategy: DecideStrategy) -> StateGraph:
-    """The uncompiled graph (for callers that compile it their own way)."""
+def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
+             checkpointed: bool = False) -> StateGraph:
+    """The uncompiled graph (for callers that compile it their own way).
+
+    ``checkpointed``: the graph will be compiled with a checkpointer, so approvals may
+    pause it (on LangGraph Server they always may)."""
     if settings.grounding is None:
-        settings = replace(settings, grounding=getattr(strategy, "grounding", False))
-    graph = StateGraph(AgentState, input_schema=InputState, output_schema=OutputState)
-    execute, aexecute = make_execute(settings)
-    finalize, afinalize = make_finalize(settings, strategy)
-    graph.add_node("start", inline(make_start(settings), "start"))
+        settings.grounding = bool(getattr(strategy, "grounding", False))
+    patterns = settings.approval_patterns or DANGEROUS_PATTERNS
+    graph = StateGraph(AgentState, context_schema=Context, input_schema=InputState,
+                       output_schema=OutputState)
+    graph.add_node("start", make_start(settings))
     graph.add_node("decide", strategy.subgraph(settings), retry_policy=MODEL_RETRY)
-    graph.add_node("validate", inline(make_validate(settings), "validate"))
-    graph.add_node("correct", inline(make_correct(settings, strategy), "correct"))
-    graph.add_node("approve", inline(make_approve(settings), "approve"))
-    graph.add_node("execute", dual_node(execute, aexecute, name="execute"))
-    graph.add_node("summarize", inline(make_summarize(settings), "summarize"))
-    graph.add_node("finalize", dual_node(finalize, afinalize, name="finalize"))
-    graph.add_node("cite", inline(make_cite(), "cite"))
+    graph.add_node("validate", make_validate(settings))
+    graph.add_node("correct", make_correct(settings, strategy))
+    graph.add_node("approve", make_approve(settings, checkpointed=checkpointed))
+    graph.add_node("execute", make_execute(settings), input_schema=ExecuteInput,
+                   retry_policy=settings.tool_retry)
+    graph.add_node("summarize", make_summarize(settings))
+    graph.add_node("finalize", make_finalize(settings, strategy))
+    graph.add_node("cite", make_cite(settings))
 
-    def after_start(state: dict[str, Any], config: RunnableConfig) -> str:
-        return "finalize" if guard(state, config, settings) == "cancelled" else "decide"
+    def stop_or_go(state: AgentState, runtime: Runtime[Context],
+                   config: RunnableConfig) -> Literal["decide", "finalize"]:
+        """The graph's own guards: cancellation, then the step limit."""
+        if is_cancelled(config, runtime.store):
+            return "finalize"
+        return "finalize" if state.get("step", 0) >= limits_of(
+            runtime, settings.defaults).max_steps else "decide"
 
-    def after_decide(state: dict[str, Any]) -> str:
+    def calls_or_answer(state: AgentState) -> Literal["validate", "cite"]:
         busy = state.get("pending_calls") or state.get("validation_errors")
         return "validate" if busy else "cite"
 
-    def after_validate(state: dict[str, Any], config: RunnableConfig) -> str:
-        if state.get("validation_errors"):
-            return "correct" if state.get("corrections_left", 0) > 0 else "finalize"
-        return "finalize" if guard(state, config, settings) == "cancelled" else "approve"
-
-    def after_correct(state: dict[str, Any], config: RunnableConfig) -> str:
-        return "finalize" if guard(state, config, settings) else "decide"
-
-    def after_approve(state: dict[str, Any], config: RunnableConfig) -> str:
-        return "finalize" if guard(state, config, settings) == "cancelled" else "execute"
-
-    def after_summarize(state: dict[str, Any], config: RunnableConfig) -> str:
-        if state.get("stop_reason") or state.get("repeats", 0) >= settings.max_repeats:
+    def correct_ask_or_run(state: AgentState, runtime: Runtime[Context], config: RunnableConfig
+                      ) -> list[Send] | Literal["correct", "approve", "summarize", "finalize"]:
+        if is_cancelled(config, runtime.store):
             return "finalize"
-        return "finalize" if guard(state, config, settings) else "decide"
+        if state.get("validation_errors") and correction_left(state, settings):
+            return "correct"
+        calls = state.get("pending_calls") or []
+        if not calls:
+            return "finalize"
+        if any(needs_approval(call) for call in calls):
+            return "approve"
+        return run_each_call(state, runtime, config)  # nothing to ask: skip the approval step
+
+    def needs_approval(call: ToolCall) -> bool:
+        return not call.get("outcome") and approval_reason(call, settings.registry,
+                                                           patterns) is not None
+
+    def decide_again_or_stop(state: AgentState, runtime: Runtime[Context],
+                      config: RunnableConfig) -> Literal["decide", "finalize"]:
+        return "finalize" if is_cancelled(config, runtime.store) else "decide"
+
+    def run_each_call(state: AgentState, runtime: Runtime[Context],
+                config: RunnableConfig) -> list[Send] | Literal["summarize", "finalize"]:
+        """One ``execute`` task per call that may run; straight on when none may."""
+        if is_cancelled(config, runtime.store):
+            return "finalize"
+        thread_id, step = thread_id_of(config), state.get("step", 0)
+        sends = [Send("execute", ExecuteInput(call=call, step=step, thread_id=thread_id))
+                 for call in state.get("pending_calls") or [] if not call.get("outcome")]
+        return sends or "summarize"
+
+    def next_step_or_finish(state: AgentState, runtime: Runtime[Context],
+                        config: RunnableConfig) -> Literal["decide", "finalize"]:
+        if state.get("stop_reason"):
+            return "finalize"
+        return stop_or_go(state, runtime, config)
 
     graph.add_edge(START, "start")
-    graph.add_conditional_edges("start", inline(after_start), ["decide", "finalize"])
-    graph.add_conditional_edges("decide", inline(after_decide), ["validate", "cite"])
-    graph.add_conditional_edges("validate", inline(after_validate),
-                                ["correct", "approve", "finalize"])
-    graph.add_conditional_edges("correct", inline(after_correct), ["decide", "finalize"])
-    graph.add_conditional_edges("approve", inline(after_approve), ["execute", "finalize"])
+    graph.add_conditional_edges("start", stop_or_go)
+    graph.add_conditional_edges("decide", calls_or_answer)
+    graph.add_conditional_edges("validate", correct_ask_or_run,
+                                ["correct", "approve", "execute", "summarize", "finalize"])
+    graph.add_conditional_edges("correct", decide_again_or_stop)
+    graph.add_conditional_edges("approve", run_each_call, ["execute", "summarize", "finalize"])
     graph.add_edge("execute", "summarize")
-    graph.add_conditional_edges("summarize", inline(after_summarize), ["decide", "finalize"])
+    graph.add_conditional_edges("summarize", next_step_or_finish)
     graph.add_edge("finalize", "cite")
     graph.add_edge("cite", END)
     return graph

@@ -1,90 +1,98 @@
 """The ``cite`` node: the final answer, with checked citations and a ``Sources:`` line.
 
-Result ids the model cites are kept only if they exist; when it cites none, the results
-of this turn it was given are listed as the sources. The text is sanitized: no tool-call
-markup reaches the user.
+Only results of this turn that completed ``ok`` can be cited: a bracketed id the model
+cites that is not one of them is dropped (the sentence around it stays); a parenthesised
+``(R2)`` that is not one of them is left alone, as ordinary prose. When the model cites
+nothing, this turn's ok results are listed as the sources. The text is sanitized: no
+tool-call markup reaches the user. ``problems`` lists every call of this turn that did
+not complete ``ok``, so a caller can tell a clean answer from one given without a tool.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from callgate.graph.cancellation import end_run
+from callgate.answer_checks import check_answer
+from callgate.graph.cancellation import end_run, is_cancelled
+from callgate.graph.context import Context
+from callgate.graph.finalize import cancelled_text
+from callgate.graph.settings import LoopSettings
+from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
 from callgate.sanitize import sanitize
-from callgate.tools.summaries import clip
 
-_BRACKETS = re.compile(r"\s?[\[【(]\s*(R\d+(?:\s*[,;/&]\s*(?:and\s+)?R\d+)*)\s*[\]】)]")
+_CITATION = re.compile(
+    r"\s?(?P<open>[\[【(])\s*(?P<ids>R\d+(?:\s*[,;/&]\s*(?:and\s+)?R\d+)*)\s*[\]】)]")
 _ID = re.compile(r"R\d+")
 NO_ANSWER = "I have no answer to give."
+RAN = ("ok", "error", "timeout")
 
 
-def cite_text(text: str, known: set[str] | dict[str, str]) -> tuple[str, list[str]]:
-    """Drop citations of unknown ids; return the text and the ids it cites, in order.
-
-    ``known`` may map ids to the id they stand for (a repeated call cites the original)."""
+def cite_text(text: str, known: dict[str, str]) -> tuple[str, list[str]]:
+    """Keep citations of ``known`` ids (mapped to the id they stand for), drop bracketed
+    citations of other ids; return the text and the ids it cites, in order."""
     cited: list[str] = []
-    alias = known if isinstance(known, dict) else {k: k for k in known}
 
     def keep(match: re.Match[str]) -> str:
-        ids = list(dict.fromkeys(alias[i] for i in _ID.findall(match.group(1)) if i in alias))
+        ids = list(dict.fromkeys(known[i] for i in _ID.findall(match["ids"]) if i in known))
+        if not ids and match["open"] == "(":
+            return match.group(0)  # "(R2)" naming no result of ours is prose, not a citation
         cited.extend(i for i in ids if i not in cited)
         lead = match.group(0)[0] if match.group(0)[0].isspace() else ""
         return f"{lead}[{', '.join(ids)}]" if ids else ""
 
-    text = _BRACKETS.sub(keep, text)
+    text = _CITATION.sub(keep, text)
     return re.sub(r"[ \t]+([.,;:!?])", r"\1", text).strip(), cited
 
 
-def sources_of(event: dict[str, Any]) -> list[dict[str, str]]:
-    """URLs and titles a result carries (top-level record or its first items)."""
-    data = event.get("data")
-    if isinstance(data, dict):
-        inner = next((data[k] for k in ("results", "items", "chunks", "documents")
-                      if isinstance(data.get(k), list)), None)
-        data = inner if inner is not None else [data]
-    found: list[dict[str, str]] = []
-    for item in data[:3] if isinstance(data, list) else []:
-        if not isinstance(item, dict):
-            continue
-        url = next((str(item[k]) for k in ("url", "link", "href") if item.get(k)), "")
-        title = next((str(item[k]) for k in ("title", "source", "document", "path")
-                      if item.get(k)), "")
-        if url or title:
-            found.append({"url": url, "title": clip(title, 80)})
-    return found
+def make_cite(settings: LoopSettings):
+    tool_names = settings.registry.names
 
-
-def make_cite():
-    def cite(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        events = state.get("tool_events") or []
-        by_id = {e["id"]: e for e in events}
-        alias = {e["id"]: e.get("repeat_of") or e["id"] for e in events}
-        text, cited = cite_text(sanitize(state.get("draft_answer") or ""), alias)
-        turn = events[state.get("turn_start", 0):]
-        if not re.search(r"\w", _BRACKETS.sub("", text)):  # nothing but citations
+    def cite(state: AgentState, runtime: Runtime[Context],
+             config: RunnableConfig) -> dict[str, Any]:
+        turn = (state.get("tool_events") or [])[state.get("turn_start", 0):]
+        usable = {e["id"]: e for e in turn if e["outcome"] == "ok"}
+        alias = {e["id"]: e["id"] for e in usable.values()}
+        alias.update({e["id"]: e["repeat_of"] for e in turn
+                      if e["outcome"] == "repeat" and e.get("repeat_of") in usable})
+        status = state.get("status")
+        draft, source = state.get("draft_answer") or "", state.get("answer_source") or "model"
+        if status in (None, "running") and is_cancelled(config, runtime.store):
+            status, draft, source = "cancelled", cancelled_text(state), "loop"
+        check = check_answer(sanitize(draft, tool_names=tool_names),
+                             results=[t for e in usable.values()
+                                      for t in (e["summary"], e["preview"],
+                                                json.dumps(e["args"], default=str))],
+                             user=[m.text for m in state.get("messages") or []
+                                   if isinstance(m, HumanMessage)])
+        text, cited = cite_text(check.text, alias)
+        if not re.search(r"\w", _CITATION.sub("", text)):  # nothing but citations
             text = ""
+        if usable and (not text or check.invented_numbers):
+            # The model's answer failed its checks: what the tools returned is the answer.
+            text, cited, source = _from_results(list(usable.values())), [], "results"
         explicit = bool(cited)
         if not cited:
-            cited = [e["id"] for e in turn if e.get("ok") and not e.get("repeat_of")]
-        citations = [{"id": rid, "tool": by_id[rid]["tool"], "explicit": explicit,
-                      "sources": sources_of(by_id[rid])} for rid in cited]
-        final = text or _from_results(turn) or NO_ANSWER
+            cited = list(usable)
+        citations = [Citation(id=rid, tool=usable[rid]["tool"], explicit=explicit,
+                              sources=usable[rid]["sources"]) for rid in cited]
+        problems = problems_of(turn)
+        final = text or _no_answer(problems)
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
-        used: list[str] = []
-        for event in turn:
-            if not (event.get("denied") or event.get("skipped")) and event["tool"] not in used:
-                used.append(event["tool"])
-        end_run(config)
-        status = state.get("status")
+        end_run(config, runtime.store)
         return {
             "final_answer": final,
             "citations": citations,
-            "tools_used": used,
+            "problems": problems,
+            "answer_source": source,
+            "answer_checks": check.notes,
+            "tools_used": list(dict.fromkeys(e["tool"] for e in turn if e["outcome"] in RAN)),
             "status": "done" if status in (None, "running") else status,
             "messages": [AIMessage(final, name="callgate")],
             "draft_answer": None,
@@ -93,18 +101,32 @@ def make_cite():
     return cite
 
 
-def _from_results(turn: list[dict[str, Any]]) -> str:
+def problems_of(events: list[ToolEvent]) -> list[Problem]:
+    """The calls that did not complete ``ok``."""
+    return [Problem(id=e["id"], tool=e["tool"], outcome=e["outcome"], error=e["error"])
+            for e in events if e["outcome"] != "ok"]
+
+
+def _no_answer(problems: list[Problem]) -> str:
+    if not problems:
+        return NO_ANSWER
+    first = problems[0]
+    return (f"I could not answer: the call to {first['tool']} did not complete "
+            f"({first['outcome']}: {first['error']}).")
+
+
+def _from_results(found: list[ToolEvent]) -> str:
     """When the model gave no answer text, what the tools found is the answer."""
-    found = [e for e in turn if e.get("ok") and not e.get("repeat_of")]
     if not found:
         return ""
     return "Here is what the tools returned: " + " ".join(
         f"{e['summary']} [{e['id']}]" for e in found)
 
 
-def _source_line(citation: dict[str, Any]) -> str:
-    parts = [f"[{citation['id']}] {citation['tool']}"]
-    for src in citation["sources"]:
-        label = src["title"] or src["url"]
-        parts.append(f"{label} <{src['url']}>" if src["url"] and src["title"] else label)
-    return " — ".join(parts[:1]) + (" — " + ", ".join(parts[1:]) if len(parts) > 1 else "")
+def _source_line(citation: Citation) -> str:
+    head = f"[{citation['id']}] {citation['tool']}"
+    labels = [f"{s['title']} <{s['url']}>" if s["url"] and s["title"] else s["title"] or s["url"]
+              for s in citation["sources"]]
+    return head + (" — " + ", ".join(labels) if labels else "")
+
+

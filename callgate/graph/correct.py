@@ -1,4 +1,9 @@
-"""The ``correct`` node: one correction round with the precise error and the schema."""
+"""The ``correct`` node: one correction round per step, with the precise error and schema.
+
+The model's reply is sent back with an answer to each of its calls (the error, or "not
+run" for the valid calls next to it); its next reply stands in for this one, in the same
+step — so a step has at most one correction, and a later step has its own.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage, ToolMessage
 
 from callgate.graph.settings import DecideStrategy, LoopSettings
+from callgate.graph.state import AgentState
+from callgate.graph.writer import emit
 from callgate.prompts.correction import NOT_RUN, correction_message
 from callgate.tools.grounding import CORRECTION_MARK
 
@@ -14,7 +21,7 @@ from callgate.tools.grounding import CORRECTION_MARK
 def make_correct(settings: LoopSettings, strategy: DecideStrategy):
     registry = settings.registry
 
-    def correct(state: dict[str, Any]) -> dict[str, Any]:
+    def correct(state: AgentState) -> dict[str, Any]:
         errors = state.get("validation_errors") or []
         by_id = {e["id"]: e for e in errors if e.get("id")}
         messages: list[Any] = []
@@ -30,12 +37,10 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
         if settings.stats is not None:
             for err in errors:
                 settings.stats.record_correction(err.get("name"))
-        return {
-            "messages": messages,
-            "corrections_left": state.get("corrections_left", 0) - 1,
-            "pending_calls": [],
-            "validation_errors": [],
-        }
+        step = state.get("step", 0)
+        emit({"event": "status", "phase": "thinking", "step": step})
+        return {"messages": messages, "corrected_at": step, "step": step - 1,
+                "pending_calls": [], "validation_errors": []}
 
     return correct
 

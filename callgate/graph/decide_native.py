@@ -7,11 +7,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import RunnableConfig
 
-from callgate.graph.nodes import dual_node
 from callgate.graph.settings import LoopSettings
-from callgate.graph.streaming import astream_reply, stream_reply
+from callgate.graph.streaming import stream_reply
 from callgate.prompts.system import CHAT_SYSTEM, NATIVE_SYSTEM
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.summaries import clip
@@ -76,17 +75,12 @@ class NativeStrategy:
 
     def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         model, messages = self._inputs(state)
-        reply, _ = stream_reply(model, messages, config)
+        reply, _ = stream_reply(model, messages, config, tool_names=self.registry.names)
         return decision(reply, state.get("step", 0))
 
-    async def acall_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        model, messages = self._inputs(state)
-        reply, _ = await astream_reply(model, messages, config)
-        return decision(reply, state.get("step", 0))
-
-    def subgraph(self, settings: LoopSettings) -> Runnable:
+    def subgraph(self, settings: LoopSettings) -> Any:
         # One model call needs no subgraph: a plain node spares a nested graph run per step.
-        return dual_node(self.call_model, self.acall_model, name="decide_native")
+        return self.call_model
 
     def _final_inputs(self, messages: list[AnyMessage], instruction: str) -> list[AnyMessage]:
         return [SystemMessage(self.system_prompt), *messages, HumanMessage(instruction)]
@@ -95,13 +89,8 @@ class NativeStrategy:
                    config: RunnableConfig) -> str:
         # The bound model, since some providers refuse tool messages without tool specs;
         # any call it still makes is ignored, only its text is kept.
-        reply, _ = stream_reply(self.bound, self._final_inputs(messages, instruction), config)
-        return reply.text
-
-    async def aanswer_now(self, messages: list[AnyMessage], instruction: str,
-                          config: RunnableConfig) -> str:
-        reply, _ = await astream_reply(self.bound, self._final_inputs(messages, instruction),
-                                       config)
+        reply, _ = stream_reply(self.bound, self._final_inputs(messages, instruction), config,
+                                tool_names=self.registry.names)
         return reply.text
 
     def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None:

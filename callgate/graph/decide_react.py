@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -27,13 +27,15 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
+from callgate.graph.context import Context, limits_of
 from callgate.graph.decide_native import tools_allowed
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
-from callgate.graph.streaming import astream_reply, stream_reply
+from callgate.graph.streaming import stream_reply
 from callgate.parsing import parse_model_output
 from callgate.prompts import react as prompts
 from callgate.tools.grounding import numbers_in, unused_numbers
@@ -49,6 +51,7 @@ class ReactState(AgentState, total=False):
     """The loop state plus the reply being built inside this subgraph."""
 
     reply_text: str
+    max_calls: int
     chosen_tool: str | None
     cut_off: bool
     calls_written: int
@@ -203,12 +206,8 @@ class ReactStrategy:
 
     def choose(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         messages, kwargs, marker = self._choose_inputs(state)
-        message, raw = stream_reply(self.model, messages, config, marker, **kwargs)
-        return self._after_choose(state, raw, message)
-
-    async def achoose(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        messages, kwargs, marker = self._choose_inputs(state)
-        message, raw = await astream_reply(self.model, messages, config, marker, **kwargs)
+        message, raw = stream_reply(self.model, messages, config, marker,
+                                    tool_names=self.registry.names, **kwargs)
         return self._after_choose(state, raw, message)
 
     def _after_choose(self, state: dict[str, Any], raw: str,
@@ -249,15 +248,6 @@ class ReactStrategy:
                                   **self._args_kwargs(state, short=True))
         return self._after_args(state, raw)
 
-    async def afill_args(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        prefill = self._prefill(state, "Action Input: ")
-        message, raw = await astream_reply(self.model, prefill, config, silent=True,
-                                           **self._args_kwargs(state))
-        if _ran_out(message):
-            _, raw = await astream_reply(self.model, prefill, config, silent=True,
-                                         **self._args_kwargs(state, short=True))
-        return self._after_args(state, raw)
-
     @staticmethod
     def _after_args(state: dict[str, Any], raw: str) -> dict[str, Any]:
         return {"reply_text": f"{state['reply_text']}Action Input: {raw}",
@@ -266,12 +256,6 @@ class ReactStrategy:
     def next_action(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, silent=True,
                               **self._next_kwargs(state))
-        return self._after_next(state, raw)
-
-    async def anext_action(self, state: dict[str, Any],
-                           config: RunnableConfig) -> dict[str, Any]:
-        _, raw = await astream_reply(self.model, self._prefill(state, ""), config,
-                                     silent=True, **self._next_kwargs(state))
         return self._after_next(state, raw)
 
     def _after_next(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
@@ -283,25 +267,18 @@ class ReactStrategy:
 
     def write_answer(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, None,
+                              tool_names=self.registry.names,
                               **self._kwargs(max_tokens=self.answer_tokens))
         return {"reply_text": state["reply_text"] + raw}
 
-    async def awrite_answer(self, state: dict[str, Any],
-                            config: RunnableConfig) -> dict[str, Any]:
-        _, raw = await astream_reply(self.model, self._prefill(state, ""), config, None,
-                                     **self._kwargs(max_tokens=self.answer_tokens))
-        return {"reply_text": state["reply_text"] + raw}
-
-    def parse(self, state: dict[str, Any], max_calls: int = 4) -> dict[str, Any]:
+    def parse(self, state: dict[str, Any]) -> dict[str, Any]:
         step = state.get("step", 0) + 1
         parsed = parse_model_output(state.get("reply_text") or "", self.registry.names)
         if parsed.calls:
-            calls = []
-            for call in parsed.calls[:max_calls]:
-                if any(c["name"] == call["name"] and c["args"] == call["args"] for c in calls):
-                    continue  # the same call twice in one reply is one call
-                calls.append({"id": f"call_{uuid.uuid4().hex[:12]}", "name": call["name"],
-                              "args": call["args"]})
+            # Every call the model wrote counts, repeats and calls over the step's cap too:
+            # validate answers a repeat from the first call and reports what it skips.
+            calls = [{"id": f"call_{uuid.uuid4().hex[:12]}", "name": call["name"],
+                      "args": call["args"]} for call in parsed.calls]
             message = AIMessage("", tool_calls=[{**c, "type": "tool_call"} for c in calls],
                                 additional_kwargs={"thought": parsed.thought or ""})
             return {"messages": [message], "step": step, "validation_errors": [],
@@ -312,21 +289,15 @@ class ReactStrategy:
         return {"step": step, "pending_calls": [], "validation_errors": [],
                 "draft_answer": parsed.final_answer or ""}
 
-    def subgraph(self, settings: LoopSettings):
-        max_calls = max(1, settings.max_calls_per_step)
-        graph = StateGraph(ReactState, output_schema=DecideOutput)
-        graph.add_node("choose", RunnableLambda(self.choose, afunc=self.achoose, name="choose"))
-        graph.add_node("fill_args", RunnableLambda(self.fill_args, afunc=self.afill_args,
-                                                   name="fill_args"))
-        graph.add_node("write_answer", RunnableLambda(self.write_answer,
-                                                      afunc=self.awrite_answer,
-                                                      name="write_answer"))
-        graph.add_node("next_action", RunnableLambda(self.next_action,
-                                                     afunc=self.anext_action,
-                                                     name="next_action"))
-        graph.add_node("parse", lambda state: self.parse(state, max_calls))
+    def subgraph(self, settings: LoopSettings) -> Any:
+        defaults = settings.defaults
 
-        def after_choose(state: dict[str, Any]) -> str:
+        def choose(state: ReactState, runtime: Runtime[Context],
+                   config: RunnableConfig) -> dict[str, Any]:
+            limit = max(1, limits_of(runtime, defaults).max_calls_per_step)
+            return {**self.choose(state, config), "max_calls": limit}
+
+        def after_choose(state: ReactState) -> Literal["fill_args", "write_answer", "parse"]:
             if not self.grammar or not tools_allowed(state, self.registry):
                 return "parse"
             if state.get("chosen_tool") in self.registry:
@@ -334,18 +305,23 @@ class ReactStrategy:
             text = state.get("reply_text") or ""
             return "write_answer" if FINAL in text and state.get("cut_off") else "parse"
 
-        def after_args(state: dict[str, Any]) -> str:
-            more = state.get("calls_written", 0) < max_calls
+        def after_args(state: ReactState) -> Literal["next_action", "parse"]:
+            more = state.get("calls_written", 0) < state.get("max_calls", 1)
             return "next_action" if more else "parse"
 
-        def after_next(state: dict[str, Any]) -> str:
+        def after_next(state: ReactState) -> Literal["fill_args", "parse"]:
             return "fill_args" if state.get("chosen_tool") in self.registry else "parse"
 
+        graph = StateGraph(ReactState, context_schema=Context, output_schema=DecideOutput)
+        graph.add_node("choose", choose)
+        graph.add_node("fill_args", self.fill_args)
+        graph.add_node("write_answer", self.write_answer)
+        graph.add_node("next_action", self.next_action)
+        graph.add_node("parse", self.parse)
         graph.add_edge(START, "choose")
-        graph.add_conditional_edges("choose", after_choose,
-                                    ["fill_args", "write_answer", "parse"])
-        graph.add_conditional_edges("fill_args", after_args, ["next_action", "parse"])
-        graph.add_conditional_edges("next_action", after_next, ["fill_args", "parse"])
+        graph.add_conditional_edges("choose", after_choose)
+        graph.add_conditional_edges("fill_args", after_args)
+        graph.add_conditional_edges("next_action", after_next)
         graph.add_edge("write_answer", "parse")
         graph.add_edge("parse", END)
         return graph.compile(name="decide_react")
@@ -368,13 +344,8 @@ class ReactStrategy:
     def answer_now(self, messages: list[AnyMessage], instruction: str,
                    config: RunnableConfig) -> str:
         _, raw = stream_reply(self.model, self._final_inputs(messages, instruction), config,
-                              None, **self._kwargs(max_tokens=self.answer_tokens))
-        return self._final_text(raw)
-
-    async def aanswer_now(self, messages: list[AnyMessage], instruction: str,
-                          config: RunnableConfig) -> str:
-        _, raw = await astream_reply(self.model, self._final_inputs(messages, instruction),
-                                     config, None, **self._kwargs(max_tokens=self.answer_tokens))
+                              None, tool_names=self.registry.names,
+                              **self._kwargs(max_tokens=self.answer_tokens))
         return self._final_text(raw)
 
     def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None:

@@ -1,9 +1,10 @@
 """The ``finalize`` node: ends a loop that cannot go on, with the best answer available.
 
-Step limit, repeated calls and calls whose values were still not in the conversation after
-a correction get one last tools-free model call ("answer with what you have");
-cancellation and an uncorrectable call end without another model call. Every tool
-call the model made gets an answer message, so the thread stays valid for the next turn.
+Step limit, repeated calls, a call still invalid after its correction, and calls whose
+values were not in the conversation get one last tools-free model call ("answer with
+what you have"): the results gathered earlier in the turn still feed the answer.
+Cancellation ends without another model call. Every tool call the model made gets an
+answer message, so the thread stays valid for the next turn.
 """
 
 from __future__ import annotations
@@ -12,83 +13,88 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from callgate.graph.cancellation import token_for
+from callgate.graph.cancellation import is_cancelled
+from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import DecideStrategy, LoopSettings
+from callgate.graph.state import AgentState, Status, ToolEvent
+from callgate.graph.summarize import not_run, tool_message
+from callgate.graph.writer import emit
 from callgate.prompts.system import answer_now_instruction
 from callgate.tools.summaries import clip
 
-STATUS = {"step_limit": "step_limit", "cancelled": "cancelled", "failed": "failed",
-          "repeated_calls": "done", "no_fitting_tool": "done"}
+STATUS: dict[str, Status] = {"step_limit": "step_limit", "cancelled": "cancelled",
+                             "failed": "failed", "repeated_calls": "done",
+                             "no_fitting_tool": "done"}
 
 
 def make_finalize(settings: LoopSettings, strategy: DecideStrategy):
-    def prepare(state: dict[str, Any],
-                config: RunnableConfig) -> tuple[str, list[AnyMessage], str | None]:
-        reason = stop_reason(state, config, settings)
-        errors = state.get("validation_errors") or []
-        if reason == "failed" and errors and all(e.get("kind") == "ungrounded"
-                                                 for e in errors):
-            reason = "no_fitting_tool"  # the model insists on invented values
-        closing = _close_dangling(state.get("messages") or [], reason)
-        fixed = None
+    def finalize(state: AgentState, runtime: Runtime[Context],
+                 config: RunnableConfig) -> dict[str, Any]:
+        reason = stop_reason(state, config, runtime, settings)
+        limit = limits_of(runtime, settings.defaults).summary_char_limit
+        leftover = unrun_events(state, reason, limit)
+        closing = [tool_message(e) for e in leftover]
+        closing += close_dangling([*(state.get("messages") or []), *closing], reason)
+        emit({"event": "status", "phase": "answering", "step": state.get("step", 0)})
+        source = "model"
         if reason == "cancelled":
-            fixed = f"The run was cancelled after {state.get('step', 0)} step(s)."
-            fixed += _gathered(state)
-        elif reason == "failed":
-            detail = errors[0]["error"] if errors else "the tool call could not be read"
-            fixed = ("I could not complete this request: the model's tool call was still "
-                     f"invalid after a correction ({clip(detail, 300)}).")
-        return reason, closing, fixed
-
-    def done(reason: str, closing: list[AnyMessage], text: str) -> dict[str, Any]:
-        return {"messages": closing, "draft_answer": text, "status": STATUS.get(reason, "done"),
-                "stop_reason": reason, "pending_calls": [], "validation_errors": []}
-
-    def finalize(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        reason, closing, fixed = prepare(state, config)
-        if fixed is None:
+            text, source = cancelled_text(state), "loop"
+        elif reason == "failed" and not gathered(state):
+            text, source = failed_text(state), "loop"
+        else:
             messages = [*(state.get("messages") or []), *closing]
             try:
-                fixed = strategy.answer_now(messages, answer_now_instruction(reason), config)
-            except Exception as exc:
-                fixed = _fallback(state, exc)
-        return done(reason, closing, fixed)
+                text = strategy.answer_now(messages, answer_now_instruction(reason), config)
+            except Exception as exc:  # the model failed: answer from what was gathered
+                text = _fallback(state, exc)
+                source = "loop"
+            if is_cancelled(config, runtime.store):  # cancelled while the answer was written
+                reason, text, source = "cancelled", cancelled_text(state), "loop"
+        return {"messages": closing, "tool_events": leftover, "draft_answer": text,
+                "status": STATUS.get(reason, "done"), "stop_reason": reason,
+                "answer_source": source, "pending_calls": [], "validation_errors": []}
 
-    async def afinalize(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        reason, closing, fixed = prepare(state, config)
-        if fixed is None:
-            messages = [*(state.get("messages") or []), *closing]
-            try:
-                fixed = await strategy.aanswer_now(messages, answer_now_instruction(reason),
-                                                   config)
-            except Exception as exc:
-                fixed = _fallback(state, exc)
-        return done(reason, closing, fixed)
-
-    return finalize, afinalize
+    return finalize
 
 
-def stop_reason(state: dict[str, Any], config: RunnableConfig, settings: LoopSettings) -> str:
-    """Why the loop is ending: cancelled, failed, repeated_calls or step_limit."""
+def stop_reason(state: AgentState, config: RunnableConfig, runtime: Runtime[Context],
+                settings: LoopSettings) -> str:
+    """Why the loop is ending: cancelled, failed, no_fitting_tool, repeated_calls or
+    step_limit."""
+    if is_cancelled(config, runtime.store):
+        return "cancelled"
     if state.get("stop_reason"):
         return state["stop_reason"]
-    if token_for(config).cancelled:
-        return "cancelled"
     if state.get("validation_errors"):
         return "failed"
     if state.get("repeats", 0) >= settings.max_repeats:
         return "repeated_calls"
-    return "step_limit"
+    limits = limits_of(runtime, settings.defaults)
+    return "step_limit" if state.get("step", 0) >= limits.max_steps else "failed"
 
 
-def _close_dangling(messages: list[AnyMessage], reason: str) -> list[AnyMessage]:
+def unrun_events(state: AgentState, reason: str, limit: int) -> list[ToolEvent]:
+    """Events for the calls of this step that the loop stopped before running."""
+    base = len(state.get("tool_events") or [])
+    events: list[ToolEvent] = []
+    for call in state.get("pending_calls") or []:
+        outcome = call.get("outcome") or ("cancelled" if reason == "cancelled" else "skipped")
+        error = call.get("error") or f"not run: the loop stopped ({reason})"
+        numbered = {**call, "result_id": f"R{base + len(events) + 1}", "outcome": outcome,
+                    "error": error}
+        events.append(not_run(numbered, state.get("step", 0), state.get("turn", 0), limit))
+    return events
+
+
+def close_dangling(messages: list[AnyMessage], reason: str) -> list[AnyMessage]:
+    """A "not run" answer for every tool call of the history that has none."""
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     closing: list[AnyMessage] = []
     for message in messages:
         if isinstance(message, AIMessage):
-            calls = [*message.tool_calls, *message.invalid_tool_calls]
-            for call in calls:
+            for call in [*message.tool_calls, *message.invalid_tool_calls]:
                 if call.get("id") and call["id"] not in answered:
                     closing.append(ToolMessage(f"Not run: the loop stopped ({reason}).",
                                                tool_call_id=call["id"], name=call.get("name"),
@@ -97,14 +103,29 @@ def _close_dangling(messages: list[AnyMessage], reason: str) -> list[AnyMessage]
     return closing
 
 
-def _gathered(state: dict[str, Any]) -> str:
-    events = (state.get("tool_events") or [])[state.get("turn_start", 0):]
+def gathered(state: AgentState) -> str:
+    """This turn's completed results, as a sentence."""
+    events = [e for e in (state.get("tool_events") or [])[state.get("turn_start", 0):]
+              if e.get("outcome") == "ok"]
     if not events:
         return ""
     return " Results gathered so far: " + "; ".join(
         f"[{e['id']}] {e['summary']}" for e in events)
 
 
-def _fallback(state: dict[str, Any], exc: Exception) -> str:
+def cancelled_text(state: AgentState) -> str:
+    return f"The run was cancelled after {state.get('step', 0)} step(s)." + gathered(state)
+
+
+def failed_text(state: AgentState) -> str:
+    turn = (state.get("tool_events") or [])[state.get("turn_start", 0):]
+    errors = [e["error"] for e in turn if e.get("outcome") == "invalid" and e.get("error")]
+    errors += [e["error"] for e in state.get("validation_errors") or [] if e.get("error")]
+    detail = errors[-1] if errors else "the tool call could not be read"
+    return ("I could not complete this request: the model's tool call was still invalid "
+            f"after a correction ({clip(detail, 300)}).")
+
+
+def _fallback(state: AgentState, exc: Exception) -> str:
     return (f"I could not write a final answer (the model failed: {clip(str(exc), 200)})."
-            + _gathered(state))
+            + gathered(state))

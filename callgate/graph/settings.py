@@ -1,4 +1,8 @@
-"""What the nodes of one compiled agent share: the tools, the limits, the decide strategy."""
+"""What the nodes of one compiled agent share: the tools, the policies, the default limits.
+
+Per-run values (step limit, timeouts, grounding…) are LangGraph context
+(:mod:`callgate.graph.context`); ``LoopSettings`` holds what is fixed when the agent is built.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from langchain_core.messages import AnyMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.types import RetryPolicy
 
+from callgate.graph.context import Approval, RunLimits
 from callgate.tools.registry import ToolRegistry
 
 
@@ -38,33 +43,37 @@ class DecideStrategy(Protocol):
     def answer_now(self, messages: list[AnyMessage], instruction: str,
                    config: RunnableConfig) -> str: ...
 
-    async def aanswer_now(self, messages: list[AnyMessage], instruction: str,
-                          config: RunnableConfig) -> str: ...
-
     def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None: ...
 
 
 @dataclass
 class LoopSettings:
-    """Limits and policies of the tool loop (runtime configuration, not state)."""
+    """Build-time configuration of the tool loop; the limits are each run's defaults."""
 
     registry: ToolRegistry
     max_steps: int = 5
     tool_timeout_s: float = 12.0
     summary_char_limit: int = 900
-    max_result_chars: int = 1_000_000
-    corrections: int = 1
-    max_repeats: int = 2
     max_calls_per_step: int = 4  # ReAct path: calls the model may write in one reply
-    # Flag argument values that appear nowhere in the conversation (callgate.tools.grounding);
+    # Check that argument values come from the conversation (callgate.tools.grounding);
     # None: on for local llama.cpp models on the ReAct path, whose small models invent them.
     grounding: bool | None = None
+    corrections: int = 1  # correction rounds per step
+    max_repeats: int = 2
     tool_retry: RetryPolicy = DEFAULT_TOOL_RETRY
     auto_approve: bool | Callable[[dict[str, Any]], bool] = False
     approval_patterns: tuple[str, ...] = ()
     stats: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def timeout_for(self, tool_name: str) -> float:
+    @property
+    def defaults(self) -> RunLimits:
+        approval: Approval = "auto" if self.auto_approve is True else "ask"
+        return RunLimits(max_steps=self.max_steps, tool_timeout_s=self.tool_timeout_s,
+                         summary_char_limit=self.summary_char_limit,
+                         grounding=bool(self.grounding),
+                         max_calls_per_step=self.max_calls_per_step, approval=approval)
+
+    def timeout_for(self, tool_name: str, limits: RunLimits) -> float:
         tool = self.registry.get(tool_name)
-        return tool.timeout_s if tool and tool.timeout_s else self.tool_timeout_s
+        return tool.timeout_s if tool and tool.timeout_s else limits.tool_timeout_s

@@ -1,33 +1,101 @@
-"""The ``start`` node: opens a user turn by resetting the per-turn counters."""
+"""The ``start`` node: opens a user turn.
+
+It resets the per-turn counters and closes what an earlier turn left open — a turn
+paused for approval and then answered with a new message instead, or a turn stopped by a
+crash or a server-side cancel: every ``tool_call`` of the history gets its answer
+(calls that had finished keep their results; calls awaiting approval are ``denied``; the
+rest ``cancelled``), so the thread stays valid for any model.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+from langgraph.runtime import Runtime
 
-from callgate.graph.cancellation import begin_run
+from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import LoopSettings
+from callgate.graph.state import AgentState, ToolCall, ToolEvent
+from callgate.graph.summarize import from_result, not_run, tool_message
+from callgate.graph.writer import emit
+from callgate.tools.approval import DANGEROUS_PATTERNS, approval_reason
 
 
 def make_start(settings: LoopSettings):
-    def start(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        begin_run(config)
+    patterns = settings.approval_patterns or DANGEROUS_PATTERNS
+
+    def start(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        if not state.get("messages"):
+            raise ValueError("callgate needs at least one message: invoke the agent with "
+                             "{'messages': [('user', 'your question')]}")
+        limit = limits_of(runtime, settings.defaults).summary_char_limit
+        closing_messages, closing_events = close_open_calls(state, settings, patterns, limit)
+        emit({"event": "status", "phase": "thinking", "step": 0})
+        closing: dict[str, Any] = {"messages": closing_messages,
+                                   "tool_events": closing_events} if closing_events else {}
         return {
+            **closing,
             "mode": state.get("mode") or "agent",
+            "turn": state.get("turn", 0) + 1,
             "step": 0,
-            "corrections_left": settings.corrections,
+            "corrected_at": -1,
             "repeats": 0,
             "pending_calls": [],
             "validation_errors": [],
-            "step_results": [],
+            "call_results": None,
             "draft_answer": None,
             "final_answer": None,
             "stop_reason": None,
             "citations": [],
+            "problems": [],
+            "answer_source": None,
+            "answer_checks": [],
             "tools_used": [],
             "status": "running",
-            "turn_start": len(state.get("tool_events") or []),
+            "turn_start": len(state.get("tool_events") or []) + len(closing_events),
         }
 
     return start
+
+
+def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any,
+                     limit: int) -> tuple[list[AnyMessage], list[ToolEvent]]:
+    """Answers for the tool calls an interrupted turn left without one."""
+    messages = state.get("messages") or []
+    answered = {getattr(m, "tool_call_id", None) for m in messages}
+    open_at = next((i for i, m in enumerate(messages) if isinstance(m, AIMessage)
+                    and any(c.get("id") not in answered for c in m.tool_calls)), None)
+    if open_at is None:
+        return [], []
+    pending = {c["id"]: c for c in state.get("pending_calls") or []}
+    results = {r["call_id"]: r for r in state.get("call_results") or []}
+    base = len(state.get("tool_events") or [])
+    step, turn = state.get("step", 0), state.get("turn", 0)
+    events: list[ToolEvent] = []
+    for message in messages[open_at:]:
+        if not isinstance(message, AIMessage):
+            continue
+        for tc in message.tool_calls:
+            if tc.get("id") in answered:
+                continue
+            call: ToolCall = {**pending.get(tc["id"], {}), "id": tc["id"], "name": tc["name"],
+                              "args": tc.get("args") or {}}
+            call["result_id"] = f"R{base + len(events) + 1}"
+            if tc["id"] in results:
+                events.append(from_result(call, {**results[tc["id"]],
+                                                 "result_id": call["result_id"]}, step, turn))
+                continue
+            if not call.get("outcome"):
+                waiting = (tc["id"] in pending and not call.get("approved")
+                           and approval_reason(call, settings.registry, patterns))
+                call["outcome"] = "denied" if waiting else "cancelled"
+                call["error"] = ("not approved: a new message arrived instead of a decision"
+                                 if waiting else "the turn was interrupted before it ran")
+            events.append(not_run(call, step, turn, limit))
+    # Tool answers must follow their call: move the messages written since behind them.
+    later = [m for m in messages[open_at + 1:] if isinstance(m, HumanMessage)]
+    moved: list[AnyMessage] = [RemoveMessage(id=m.id) for m in later if m.id]
+    moved += [tool_message(e) for e in events]
+    moved += [m.model_copy(update={"id": None}) for m in later]
+    return moved, events

@@ -25,6 +25,7 @@ from langchain_core.messages.tool import ToolCallChunk, tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from callgate.graph.cancellation import token_for
 from callgate.sanitize import StreamSanitizer
 
 NOSTREAM = {"tags": ["nostream"]}
@@ -159,20 +160,25 @@ def _nostream(config: RunnableConfig | None) -> RunnableConfig:
 
 def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
                  answer_marker: str | None = None, *, silent: bool = False,
-                 **kwargs: Any) -> tuple[AIMessage, str]:
+                 tool_names: Iterable[str] = (), **kwargs: Any) -> tuple[AIMessage, str]:
     """Call ``model``; stream its sanitized tokens; return (sanitized message, raw text).
 
     With ``answer_marker`` only the text after that marker is streamed; ``silent`` streams
-    nothing (tool arguments, for instance)."""
+    nothing (tool arguments, for instance); ``tool_names`` tells the sanitizer which
+    ``Action:`` lines are calls rather than prose."""
     if silent:
         message = model.invoke(messages, _nostream(config), **kwargs)
         return message, message.text
     reply = Reply()
-    sanitizer = StreamSanitizer(answer_marker)
+    sanitizer = StreamSanitizer(answer_marker, tool_names=tool_names)
+
+    token = token_for(config)
 
     def source() -> Iterator[AIMessageChunk]:
         for chunk in model.stream(messages, _nostream(config), **kwargs):
             yield reply.clean(chunk, sanitizer)
+            if token.cancelled:  # honoured between tokens, also while the answer is written
+                break
         tail = sanitizer.flush()
         if tail:
             yield AIMessageChunk(content=tail)
@@ -181,28 +187,4 @@ def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableC
         message = _RELAY.invoke(messages, config, source=source())
     else:
         message = _merge(source(), reply)
-    return reply.result(message), reply.raw
-
-
-async def astream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
-                        answer_marker: str | None = None, *, silent: bool = False,
-                        **kwargs: Any) -> tuple[AIMessage, str]:
-    """Async :func:`stream_reply`."""
-    if silent:
-        message = await model.ainvoke(messages, _nostream(config), **kwargs)
-        return message, message.text
-    reply = Reply()
-    sanitizer = StreamSanitizer(answer_marker)
-
-    async def source() -> AsyncIterator[AIMessageChunk]:
-        async for chunk in model.astream(messages, _nostream(config), **kwargs):
-            yield reply.clean(chunk, sanitizer)
-        tail = sanitizer.flush()
-        if tail:
-            yield AIMessageChunk(content=tail)
-
-    if _observed(config):
-        message = await _RELAY.ainvoke(messages, config, source=source())
-    else:
-        message = _merge([chunk async for chunk in source()], reply)
     return reply.result(message), reply.raw

@@ -1,7 +1,8 @@
-"""The ``summarize`` node: each result becomes a bounded summary with a stable id.
+"""The ``summarize`` node: joins the step's calls, in call order, into events and messages.
 
-The summary is what the model sees (as the tool message / observation); the full result
-stays in ``tool_events`` for Studio, citations and the caller.
+Each call becomes one ``ToolEvent`` with an explicit ``outcome`` — also the calls that did
+not run (invalid, ungrounded, denied, repeat) — and one ``ToolMessage`` carrying its
+bounded summary under its result id, which is what the model sees next.
 """
 
 from __future__ import annotations
@@ -9,51 +10,95 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import ToolMessage
+from langgraph.runtime import Runtime
 
+from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import LoopSettings
-from callgate.tools.summaries import bounded, default_summary, failure_summary
+from callgate.graph.state import AgentState, CallResult, ToolCall, ToolEvent
+from callgate.tools.summaries import bounded, failure_summary
 
 
 def make_summarize(settings: LoopSettings):
-    limit = settings.summary_char_limit
-
-    def summarize(state: dict[str, Any]) -> dict[str, Any]:
-        base = len(state.get("tool_events") or [])
-        ids: dict[str, str] = {}
-        events: list[dict[str, Any]] = []
-        messages: list[ToolMessage] = []
-        for n, result in enumerate(state.get("step_results") or [], start=base + 1):
-            rid = f"R{n}"
-            ids[result["call_id"]] = rid
-            repeat_of = result.get("repeat_of") or ids.get(result.get("repeat_of_call") or "")
-            summary = _summary(result, settings, limit)
-            if repeat_of:
-                summary = bounded(f"(repeat of {repeat_of}, already called at step "
-                                  f"{result.get('repeat_step')}; the result will not change) "
-                                  + summary, limit)
-            event = {key: result.get(key) for key in (
-                "tool", "args", "ok", "error", "data", "duration_ms", "step", "dropped")}
-            event.update(id=rid, call_id=result["call_id"], summary=summary,
-                         repeat_of=repeat_of, denied=bool(result.get("denied")),
-                         skipped=bool(result.get("skipped")),
-                         timed_out=bool(result.get("timed_out")))
+    def summarize(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        limit = limits_of(runtime, settings.defaults).summary_char_limit
+        results = {r["call_id"]: r for r in state.get("call_results") or []}
+        earlier = {e["id"]: e for e in state.get("tool_events") or []}
+        step, turn = state.get("step", 0), state.get("turn", 0)
+        events: list[ToolEvent] = []
+        for call in state.get("pending_calls") or []:
+            result = results.get(call["id"])
+            event = (from_result(call, result, step, turn) if result is not None
+                     else not_run(call, step, turn, limit))
+            if event["outcome"] == "repeat":
+                twin = earlier.get(event["repeat_of"] or "") or next(
+                    (e for e in events if e["id"] == event["repeat_of"]), None)
+                event = repeated(event, twin, limit)
             events.append(event)
-            messages.append(ToolMessage(f"[{rid}] {summary}", tool_call_id=result["call_id"],
-                                        name=result["tool"],
-                                        status="success" if result["ok"] else "error"))
-        return {"tool_events": events, "messages": messages, "step_results": []}
+            _record(settings, event)
+        repeats = state.get("repeats", 0) + sum(e["outcome"] == "repeat" for e in events)
+        update: dict[str, Any] = {
+            "tool_events": events,
+            "messages": [tool_message(e) for e in events],
+            "call_results": None,
+            "pending_calls": [],
+            "validation_errors": [],
+            "repeats": repeats,
+        }
+        refused = [e for e in events if e["outcome"] in ("invalid", "ungrounded")]
+        if events and len(refused) == len(events):  # nothing ran and no correction is left
+            only_ungrounded = all(e["outcome"] == "ungrounded" for e in refused)
+            update["stop_reason"] = "no_fitting_tool" if only_ungrounded else "failed"
+        elif repeats >= settings.max_repeats:
+            update["stop_reason"] = "repeated_calls"
+        return update
 
     return summarize
 
 
-def _summary(result: dict[str, Any], settings: LoopSettings, limit: int) -> str:
-    name = result["tool"]
-    if not result["ok"]:
-        return bounded(failure_summary(name, result.get("error") or "unknown error"), limit)
-    tool = settings.registry.get(name)
-    summarizer = tool.summarizer if tool and tool.summarizer else default_summary
-    try:
-        text = summarizer(name, result.get("data"))
-    except Exception as exc:  # a broken summarizer must not lose the result
-        text = default_summary(name, result.get("data")) + f" (summarizer failed: {exc})"
-    return bounded(text, limit)
+def tool_message(event: ToolEvent) -> ToolMessage:
+    return ToolMessage(f"[{event['id']}] {event['summary']}", tool_call_id=event["call_id"],
+                       name=event["tool"],
+                       status="success" if event["outcome"] in ("ok", "repeat") else "error")
+
+
+def from_result(call: ToolCall, result: CallResult, step: int, turn: int) -> ToolEvent:
+    return ToolEvent(id=result["result_id"], call_id=call["id"], tool=call["name"],
+                     args=call["args"], outcome=result["outcome"],
+                     ok=result["outcome"] == "ok", error=result["error"],
+                     summary=result["summary"], preview=result["preview"],
+                     sources=result["sources"], duration_ms=result["duration_ms"], step=step,
+                     turn=turn, dropped=call.get("dropped", []), repeat_of=None,
+                     stored=result["stored"])
+
+
+def not_run(call: ToolCall, step: int, turn: int, limit: int) -> ToolEvent:
+    """The event of a call that did not run (its ``outcome`` says why)."""
+    outcome = call.get("outcome") or "skipped"
+    error = call.get("error") or outcome
+    return ToolEvent(id=call["result_id"], call_id=call["id"], tool=call["name"] or "?",
+                     args=call.get("args") or {}, outcome=outcome, ok=False, error=error,
+                     summary=bounded(failure_summary(call["name"] or "?",
+                                                     f"not run ({outcome}): {error}"), limit),
+                     preview="", sources=[], duration_ms=0.0, step=step, turn=turn,
+                     dropped=call.get("dropped", []), repeat_of=call.get("repeat_of"),
+                     stored=False)
+
+
+def repeated(event: ToolEvent, twin: ToolEvent | None, limit: int) -> ToolEvent:
+    """A repeat is answered with the earlier call's result, marked as such."""
+    if twin is None:
+        return event
+    note = (f"(repeat of {twin['id']}, already called at step {twin['step']}; the result "
+            "will not change) ")
+    return {**event, "summary": bounded(note + twin["summary"], limit),
+            "preview": twin["preview"], "sources": twin["sources"]}
+
+
+def _record(settings: LoopSettings, event: ToolEvent) -> None:
+    stats = settings.stats
+    if stats is None:
+        return
+    if event["outcome"] == "repeat":
+        stats.record_duplicate(event["tool"])
+    elif event["outcome"] == "denied":
+        stats.record_denial(event["tool"])

@@ -1,60 +1,153 @@
 """The ``validate`` node: every pending call checked strictly against the registry.
 
-With grounding on (``LoopSettings.grounding``), a schema-valid call whose argument values
-appear nowhere in the conversation is an error too, of kind ``"ungrounded"``: the model
-gets one correction round to use the user's values or to answer without the tool. When
-other calls of the same step are fine, the ungrounded ones are skipped instead (not run,
-their error is their result) and the rest run: one invented extra call does not hold
-back the calls the user asked for.
+Each call leaves with a verdict:
+
+- valid: it will run (after ``approve``), under the result id it is given here;
+- ``repeat``: the same tool with the same arguments already completed ``ok`` in this turn
+  (or earlier in this step); it is answered with that result instead of running again;
+- ``skipped``: beyond ``Context.max_calls_per_step`` calls in one step;
+- ``invalid`` / ``ungrounded``: sent back for one correction per step (``correct``); when
+  the step's correction is spent, the call is refused with that outcome.
+
+Grounding (``Context.grounding``): an argument value that appears nowhere in the
+conversation was invented. An invented *optional* argument is dropped (its default
+applies) and the call runs; an invented *required* one makes the call ``ungrounded``. An
+ungrounded call next to valid ones in the same step is refused alone and the rest run.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import LoopSettings
+from callgate.graph.state import AgentState, ToolCall
 from callgate.tools.grounding import conversation_text, grounding_error, ungrounded_args
+
+
+def call_key(name: str, args: Any) -> str:
+    """Tool name plus canonical JSON of the normalized arguments."""
+    return name + json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def correction_left(state: AgentState, settings: LoopSettings) -> bool:
+    """Whether this step may still be corrected (one correction round per step)."""
+    return settings.corrections > 0 and state.get("corrected_at") != state.get("step", 0)
 
 
 def make_validate(settings: LoopSettings):
     registry = settings.registry
 
-    def validate(state: dict[str, Any]) -> dict[str, Any]:
+    def validate(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+        limits = limits_of(runtime, settings.defaults)
         errors = list(state.get("validation_errors") or [])  # parse errors found by decide
-        checked: list[dict[str, Any]] = []
+        checked: list[ToolCall] = []
         context: str | None = None
         for call in state.get("pending_calls") or []:
-            if call.get("error"):
+            if call.get("error"):  # malformed: found by decide
                 errors.append({"id": call["id"], "name": call.get("name"),
                                "error": call["error"]})
-                checked.append(call)
+                checked.append({**call, "outcome": "invalid"})
                 continue
             result = registry.validate({"tool": call["name"], "args": call.get("args")})
             if not result.valid:
                 errors.append({"id": call["id"], "name": call["name"], "error": result.error})
-                checked.append({**call, "error": result.error})
+                checked.append({**call, "outcome": "invalid", "error": result.error or ""})
                 continue
-            valid = {**call, "args": result.args, "dropped": list(result.dropped)}
-            if settings.grounding:
+            valid: ToolCall = {**call, "args": result.args, "dropped": list(result.dropped)}
+            if limits.grounding:
                 if context is None:
                     context = conversation_text(state.get("messages") or [])
-                tool = registry.get(call["name"])
-                found = ungrounded_args(result.args, tool.schema if tool else {}, context)
-                if found:
-                    error = grounding_error(call["name"], found)
-                    errors.append({"id": call["id"], "name": call["name"], "error": error,
-                                   "kind": "ungrounded"})
-                    valid.update(error=error, kind="ungrounded")
+                valid = _grounded(valid, registry, context, errors)
             checked.append(valid)
         if settings.stats is not None:  # ungrounded calls are schema-valid, not invalid
             for err in errors:
                 if err.get("kind") != "ungrounded":
                     settings.stats.record_invalid(err.get("name"))
-        if errors and all(e.get("kind") == "ungrounded" for e in errors) and any(
-                not c.get("error") for c in checked):
-            checked = [{**{k: v for k, v in c.items() if k != "error"}, "skipped": c["error"]}
-                       if c.get("error") else c for c in checked]
-            errors = []
-        return {"pending_calls": checked, "validation_errors": errors}
+        cap = max(1, limits.max_calls_per_step)
+        checked = [c if i < cap or c.get("outcome") else
+                   {**c, "outcome": "skipped",
+                    "error": f"only {cap} calls run per step (max_calls_per_step)"}
+                   for i, c in enumerate(checked)]
+        correctable = bool(errors) and correction_left(state, settings)
+        only_ungrounded = all(e.get("kind") == "ungrounded" for e in errors)
+        if correctable and only_ungrounded and any(not c.get("outcome") for c in checked):
+            correctable = False  # invented extra calls are refused alone; the rest run
+        if correctable:
+            return {"pending_calls": checked, "validation_errors": errors}
+        # Not corrected: each refused call carries its outcome; only text that could not be
+        # read as any call is left as an error (it ends the loop).
+        return {"pending_calls": _numbered(_mark_repeats(checked, state), state),
+                "validation_errors": [e for e in errors if not e.get("id")]}
 
     return validate
+
+
+def _grounded(call: ToolCall, registry: Any, context: str,
+              errors: list[dict[str, Any]]) -> ToolCall:
+    tool = registry.get(call["name"])
+    schema = tool.schema if tool else {}
+    found = ungrounded_args(call["args"], schema, context)
+    if not found:
+        return call
+    required = set(schema.get("required") or [])
+    top = {_top(path) for path, _ in found}
+    if top & required:
+        error = grounding_error(call["name"], [f for f in found if _top(f[0]) in required])
+        errors.append({"id": call["id"], "name": call["name"], "error": error,
+                       "kind": "ungrounded"})
+        return {**call, "outcome": "ungrounded", "error": error, "kind": "ungrounded"}
+    args = dict(call["args"])
+    props = schema.get("properties") or {}
+    for key in top:  # invented optional values: drop them, let the default apply
+        default = (props.get(key) or {}).get("default") if isinstance(props.get(key),
+                                                                       dict) else None
+        if default is not None:
+            args[key] = default
+        else:
+            args.pop(key, None)
+    dropped = [*call.get("dropped", []), *(f"{k} (not in the conversation)" for k in sorted(top))]
+    return {**call, "args": args, "dropped": dropped}
+
+
+def _top(path: str) -> str:
+    """The argument a value path (``items[2].qty``) belongs to."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def _mark_repeats(calls: list[ToolCall], state: AgentState) -> list[ToolCall]:
+    """Calls that repeat one that completed ``ok`` this turn, or one earlier in this step."""
+    events = (state.get("tool_events") or [])[state.get("turn_start", 0):]
+    done = {call_key(e["tool"], e["args"]): e["id"] for e in events
+            if e.get("outcome") == "ok"}
+    in_step: dict[str, str] = {}
+    marked: list[ToolCall] = []
+    for call in calls:
+        if call.get("outcome"):
+            marked.append(call)
+            continue
+        key = call_key(call["name"], call["args"])
+        earlier = done.get(key)
+        if earlier is not None:
+            marked.append({**call, "outcome": "repeat", "repeat_of": earlier,
+                           "error": f"repeat of {earlier}, which already completed"})
+        elif key in in_step:
+            marked.append({**call, "outcome": "repeat", "repeat_of": in_step[key],
+                           "error": "the same call twice in one step"})
+        else:
+            in_step[key] = call["id"]
+            marked.append(call)
+    return marked
+
+
+def _numbered(calls: list[ToolCall], state: AgentState) -> list[ToolCall]:
+    """Result ids (``R7``) in call order, continuing the thread's numbering."""
+    base = len(state.get("tool_events") or [])
+    numbered = [{**call, "result_id": f"R{base + n}"} for n, call in enumerate(calls, 1)]
+    ids = {call["id"]: call["result_id"] for call in numbered}
+    return [{**c, "repeat_of": ids.get(c["repeat_of"], c["repeat_of"])}
+            if c.get("repeat_of") else c for c in numbered]

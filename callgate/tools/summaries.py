@@ -14,8 +14,12 @@ _TEXT_KEYS = ("snippet", "text", "content", "summary", "description", "body")
 
 def clip(text: str, limit: int) -> str:
     """Cut ``text`` to ``limit`` characters, marking the cut with an ellipsis."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+    text = str(text)
+    # Only the head can show: normalising the whitespace of a 10 MB result would copy it twice.
+    head = " ".join(text[: max(4 * limit, 1024)].split())
+    if len(head) <= limit and len(text) <= max(4 * limit, 1024):
+        return head
+    return head[: max(0, limit - 1)].rstrip() + "…"
 
 
 def render_item(item: Any, limit: int = ITEM_CHARS) -> str:
@@ -66,3 +70,40 @@ def _compact(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
     except (TypeError, ValueError):
         return str(value)
+
+
+PREVIEW_CHARS = 200
+
+
+def preview(data: Any, limit: int = PREVIEW_CHARS) -> str:
+    """A one-line glimpse of a result (the checkpoint keeps this, not the result)."""
+    return clip(_compact(data), limit)
+
+
+def result_summary(summarizer: Any, tool: str, data: Any, limit: int) -> str:
+    """The tool's own summary of ``data`` (else the generic one), within ``limit``."""
+    if summarizer is None:
+        return bounded(default_summary(tool, data), limit)
+    try:
+        text = summarizer(tool, data)
+    except Exception as exc:  # a broken summarizer must not lose the result
+        text = default_summary(tool, data) + f" (summarizer failed: {exc})"
+    return bounded(str(text), limit)
+
+
+def sources_in(data: Any) -> list[dict[str, str]]:
+    """URLs and titles a result carries (top-level record or its first items)."""
+    if isinstance(data, dict):
+        inner = next((data[k] for k in ("results", "items", "chunks", "documents")
+                      if isinstance(data.get(k), list)), None)
+        data = inner if inner is not None else [data]
+    found: list[dict[str, str]] = []
+    for item in data[:3] if isinstance(data, list) else []:
+        if not isinstance(item, dict):
+            continue
+        url = next((str(item[k]) for k in ("url", "link", "href") if item.get(k)), "")
+        title = next((str(item[k]) for k in ("title", "source", "document", "path")
+                      if item.get(k)), "")
+        if url or title:
+            found.append({"url": url, "title": clip(title, 80)})
+    return found

@@ -1,0 +1,139 @@
+"""Checks on the final answer, as strict as the checks on calls.
+
+A small model's answer can loop (the same line 55 times), echo the loop's own
+instructions, write its own ``Sources:`` line, or state numbers that no tool returned.
+:func:`check_answer` cuts repetition, removes echoed instructions and model-written source
+lines, and flags numbers that appear neither in the results nor in what the user wrote.
+When the answer is left degenerate, or states invented numbers while results exist, the
+caller answers from the results' summaries instead (``cite`` does, and says so).
+No library does this; the rules are plain text heuristics, each tested.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from callgate.prompts.correction import CORRECTION, NOT_RUN
+from callgate.prompts.react import REACT_SYSTEM
+from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+_SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
+                           r"[ \t]*:.*$")
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?|\n")
+_WORD = re.compile(r"\w+")
+NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
+
+
+def _instruction_texts() -> list[str]:
+    texts = [ANSWER_NOW, NATIVE_SYSTEM, REACT_SYSTEM, CORRECTION, NOT_RUN, *REASONS.values()]
+    return [re.sub(r"\{[^}]*\}", " ", t) for t in texts]
+
+
+def _ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+_INSTRUCTION_NGRAMS: set[tuple[str, ...]] = set().union(*map(_ngrams, _instruction_texts()))
+
+
+@dataclass
+class AnswerCheck:
+    """The answer after the checks, and what they found."""
+
+    text: str
+    notes: list[str] = field(default_factory=list)
+    invented_numbers: list[str] = field(default_factory=list)
+
+    @property
+    def degenerate(self) -> bool:
+        """Nothing left that a person could read as an answer."""
+        return len(_WORD.findall(self.text)) == 0
+
+
+def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
+    """Keep each sentence or line at most ``most`` times; also cut a phrase repeated
+    back to back (``a()a()a()…``)."""
+    looped = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)
+    text, loops = looped.subn(r"\1", text)
+    seen: dict[str, int] = {}
+    kept: list[str] = []
+    cut = loops > 0
+    for part in _SENTENCE.findall(text):
+        key = " ".join(_WORD.findall(part.lower()))
+        if key:
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > most:
+                cut = True
+                continue
+        kept.append(part)
+    return re.sub(r"[ \t]+\n", "\n", "".join(kept)).strip(), cut
+
+
+def drop_echoes(text: str) -> tuple[str, bool]:
+    """Remove sentences that repeat the loop's own instructions."""
+    kept, dropped = [], False
+    for part in _SENTENCE.findall(text):
+        if _ngrams(part) & _INSTRUCTION_NGRAMS:
+            dropped = True
+            continue
+        kept.append(part)
+    return "".join(kept).strip(), dropped
+
+
+def drop_source_lines(text: str) -> tuple[str, bool]:
+    """Remove ``Sources:``-style lines the model wrote (callgate writes the real one)."""
+    cleaned, count = _SOURCES_LINE.subn("", text)
+    return cleaned.strip(), count > 0
+
+
+def numbers_in(text: str) -> list[str]:
+    return [m.group().lstrip("+") for m in _NUMBER.finditer(text)]
+
+
+def _value(number: str) -> float | None:
+    try:
+        return float(number.replace(",", "").replace("_", ""))
+    except ValueError:
+        return None
+
+
+def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
+    """Numbers of ``text`` found in none of ``evidence`` (results, the user's words).
+
+    Citation ids (``[R1]``) are not numbers; small counting words like list markers
+    (``1.`` at a line start) are ignored."""
+    text = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
+    text = re.sub(r"(?m)^\s*\d+[.)]\s", " ", text)
+    known = {v for e in evidence for n in numbers_in(e) if (v := _value(n)) is not None}
+    found = []
+    for number in numbers_in(text):
+        value = _value(number)
+        if value is None or any(abs(round(k, digits) - value) <= 1e-9 * max(1.0, abs(k))
+                                for k in known for digits in (9, 3, 2, 1, 0)):
+            continue
+        found.append(number)
+    return list(dict.fromkeys(found))
+
+
+def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> AnswerCheck:
+    """Apply every check; ``results`` are this turn's ok result summaries and previews."""
+    results = list(results)
+    check = AnswerCheck(text)
+    check.text, cut = cut_repetition(check.text)
+    if cut:
+        check.notes.append("repetition cut")
+    check.text, echoed = drop_echoes(check.text)
+    if echoed:
+        check.notes.append("echoed instructions removed")
+    check.text, sourced = drop_source_lines(check.text)
+    if sourced:
+        check.notes.append("model-written sources line removed")
+    if results:
+        check.invented_numbers = invented_numbers(check.text, [*results, *user])
+        if check.invented_numbers:
+            check.notes.append("numbers in no result: " + ", ".join(check.invented_numbers))
+    return check

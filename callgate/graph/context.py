@@ -1,0 +1,66 @@
+"""Per-run configuration: LangGraph's ``context_schema``.
+
+Each field may be set per run — ``agent.invoke(inputs, config, context={"max_steps": 3})``,
+a ``langgraph_sdk`` run's ``context``, or Studio's assistant configuration — and falls back
+to the value the agent was built with (``build_agent(..., max_steps=5)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
+
+Approval = Literal["ask", "auto", "deny"]
+
+
+class Context(TypedDict, total=False):
+    """What a run may override."""
+
+    max_steps: int
+    """Model turns that may call tools before the loop must answer (default 5)."""
+    tool_timeout_s: float
+    """Seconds a tool call may take, unless the tool sets its own (default 12)."""
+    summary_char_limit: int
+    """Characters of a result summary the model sees (default 900)."""
+    grounding: bool
+    """Check that argument values come from the conversation (default: on for llama.cpp
+    models on the ReAct path)."""
+    max_calls_per_step: int
+    """Calls a ReAct model may write in one reply (default 4)."""
+    approval: Approval
+    """Sensitive calls: ``ask`` (interrupt), ``auto`` (approve), ``deny`` (refuse)."""
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """The resolved per-run values every node reads."""
+
+    max_steps: int = 5
+    tool_timeout_s: float = 12.0
+    summary_char_limit: int = 900
+    grounding: bool = False
+    max_calls_per_step: int = 4
+    approval: Approval = "ask"
+
+    def merged(self, context: Context | dict[str, Any] | None) -> RunLimits:
+        """These limits with the run's context applied over them (unknown keys refused)."""
+        if not context:
+            return self
+        if not isinstance(context, dict):  # a dataclass or pydantic object
+            context = {f.name: getattr(context, f.name) for f in fields(self)
+                       if getattr(context, f.name, None) is not None}
+        known = {f.name for f in fields(self)}
+        unknown = set(context) - known
+        if unknown:
+            raise ValueError(f"unknown context field(s) {sorted(unknown)}; "
+                             f"known: {sorted(known)}")
+        return replace(self, **{k: v for k, v in context.items() if v is not None})
+
+
+def limits_of(runtime: Runtime[Context] | None, defaults: RunLimits) -> RunLimits:
+    """The limits of the run ``runtime`` belongs to."""
+    context = getattr(runtime, "context", None)
+    return defaults.merged(context)

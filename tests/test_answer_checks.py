@@ -1,0 +1,93 @@
+"""The answer step is checked like the call step: the bad answers quoted in the accuracy
+issue, produced by a ``ScriptedChatModel`` (fixed replies, not a language model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from callgate import build_agent
+from callgate.answer_checks import (
+    check_answer,
+    cut_repetition,
+    drop_echoes,
+    drop_source_lines,
+    invented_numbers,
+)
+from callgate.models.scripted import ScriptedChatModel, tool_call
+from callgate.prompts.system import answer_now_instruction
+
+
+def system_stats() -> dict[str, Any]:
+    """CPU, memory and disk usage of this computer."""
+    return {"cpu_percent": 12.5, "cpu_count": 2, "memory_percent": 41.0}
+
+
+def calculator(expression: str) -> str:
+    """Exact arithmetic."""
+    if "{" in expression:
+        raise ValueError(f"cannot evaluate {expression!r}")
+    return "391"
+
+
+def run(script: list[Any], tools: list[Any], question: str) -> dict[str, Any]:
+    agent = build_agent(ScriptedChatModel(script=script), tools)
+    return agent.invoke({"messages": [HumanMessage(question)]})
+
+
+def test_invented_numbers_give_way_to_the_results() -> None:
+    invented = "CPU usage: " + ", ".join(f"core {i}: {i * 7 % 100}%" for i in range(50))
+    out = run([tool_call("system_stats", {}), AIMessage(invented)], [system_stats],
+              "How busy is this computer's CPU right now?")
+    assert out["answer_source"] == "results"
+    assert out["final_answer"].startswith("Here is what the tools returned: [system_stats]")
+    assert "cpu_percent: 12.5" in out["final_answer"] and "core 49" not in out["final_answer"]
+    assert any(note.startswith("numbers in no result") for note in out["answer_checks"])
+
+
+def test_numbers_from_the_results_or_the_question_are_fine() -> None:
+    out = run([tool_call("system_stats", {}),
+               AIMessage("The CPU is at 12.5% on 2 cores [R1].")], [system_stats],
+              "CPU now?")
+    assert out["answer_source"] == "model" and out["answer_checks"] == []
+    assert out["final_answer"].startswith("The CPU is at 12.5% on 2 cores [R1].")
+
+
+def test_a_failed_call_is_not_cited_and_the_answer_says_so() -> None:
+    bad = tool_call("calculator", {"expression": "{17} * 23"})
+    out = run([bad, tool_call("calculator", {"expression": "{17} * 23"}),
+               tool_call("calculator", {"expression": "{17} * 23"}), AIMessage("")],
+              [calculator], "What is 17 * 23?")
+    assert out["citations"] == [] and "Sources:" not in out["final_answer"]
+    assert out["final_answer"].startswith("I could not answer: the call to calculator")
+    assert {p["outcome"] for p in out["problems"]} == {"error"}
+
+
+def test_a_looping_answer_with_its_own_sources_line_is_cut() -> None:
+    looping = "Stats: " + "System.Stats.getStats()" * 55 + "\nSources: [R9] made up"
+    out = run([tool_call("system_stats", {}), AIMessage(looping)], [system_stats], "CPU?")
+    assert out["final_answer"].count("getStats") <= 2
+    assert "made up" not in out["final_answer"]
+    assert out["final_answer"].count("Sources:") == 1  # callgate's own
+    assert "repetition cut" in out["answer_checks"]
+
+
+def test_the_loops_own_instruction_is_never_the_answer() -> None:
+    echoed = "no, no tool fits this question. " + answer_now_instruction("step_limit")
+    out = run([AIMessage(echoed)], [system_stats], "Search the web for the latest Python")
+    assert "Answer the user's last question now" not in out["final_answer"]
+    assert "echoed instructions removed" in out["answer_checks"]
+
+
+def test_the_checks_one_by_one() -> None:
+    assert cut_repetition("A. B. A. A. A.")[0] == "A. B. A."
+    assert cut_repetition("ok ok")[1] is False
+    assert drop_echoes("Fine. Answer the user's last question now, as well as you can.")[
+        0] == "Fine."
+    assert drop_echoes("Do not call me now.")[1] is False  # a short phrase is not an echo
+    assert drop_source_lines("x\n**Sources:** [R1] fake\ny")[0] == "x\n\ny"
+    assert invented_numbers("It is 391 [R1], or 12.", ["[calc] 391"]) == ["12"]
+    assert invented_numbers("1. first\n2. second", []) == []
+    assert invented_numbers("about 21.6", ["bmi 21.58"]) == []
+    assert check_answer("plain words", results=[], user=[]).notes == []

@@ -1,0 +1,404 @@
+"""Durable execution: a crash resumes without re-running finished work; big results stay
+out of the checkpoint; hung tools cannot starve the process; any tool output is a result.
+
+Models are ``ScriptedChatModel`` (fixed replies, not a language model); tools are plain
+Python functions whose side effects are appended to files, so a second run would show.
+Processes are killed with SIGKILL, the real thing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from callgate.persistence import open_persistence
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+import callgate
+from callgate import build_agent
+from callgate.graph.cancellation import pending_requests
+from callgate.models.scripted import ScriptedChatModel, tool_call
+
+REPO = Path(__file__).resolve().parents[1]
+
+TOOLS = '''
+import time
+from pathlib import Path
+from callgate import ToolRegistry
+HERE = Path({here!r})
+
+def fast(tag: str) -> str:
+    """Append a line, at once."""
+    with (HERE / "fast.log").open("a") as log:
+        log.write(tag + "\\n")
+    return "fast " + tag
+
+def slow(tag: str) -> str:
+    """Append a line, after a while."""
+    (HERE / "slow.started").write_text(tag)
+    time.sleep(float((HERE / "slow.seconds").read_text()))
+    with (HERE / "slow.log").open("a") as log:
+        log.write(tag + "\\n")
+    return "slow " + tag
+
+def wipe(target: str) -> str:
+    """Wipe something (sensitive)."""
+    with (HERE / "wipe.log").open("a") as log:
+        log.write(target + "\\n")
+    return "wiped " + target
+
+def registry():
+    reg = ToolRegistry()
+    reg.register(fast)
+    reg.register(slow, timeout_s=60)
+    reg.register(wipe, sensitive=True)
+    return reg
+'''
+
+RUNNER = '''
+import asyncio, sys
+sys.path.insert(0, {here!r})
+from langchain_core.messages import AIMessage
+from langgraph.types import Command
+from callgate import build_agent
+from callgate.models.scripted import ScriptedChatModel
+from durable_tools import registry
+
+STEP = AIMessage("", tool_calls=[
+    {{"name": n, "args": {{"tag": "x"}} if n != "wipe" else {{"target": "tmp"}}, "id": "c" + n,
+      "type": "tool_call"}} for n in {names!r}])
+CONFIG = {{"configurable": {{"thread_id": "t"}}}}
+mode, action = sys.argv[1], sys.argv[2]
+# A new process after the kill: the model's step is in the checkpoint, only its answer is due.
+model = ScriptedChatModel(script=[STEP, AIMessage("all done [R1]")] if action == "ask" else
+                          [AIMessage("all done [R1]")])
+payload = {{"messages": [("user", "go")]}} if action == "ask" else (
+    Command(resume={{"action": "approve"}}) if action == "approve" else None)
+
+def run_sync():
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    with SqliteSaver.from_conn_string({db!r}) as saver:
+        out = build_agent(model, registry(), checkpointer=saver).invoke(payload, CONFIG)
+    print("STATUS", out.get("status"), "INTERRUPT" if "__interrupt__" in out else "")
+
+async def run_async():
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    async with AsyncSqliteSaver.from_conn_string({db!r}) as saver:
+        out = await build_agent(model, registry(), checkpointer=saver).ainvoke(payload, CONFIG)
+    print("STATUS", out.get("status"), "INTERRUPT" if "__interrupt__" in out else "")
+
+run_sync() if mode == "sync" else asyncio.run(run_async())
+'''
+
+
+def _write(tmp_path: Path, names: list[str]) -> Path:
+    (tmp_path / "durable_tools.py").write_text(TOOLS.format(here=str(tmp_path)))
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER.format(here=str(tmp_path), names=names,
+                                    db=str(tmp_path / "cp.sqlite")))
+    return script
+
+
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}  # the checkout's callgate, wherever it is installed
+
+
+def _run(script: Path, mode: str, action: str) -> str:
+    done = subprocess.run([sys.executable, str(script), mode, action], cwd=REPO, env=ENV,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def _kill_while_slow(script: Path, tmp_path: Path, mode: str, action: str) -> None:
+    """Start a run, wait until the slow call is under way (the fast one done), SIGKILL it."""
+    proc = subprocess.Popen([sys.executable, str(script), mode, action], cwd=REPO, env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "slow.started").exists():
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        assert time.monotonic() < deadline, "the slow call never started"
+        time.sleep(0.05)
+    time.sleep(0.5)  # the fast call's write reaches the checkpointer
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_sigkill_mid_step_resumes_only_the_unfinished_call(tmp_path: Path, mode: str) -> None:
+    script = _write(tmp_path, ["fast", "slow"])
+    (tmp_path / "slow.seconds").write_text("30")
+    _kill_while_slow(script, tmp_path, mode, "ask")
+    assert _lines(tmp_path / "fast.log") == ["x"] and _lines(tmp_path / "slow.log") == []
+    (tmp_path / "slow.seconds").write_text("0")
+    out = _run(script, mode, "resume")  # a new process: invoke(None, config)
+    assert "STATUS done" in out
+    assert _lines(tmp_path / "fast.log") == ["x"]  # exactly once: its write was kept
+    assert _lines(tmp_path / "slow.log") == ["x"]  # the unfinished call ran
+    with SqliteSaver.from_conn_string(str(tmp_path / "cp.sqlite")) as saver:
+        state = build_agent(ScriptedChatModel(), [], checkpointer=saver).get_state(
+            {"configurable": {"thread_id": "t"}}).values
+    assert [(e["tool"], e["outcome"]) for e in state["tool_events"]] == [
+        ("fast", "ok"), ("slow", "ok")]
+
+
+def test_sigkill_after_approval_neither_asks_again_nor_runs_twice(tmp_path: Path) -> None:
+    script = _write(tmp_path, ["wipe", "slow"])
+    (tmp_path / "slow.seconds").write_text("30")
+    assert "INTERRUPT" in _run(script, "sync", "ask")  # process 1: asks for approval
+    _kill_while_slow(script, tmp_path, "sync", "approve")  # process 2: approved, killed
+    assert _lines(tmp_path / "wipe.log") == ["tmp"]
+    (tmp_path / "slow.seconds").write_text("0")
+    out = _run(script, "sync", "resume")  # process 3
+    assert "STATUS done" in out and "INTERRUPT" not in out  # not asked again
+    assert _lines(tmp_path / "wipe.log") == ["tmp"]  # not run again
+    assert _lines(tmp_path / "slow.log") == ["x"]
+
+
+# --- big results stay out of the checkpoint ------------------------------------------------
+
+
+def _checkpointer_bytes(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        checkpoints = conn.execute("SELECT coalesce(sum(length(checkpoint) + "
+                                   "length(metadata)), 0) FROM checkpoints").fetchone()[0]
+        writes = conn.execute("SELECT coalesce(sum(length(value)), 0) FROM writes").fetchone()[0]
+    return int(checkpoints + writes)
+
+
+def _ten_turns(db: Path, size: int) -> tuple[int, list[float], Any]:
+    def blob(n: int) -> str:
+        """A result of n characters."""
+        return "z" * n
+
+    turns = 10
+    script = []
+    for _ in range(turns):
+        script += [tool_call("blob", {"n": size}), AIMessage("ok [R1]")]
+    seconds = []
+    with open_persistence(str(db)) as persistence:
+        agent = build_agent(ScriptedChatModel(script=script), [blob],
+                            checkpointer=persistence.checkpointer, store=persistence.store)
+        config = {"configurable": {"thread_id": "big"}}
+        for _ in range(turns):
+            started = time.perf_counter()
+            out = agent.invoke({"messages": [HumanMessage("again")]}, config)
+            seconds.append(time.perf_counter() - started)
+            assert out["status"] == "done"
+        last = out["tool_events"][-1]["id"]
+        kept = callgate.get_result(agent, config, last)
+    return _checkpointer_bytes(db), seconds, kept
+
+
+def test_ten_turns_of_10_mb_results_leave_the_checkpoint_small(tmp_path: Path) -> None:
+    small, _, _ = _ten_turns(tmp_path / "small.sqlite", 1_000)
+    big, seconds, kept = _ten_turns(tmp_path / "big.sqlite", 10_000_000)
+    assert big - small <= 1_000_000, (big, small)
+    assert len(kept) == 10_000_000  # the full result is readable from the store
+    assert max(seconds[5:]) < 3 * max(min(seconds[1:5]), 0.05)  # flat, not growing
+
+
+# --- tools that hang, outputs that are odd -------------------------------------------------
+
+
+def test_a_hung_sync_tool_100_times_leaves_later_tools_working() -> None:
+    release = threading.Event()
+
+    def hang(n: int) -> int:
+        """Never returns (until the test ends)."""
+        release.wait()
+        return n
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    script = [tool_call("hang", {"n": 1}), AIMessage("gave up")] * 100
+    script += [tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]")]
+    agent = build_agent(ScriptedChatModel(script=script), [hang, add], tool_timeout_s=0.02)
+    try:
+        for _ in range(100):
+            out = agent.invoke({"messages": [HumanMessage("hang")]})
+            assert out["tool_events"][0]["outcome"] == "timeout"
+        out = agent.invoke({"messages": [HumanMessage("add")]})
+        assert out["tool_events"][0]["outcome"] == "ok"
+    finally:
+        release.set()
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = [1]
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cycle() -> dict[str, Any]:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    return loop
+
+
+@pytest.mark.parametrize("value", [
+    b"\xff\xfe not utf-8 \x80", b"plain bytes", {3, 1, 2}, frozenset({"a"}),
+    {"deep": _nested(200)}, object(),
+    {"when": time.gmtime(0)}, [b"\x00\xff"] * 1000, _cycle()])
+def test_any_tool_output_is_a_result_not_an_exception(value: Any) -> None:
+    def odd() -> Any:
+        """Returns something odd."""
+        return value
+
+    agent = build_agent(ScriptedChatModel(script=[tool_call("odd", {}), AIMessage("ok")]), [odd])
+    out = agent.invoke({"messages": [HumanMessage("go")]})
+    assert out["status"] == "done" and out["tool_events"][0]["outcome"] in ("ok", "error")
+
+
+def test_empty_messages_get_a_clear_error() -> None:
+    agent = build_agent(ScriptedChatModel(script=[AIMessage("hi")]), [])
+    with pytest.raises(ValueError, match="at least one message"):
+        agent.invoke({"messages": []})
+
+
+# --- the run's context ---------------------------------------------------------------------
+
+
+def test_context_fields_apply_per_run() -> None:
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    def wipe(target: str) -> str:
+        """Wipe."""
+        raise AssertionError("must not run")
+
+    counter = iter(range(100))
+    model = ScriptedChatModel(script=[lambda _m: tool_call("add", {"a": next(counter), "b": 1})],
+                              loop=True)
+    agent = build_agent(model, [add], max_steps=4)
+    assert len(agent.invoke({"messages": [HumanMessage("go")]})["tool_events"]) == 4
+    out = agent.invoke({"messages": [HumanMessage("go")]}, context={"max_steps": 2})
+    assert out["status"] == "step_limit" and len(out["tool_events"]) == 2
+    with pytest.raises(ValueError, match="unknown context field"):
+        agent.invoke({"messages": [HumanMessage("go")]}, context={"max_stepz": 2})
+
+    registry = callgate.ToolRegistry()
+    registry.register(wipe, sensitive=True)
+    denying = build_agent(ScriptedChatModel(script=[tool_call("wipe", {"target": "a"}),
+                                                    AIMessage("no")]), registry,
+                          checkpointer=InMemorySaver())
+    out = denying.invoke({"messages": [HumanMessage("wipe")]},
+                         {"configurable": {"thread_id": "d"}}, context={"approval": "deny"})
+    assert out["tool_events"][0]["outcome"] == "denied" and "'deny'" in out["tool_events"][0][
+        "error"]
+    schema = agent.get_context_jsonschema()
+    assert {"max_steps", "tool_timeout_s", "summary_char_limit", "grounding",
+            "max_calls_per_step", "approval"} <= set(schema["properties"])
+
+
+# --- cancellation --------------------------------------------------------------------------
+
+
+def test_cancel_before_the_run_starts_is_honoured() -> None:
+    model = ScriptedChatModel(script=[AIMessage("never")])
+    agent = build_agent(model, [], checkpointer=InMemorySaver())
+    callgate.cancel("early")
+    out = agent.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "early"}})
+    assert out["status"] == "cancelled" and model.replies_used == 0
+    assert "early" not in pending_requests()  # honoured, then forgotten: nothing leaks
+
+
+def test_cancel_while_the_final_answer_is_written() -> None:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    class SlowWords(GenericFakeChatModel):
+        """A fake model that streams one word every 50 ms (the answer phase)."""
+
+        def _stream(self, *args: Any, **kwargs: Any):
+            for chunk in super()._stream(*args, **kwargs):
+                time.sleep(0.05)
+                yield chunk
+
+    model = SlowWords(messages=iter([AIMessage(" ".join(["word"] * 200))]))
+    agent = build_agent(model, [], tool_format="native")
+    timer = threading.Timer(0.5, callgate.cancel, args=("answering",))
+    timer.start()
+    started = time.perf_counter()
+    out = agent.invoke({"messages": [HumanMessage("talk")]},
+                       {"configurable": {"thread_id": "answering"}})
+    assert time.perf_counter() - started < 3  # 200 words would take 10 s
+    assert out["status"] == "cancelled"
+
+
+def test_cancel_from_another_process_through_the_store(tmp_path: Path) -> None:
+    db = tmp_path / "threads.sqlite"
+    started = tmp_path / "started"
+
+    def crawl(url: str) -> str:
+        """Slow, but cooperative: it checks for cancellation while it works."""
+        started.write_text("1")
+        for _ in range(300):
+            time.sleep(0.05)
+        return url
+
+    model = ScriptedChatModel(script=[tool_call("crawl", {"url": "x"}), AIMessage("never")])
+    canceller = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        import callgate
+        from callgate.persistence import open_persistence
+        while not Path({str(started)!r}).exists():
+            time.sleep(0.05)
+        with open_persistence({str(db)!r}) as p:
+            callgate.cancel("remote", store=p.store)
+    """)
+    with open_persistence(str(db)) as persistence:
+        agent = build_agent(model, [crawl], checkpointer=persistence.checkpointer,
+                            store=persistence.store, tool_timeout_s=30)
+        proc = subprocess.Popen([sys.executable, "-c", canceller], cwd=REPO, env=ENV)
+        begun = time.perf_counter()
+        out = agent.invoke({"messages": [HumanMessage("crawl")]},
+                           {"configurable": {"thread_id": "remote"}})
+        proc.wait(30)
+    assert out["status"] == "cancelled" and time.perf_counter() - begun < 10
+    assert out["tool_events"][0]["outcome"] == "cancelled"
+
+
+def test_a_user_message_on_a_paused_thread_closes_the_pending_calls(tmp_path: Path) -> None:
+    wiped: list[str] = []
+
+    def wipe(target: str) -> str:
+        """Wipe."""
+        wiped.append(target)
+        return "wiped"
+
+    registry = callgate.ToolRegistry()
+    registry.register(wipe, sensitive=True)
+    model = ScriptedChatModel(script=[tool_call("wipe", {"target": "tmp"}, "w1"),
+                                      AIMessage("Something else, then.")])
+    with SqliteSaver.from_conn_string(str(tmp_path / "cp.sqlite")) as saver:
+        agent = build_agent(model, registry, checkpointer=saver)
+        config = {"configurable": {"thread_id": "p"}}
+        assert "__interrupt__" in agent.invoke({"messages": [HumanMessage("wipe tmp")]}, config)
+        out = agent.invoke({"messages": [HumanMessage("never mind, hello")]}, config)
+    assert wiped == [] and out["status"] == "done"
+    assert [(e["tool"], e["outcome"]) for e in out["tool_events"]] == [("wipe", "denied")]
+    answered = {m.tool_call_id for m in out["messages"] if m.type == "tool"}
+    calls = [c["id"] for m in out["messages"] if m.type == "ai" for c in m.tool_calls]
+    assert calls == ["w1"] and answered == {"w1"}
+    kinds = [m.type for m in out["messages"]]
+    assert kinds[:4] == ["human", "ai", "tool", "human"]  # the answer follows its call
+    assert out["problems"] == []  # a new turn: the closed call belongs to the last one

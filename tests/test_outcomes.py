@@ -1,0 +1,247 @@
+"""No failure disguised as success: every call that did not complete ``ok`` is an event with
+its outcome and is listed in ``problems``; citations name only this turn's ok results;
+corrections are per step; approvals cannot be dodged by a malformed answer.
+
+Models are ``ScriptedChatModel`` (fixed replies, not a language model).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+import callgate
+from callgate import ToolRegistry, build_agent
+from callgate.models.scripted import ScriptedChatModel, tool_call
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def ask(text: str = "question") -> dict[str, Any]:
+    return {"messages": [HumanMessage(text)]}
+
+
+def calls(*pairs: tuple[str, dict[str, Any]]) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": n, "args": a, "id": f"c{i}", "type": "tool_call"}
+                                     for i, (n, a) in enumerate(pairs)])
+
+
+def outcomes(out: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(e["tool"], e["outcome"]) for e in out["tool_events"]]
+
+
+def test_every_outcome_is_an_event_and_a_problem() -> None:
+    release = threading.Event()
+
+    def boom(x: str) -> str:
+        """Fails."""
+        raise ValueError("no " + x)
+
+    def hang(x: str) -> str:
+        """Hangs."""
+        release.wait(5)
+        return x
+
+    def wipe(target: str) -> str:
+        """Sensitive."""
+        raise AssertionError("must not run")
+
+    reg = ToolRegistry()
+    for fn in (add, boom):
+        reg.register(fn)
+    reg.register(hang, timeout_s=0.1)
+    reg.register(wipe, sensitive=True)
+    step1 = calls(("add", {"a": 1, "b": 2}), ("boom", {"x": "y"}), ("hang", {"x": "z"}),
+                  ("wipe", {"target": "t"}))
+    step2 = calls(("add", {"a": 1, "b": 2}), ("add", {"a": "one", "b": 2}))
+    step3 = calls(("add", {"a": 1, "b": 2}), ("add", {"a": "two", "b": 2}))  # its correction
+    agent = build_agent(ScriptedChatModel(script=[step1, step2, step3, AIMessage("3 [R1]")]),
+                        reg, max_calls_per_step=5)
+    try:
+        out = agent.invoke(ask())
+    finally:
+        release.set()
+    assert outcomes(out) == [("add", "ok"), ("boom", "error"), ("hang", "timeout"),
+                             ("wipe", "denied"), ("add", "repeat"), ("add", "invalid")]
+    assert out["status"] == "done"
+    assert [p["outcome"] for p in out["problems"]] == ["error", "timeout", "denied", "repeat",
+                                                       "invalid"]
+    assert all(p["error"] for p in out["problems"])
+    assert [c["id"] for c in out["citations"]] == ["R1"]  # only the ok result
+
+
+def test_a_clean_answer_has_no_problems() -> None:
+    out = build_agent(ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}),
+                                                AIMessage("3 [R1]")]), [add]).invoke(ask())
+    assert out["status"] == "done" and out["problems"] == []
+    assert out["answer_source"] == "model"
+
+
+def test_cancelled_and_skipped_outcomes() -> None:
+    token = callgate.CancelToken()
+    added = threading.Event()
+
+    def plus(a: int, b: int) -> int:
+        """Add."""
+        added.set()
+        return a + b
+
+    def slow(x: str) -> str:
+        """Slow; cancels the run while it works (once the other call is done)."""
+        added.wait(5)
+        token.cancel()
+        time.sleep(2)
+        return x
+
+    out = build_agent(ScriptedChatModel(script=[calls(("slow", {"x": "a"}),
+                                                      ("plus", {"a": 1, "b": 1}),
+                                                      ("plus", {"a": 2, "b": 2}))]),
+                      [slow, plus], max_calls_per_step=2).invoke(
+        ask(), {"configurable": {"cancel_token": token}})
+    assert out["status"] == "cancelled"
+    assert outcomes(out) == [("slow", "cancelled"), ("plus", "ok"), ("plus", "skipped")]
+
+
+def test_citations_name_only_this_turns_ok_results() -> None:
+    def broken(x: str) -> str:
+        """Fails."""
+        raise ValueError("down")
+
+    model = ScriptedChatModel(script=[
+        tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]"),
+        tool_call("broken", {"x": "a"}), AIMessage("See [R1] and [R2] and (R2).")])
+    agent = build_agent(model, [add, broken], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "cite"}}
+    agent.invoke(ask("1+2"), config)
+    out = agent.invoke(ask("again"), config)
+    # R1 is the last turn's, R2 failed: neither is cited; "(R2)" stays as written prose.
+    assert out["citations"] == []
+    assert out["final_answer"].startswith("See and and (R2).")
+    assert "Sources:" not in out["final_answer"]
+
+
+def test_prose_in_parentheses_that_names_no_result_keeps_its_words() -> None:
+    out = build_agent(ScriptedChatModel(script=[AIMessage("See figure (R2) of the paper.")]),
+                      [add]).invoke(ask())
+    assert out["final_answer"] == "See figure (R2) of the paper."
+
+
+def test_the_correction_budget_is_per_step() -> None:
+    model = ScriptedChatModel(script=[
+        tool_call("add", {"a": "1", "b": 2}),  # step 1: invalid
+        tool_call("add", {"a": 1, "b": 2}),  # its correction: valid
+        tool_call("add", {"a": True, "b": 3}),  # step 2: invalid
+        tool_call("add", {"a": 2, "b": 3}),  # its own correction: valid
+        AIMessage("3 and 5 [R1] [R2]")])
+    out = build_agent(model, [add]).invoke(ask())
+    assert outcomes(out) == [("add", "ok"), ("add", "ok")] and out["problems"] == []
+    assert out["status"] == "done" and model.replies_used == 5
+
+
+def test_results_still_feed_the_answer_after_a_failed_correction() -> None:
+    model = ScriptedChatModel(script=[
+        tool_call("add", {"a": 1, "b": 2}),
+        tool_call("add", {"a": "x", "b": 2}), tool_call("add", {"a": "y", "b": 2}),
+        AIMessage("At least 1+2 is 3 [R1].")])
+    out = build_agent(model, [add]).invoke(ask())
+    assert out["status"] == "failed"
+    assert out["final_answer"].startswith("At least 1+2 is 3 [R1].")
+    assert outcomes(out) == [("add", "ok"), ("add", "invalid")]
+    seen = model.requests[-1]["messages"]
+    assert any(isinstance(m, ToolMessage) and m.content.startswith("[R1]") for m in seen)
+
+
+def test_a_failed_call_may_be_tried_again() -> None:
+    attempts: list[str] = []
+
+    def flaky(x: str) -> str:
+        """Fails the first time."""
+        attempts.append(x)
+        if len(attempts) == 1:
+            raise KeyError("not yet")
+        return "fine"
+
+    model = ScriptedChatModel(script=[tool_call("flaky", {"x": "a"}),
+                                      tool_call("flaky", {"x": "a"}), AIMessage("fine [R2]")])
+    out = build_agent(model, [flaky]).invoke(ask())
+    assert attempts == ["a", "a"]  # not a "repeat": the first one did not complete ok
+    assert outcomes(out) == [("flaky", "error"), ("flaky", "ok")]
+
+
+def test_an_invented_optional_argument_is_dropped_and_the_call_runs() -> None:
+    def search(query: str, region: str = "world") -> str:
+        """Search."""
+        return f"{query} in {region}"
+
+    model = ScriptedChatModel(script=[
+        'Action: search\nAction Input: {"query": "langgraph", "region": "Atlantis"}',
+        "Final Answer: found [R1]"], native_tools=False)
+    agent = build_agent(model, [search], grounding=True)
+    out = agent.invoke(ask("search for langgraph"))
+    [event] = out["tool_events"]
+    assert event["outcome"] == "ok" and event["args"] == {"query": "langgraph",
+                                                          "region": "world"}
+    assert event["dropped"] == ["region (not in the conversation)"]
+    assert callgate.get_result(agent, None, "R1") == "langgraph in world"
+
+
+# --- approvals that cannot be dodged ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("answer", [
+    {"action": "edit"}, {"action": "edit", "args": None}, {"action": "edit", "args": {"bad": 1}},
+    {"decisions": [{"type": "edit", "edited_action": {"name": "wipe"}}]},
+    {"decisions": [{"type": "edit", "edited_action": {"name": "other", "args": {"target": "a"}}}]},
+    {"decisions": [{"type": "bogus"}]}, {"decisions": []}, {"decisions": None}, 42, "maybe",
+    {"action": "edit", "args": {}}, {"action": None}])
+def test_a_malformed_answer_is_a_rejection_and_nothing_runs(answer: Any) -> None:
+    # (``Command(resume=None)`` equals ``Command()``: LangGraph 1.2 itself raises on it,
+    # before any node runs, so it cannot reach the approval gate.)
+    wiped: list[str] = []
+
+    def wipe(target: str = "EVERYTHING") -> str:
+        """Wipe a target."""
+        wiped.append(target)
+        return "wiped"
+
+    reg = ToolRegistry()
+    reg.register(wipe, sensitive=True)
+    agent = build_agent(ScriptedChatModel(script=[tool_call("wipe", {"target": "tmp"}),
+                                                  AIMessage("ok")]), reg,
+                        checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "dodge"}}
+    assert "__interrupt__" in agent.invoke(ask("wipe tmp"), config)
+    out = agent.invoke(Command(resume=answer), config)
+    assert wiped == []
+    [event] = out["tool_events"]
+    assert event["outcome"] == "denied" and event["error"].startswith("rejected")
+
+
+def test_a_complete_edit_runs_as_edited() -> None:
+    wiped: list[str] = []
+
+    def wipe(target: str = "EVERYTHING") -> str:
+        """Wipe a target."""
+        wiped.append(target)
+        return "wiped"
+
+    reg = ToolRegistry()
+    reg.register(wipe, sensitive=True)
+    agent = build_agent(ScriptedChatModel(script=[tool_call("wipe", {"target": "tmp"}),
+                                                  AIMessage("ok")]), reg,
+                        checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "edit"}}
+    agent.invoke(ask("wipe tmp"), config)
+    out = agent.invoke(Command(resume={"decisions": [
+        {"type": "edit", "edited_action": {"name": "wipe", "args": {"target": "cache"}}}]}),
+        config)
+    assert wiped == ["cache"] and out["tool_events"][0]["args"] == {"target": "cache"}
