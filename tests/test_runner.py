@@ -91,6 +91,7 @@ def test_async_function_runs_on_a_loop_in_its_thread() -> None:
     run = run_tool(registered(pause), {"ms": 30}, timeout_s=5)
     assert run.outcome == "ok" and run.data == ["callgate-tool-pause", True]
     assert run.duration_ms >= 30 and time.perf_counter() - started < 2
+    assert run_tool(registered(pause), {"ms": 0}, timeout_s=math.inf).outcome == "ok"
 
 
 def test_runs_from_inside_a_running_event_loop() -> None:

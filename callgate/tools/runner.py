@@ -69,7 +69,8 @@ Outcome = Literal["ok", "timeout", "cancelled"]
 @dataclasses.dataclass(frozen=True)
 class ToolRun:
     """How one call ended. ``data`` is JSON-safe (see :func:`to_jsonable`), None unless ok;
-    ``abandoned``: the tool's thread was still running when the run gave up on it."""
+    ``abandoned``: the tool's thread was still running when the run gave up on it; ``note``
+    says so in words (None when ok)."""
 
     outcome: Outcome
     data: Any
@@ -92,7 +93,8 @@ def run_tool(tool: Tool, args: dict[str, Any], *, timeout_s: float,
 
     An exception raised by the tool propagates unchanged (same object): retries and error
     results are the caller's (LangGraph's ``RetryPolicy``). A returned value never raises:
-    it becomes :func:`to_jsonable` data (a ``ToolMessage``/``Command``: its content).
+    it becomes :func:`to_jsonable` data (a ``ToolMessage``/``Command``: its content),
+    converted in the tool's thread within the timeout.
     """
     if not timeout_s > 0:
         raise ValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
@@ -111,7 +113,7 @@ def run_tool(tool: Tool, args: dict[str, Any], *, timeout_s: float,
                 outcome = "timeout"
                 break
             if token is None:
-                call.done.wait(left)
+                call.done.wait(min(left, threading.TIMEOUT_MAX))  # timeout_s may be inf
                 continue
             if token.cancelled:
                 outcome = "cancelled"
