@@ -293,8 +293,17 @@ class CtrlC:
         self.thread_id: str | None = None
         self.pressed_at: float | None = None
 
-    def install(self) -> None:
-        signal.signal(signal.SIGINT, self._handle)
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        """Handle SIGINT (main thread only) for the duration of the block."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGINT, self._handle)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.pressed_at is not None:
@@ -677,10 +686,8 @@ def _session(args: argparse.Namespace, prefix: str) -> Iterator[Session]:
     display.start()
     display.status("loading model")
     events.write(CliStatusEvent(event="status", phase="loading_model", step=0))
-    if threading.current_thread() is threading.main_thread():
-        ctrl_c.install()
     try:
-        with _database(args.db) as db:
+        with ctrl_c.installed(), _database(args.db) as db:
             agent = _build(args, db, display, events, ctrl_c)
             thread_id = args.thread or f"{prefix}-{uuid.uuid4().hex[:8]}"
             ctrl_c.thread_id = thread_id
