@@ -492,10 +492,17 @@ class BfclReport:
         return out
 
     def write(self, path: str | Path, *, details: bool = True) -> Path:
+        """Write the JSON report: figures indented, one line per question."""
+        data = self.to_dict(details=details)
+        rows = data.pop("questions", None)
+        text = json.dumps(data, ensure_ascii=False, indent=1)
+        if rows is not None:
+            body = ",\n".join("  " + json.dumps(r, ensure_ascii=False, separators=(",", ":"))
+                              for r in rows)
+            text = f'{text[:-2]},\n "questions": [\n{body}\n ]\n}}'
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(details=details), ensure_ascii=False,
-                                   indent=1) + "\n", encoding="utf-8")
+        path.write_text(text + "\n", encoding="utf-8")
         return path
 
 
