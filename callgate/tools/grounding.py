@@ -63,8 +63,8 @@ __all__ = ["CORRECTION_MARK", "conversation_text", "grounding_error", "numbers_i
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_WORD = re.compile(r"[a-z0-9]+")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
 
 # --- tables -------------------------------------------------------------------------------
 
@@ -133,7 +133,7 @@ _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(\d{4}))?"
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _NUMERIC_DATE = re.compile(r"(?<![\d/.-])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})(?![\d/.-])")
-_MONTH_DAY = re.compile(r"(?<![a-z])" + _MONTH + r"\s+" + _DAY + r"(?![\d:])" + _YEAR)
+_MONTH_DAY = re.compile(r"(?<![a-z])" + _MONTH + r"\s*" + _DAY + r"(?![\d:])" + _YEAR)
 _DAY_MONTH = re.compile(r"(?<![\w.])" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?![a-z])"
                         + _YEAR)
 _MONTH_ALONE = re.compile(r"(?<![a-z])" + _MONTH + r"(?![a-z])" + _YEAR)
@@ -144,10 +144,10 @@ _AMOUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fo
 _IN_DAYS = re.compile(r"\bin\s+" + _AMOUNT + r"\s+(day|week|month)s?\b|\b" + _AMOUNT
                       + r"\s+(day|week|month)s?\s+from\s+(?:now|today)\b")
 _DAYS_AGO = re.compile(r"\b" + _AMOUNT + r"\s+(day|week|month)s?\s+ago\b")
-_WEEKDAY = re.compile(r"(?:\b(next|this|coming|last|past)\s+)?\b("
+_WEEKDAY = re.compile(r"(?:\b(next|this|coming|upcoming|last|past)\s+)?\b("
                       + "|".join(_WEEKDAYS) + r")s?\b")
-_SHIFT = {"next": 1, "coming": 1, "this": 0, "last": -1, "past": -1}
-_PERIOD = re.compile(r"\b(next|this|last|coming|past)\s+(week|weekend|month|year)\b")
+_SHIFT = {"next": 1, "coming": 1, "upcoming": 1, "this": 0, "last": -1, "past": -1}
+_PERIOD = re.compile(r"\b(next|this|last|coming|upcoming|past)\s+(week|weekend|month|year)\b")
 
 _CLOCK_12 = re.compile(r"(?<![\d:])(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\b\.?")
 _CLOCK_24 = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?!\s*[ap]\.?\s?m\b)")
@@ -389,7 +389,7 @@ class _Context:
         lowered = _fold(text)
         words = _WORD.findall(lowered)
         # "5km" is "5" and "km" too
-        split = [w for token in words for w in re.findall(r"\d+|[a-z]+", token)]
+        split = [w for token in words for w in re.findall(r"\d+|[^\W\d_]+", token)]
         self.words = {s for w in {*words, *split} for s in _stems(w)}
         squashed = ["".join(words)]
         for group in _GROUPS:
@@ -410,7 +410,10 @@ class _Context:
             self.numbers.add((1.0 if whole is None else whole) + 0.5)
 
         now = _today(lowered, today)
-        self.days = _explicit_dates(lowered, (now.year, now.year + 1))
+        # a date written without its year: this year, next year, or a year the text names
+        years = {now.year, now.year + 1} | {
+            int(y) for y in re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", lowered)}
+        self.days = _explicit_dates(lowered, tuple(sorted(years)))
         self.days |= _relative_dates(lowered, now)
         self.times = _clock_times(lowered)
         self.numbers |= {float(now.year + _SHIFT[m[1]]) for m in _PERIOD.finditer(lowered)
