@@ -89,7 +89,9 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
         return UserError(str(exc), "start a new thread, or use a model with a larger context")
     openai = sys.modules.get("openai")
     if openai is not None and isinstance(exc, openai.APIStatusError):
-        message = f"the model server answered HTTP {exc.status_code}: {_server_message(exc)}"
+        detail = _server_message(exc)
+        message = f"the model server answered HTTP {exc.status_code}" + (
+            f": {detail}" if detail and not detail.startswith("Error code:") else "")
         if tool_choice:
             return ServerError(message, f"this server may not support tool_choice="
                                         f"{tool_choice!r}: run without --tool-choice")

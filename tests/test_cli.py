@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import free_port
+from tests.servers import free_port, llama_cpp_server
 
 MODELS_YAML = """\
 models:
@@ -301,6 +301,23 @@ def test_ask_with_the_bundled_model(home: Path) -> None:
     executed = [e for e in events if not (e["repeat_of"] or e["denied"] or e["skipped"])]
     assert sum(r["calls"] for r in rows) == len(executed)
     assert sum(r["duplicates"] for r in rows) == sum(bool(e["repeat_of"]) for e in events)
+
+
+@pytest.mark.llama
+@pytest.mark.server
+@pytest.mark.timeout(600)
+def test_tool_choice_refused_by_llama_cpp_server_is_one_line(home: Path) -> None:
+    from callgate.models.bundled import bundled_model_path
+
+    with llama_cpp_server(str(bundled_model_path())) as url:  # a real server, HTTP 500
+        result = callgate("ask", "What is 17*23?", "--model", f"openai:smollm@{url}",
+                          "--tool-choice", "required", "--max-steps", "1", home=home,
+                          timeout=400)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert lines[0].startswith("error: the model server answered HTTP 5")
+    assert "tool_choice='required'" in lines[0]
 
 
 @pytest.mark.llama
