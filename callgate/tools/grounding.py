@@ -90,10 +90,10 @@ _SCALED = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(" + "|".join(sorted(_SCALE, 
 _FRACTION = re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w/])")
 _AND_A_HALF = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?|an?|one)\s+(?:[a-z]+\s+)?and\s+a\s+half")
 
-# Names of one thing. A form in capitals matches only in capitals ("US", "LA": "us" and
-# "la" are ordinary words); "#x" matches only right after a number ("5m", "72 °F", "12 in");
-# any other form matches in any case as whole words. Every form of a group found in the
-# conversation counts as written there. Each entry is a false rejection seen in testing.
+# Names of one thing. A form in capitals matches only in capitals, dots aside ("US" and
+# "U.S.", "LA": "us" and "la" are ordinary words); "#x" matches only right after a number
+# ("5m", "72 °F", "12 in"); a symbol anywhere; any other form in any case as whole words.
+# Every form of a group found in the conversation counts as written there.
 _SYNONYMS: tuple[str, ...] = (
     # places
     "nyc | new york city", "LA | los angeles", "SF | san francisco",
@@ -101,7 +101,7 @@ _SYNONYMS: tuple[str, ...] = (
     "US | USA | U.S. | U.S.A. | united states | united states of america | america",
     "UK | U.K. | united kingdom | great britain | britain", "UAE | united arab emirates",
     "CA | california", "NY | new york", "TX | texas", "FL | florida",
-    "st | st. | saint", "mt | mt. | mount", "ft. | fort", "ave | avenue",
+    "st | saint", "mt | mount", "ave | avenue",
     # currencies
     "usd | $ | us dollar | us dollars | dollar | dollars | buck | bucks",
     "eur | € | euro | euros", "gbp | £ | pound sterling | british pound | pound | pounds",
@@ -161,29 +161,51 @@ _VALUE_TIME = re.compile(r"(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(?:([ap])\.?\s?
 
 @dataclass(frozen=True)
 class _Group:
-    forms: tuple[str, ...]
-    pattern: re.Pattern[str]  # searched on the original text
+    """One line of ``_SYNONYMS``: how to find it in a conversation, what it then adds."""
+
+    phrases: tuple[str, ...]  # lower-case forms as " word word " (searched in _Text.joined)
+    capitals: frozenset[str]  # capital forms without dots: "US", "USA", "DC"
+    after_number: frozenset[str]  # "#m" forms: "m"
+    symbols: tuple[str, ...]  # "$", "€", "°f"
     words: frozenset[str]
     squashed: tuple[str, ...]
 
-
-def _form_pattern(form: str) -> str:
-    if form.startswith("#"):
-        return r"\d\s*°?\s*" + re.escape(form[1:]) + r"(?![a-z])"
-    flexible = re.escape(form).replace(r"\ ", r"[\s-]+")
-    if not any(c.isalnum() for c in form):
-        return flexible  # a symbol: $, €, %
-    if form.isupper():
-        return r"(?-i:(?<![A-Za-z])" + flexible + r"(?![A-Za-z]))"
-    return r"(?<![a-z])" + flexible + r"(?![a-z])"
+    def found_in(self, text: _Text) -> bool:
+        return (any(p in text.joined for p in self.phrases) or bool(
+            self.capitals & text.capitals) or bool(self.after_number & text.after_number)
+                or any(s in text.folded for s in self.symbols))
 
 
 def _group(line: str) -> _Group:
-    forms = tuple(f.strip() for f in line.split("|"))
-    words = {w for f in forms for w in _WORD.findall(f.lstrip("#").lower())}
-    return _Group(forms, re.compile("|".join(map(_form_pattern, forms)), re.IGNORECASE),
-                  frozenset(words), tuple("".join(_WORD.findall(f.lstrip("#").lower()))
-                                          for f in forms))
+    forms = [f.strip() for f in line.split("|")]
+    tokens = [_WORD.findall(f.lstrip("#").lower()) for f in forms]
+    return _Group(
+        phrases=tuple(f" {' '.join(t)} " for f, t in zip(forms, tokens, strict=True)
+                      if t and not f.startswith(("#", "°")) and not f.isupper()),
+        capitals=frozenset(f.replace(".", "") for f in forms if f.isupper()),
+        after_number=frozenset(f[1:] for f in forms if f.startswith("#")),
+        symbols=tuple(f for f in forms if f.startswith("°") or not _WORD.search(f)),
+        words=frozenset(w for t in tokens for w in t),
+        squashed=tuple("".join(t) for t in tokens if t))
+
+
+@dataclass(frozen=True)
+class _Text:
+    """A conversation prepared for the synonym table (one pass over it, not one a form)."""
+
+    folded: str  # lower case, no accents
+    joined: str  # its letter and digit runs, " "-separated: " run 400 m in 80 s "
+    capitals: frozenset[str]  # its words in capitals, without dots: "US", "DC"
+    after_number: frozenset[str]  # the unit right after each number: "m", "km", "%"
+
+    @classmethod
+    def of(cls, text: str) -> _Text:
+        folded = _fold(text)
+        runs = re.findall(r"\d+|[^\W\d_]+", folded)
+        capitals = re.findall(r"(?<![A-Za-z.])(?:[A-Z]\.?)+(?![a-z])", text)
+        units = re.findall(r"\d\s*°?\s*([a-z]+|%)", folded)
+        return cls(folded, f" {' '.join(runs)} ", frozenset(c.replace(".", "")
+                                                           for c in capitals), frozenset(units))
 
 
 _GROUPS = tuple(_group(line) for line in _SYNONYMS)
@@ -386,14 +408,14 @@ class _Context:
     """Everything ``text`` gives: words, numbers, days and clock times."""
 
     def __init__(self, text: str, today: date | None = None) -> None:
-        lowered = _fold(text)
+        prepared = _Text.of(text)
+        lowered = prepared.folded
         words = _WORD.findall(lowered)
         # "5km" is "5" and "km" too
-        split = [w for token in words for w in re.findall(r"\d+|[^\W\d_]+", token)]
-        self.words = {s for w in {*words, *split} for s in _stems(w)}
+        self.words = {s for w in {*words, *prepared.joined.split()} for s in _stems(w)}
         squashed = ["".join(words)]
         for group in _GROUPS:
-            if group.pattern.search(text):
+            if group.found_in(prepared):
                 self.words |= {s for w in group.words for s in _stems(w)}
                 squashed.extend(group.squashed)
         self.squashed = "|".join(squashed)  # "|": no value matches across two forms
