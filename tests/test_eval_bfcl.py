@@ -15,6 +15,7 @@ from callgate.eval.baselines import CreateAgentAnswerer, PlainPromptAnswerer, fo
 from callgate.eval.bfcl import (
     CallgateAnswerer,
     answer_question,
+    diff_reports,
     evaluate,
     event_outcome,
     format_table,
@@ -348,6 +349,37 @@ def test_bfcl_summary_rows_weigh_as_bfcl_does() -> None:
     assert partial["live"].accuracy is None and partial["live"].missing == ("live_parallel",)
     assert partial["overall"].accuracy is None
     assert partial["non_live_ast"].accuracy == rows["non_live_ast"].accuracy
+
+
+def _scripted_report(right: int, total: int, category: str = "simple_python"):
+    """A report where the first ``right`` of ``total`` questions get the right call (a
+    scripted model: the call, then an answer once the result is back)."""
+    questions = [replace(SIMPLE, id=f"{category}_{n}", category=category,
+                         split="tune" if n % 2 else "validate") for n in range(total)]
+
+    def answer(q: BfclQuestion):
+        n = int(q.id.rsplit("_", 1)[1])
+        call = tool_call("math_hypot", {"x": 4, "y": 5 if n < right else 6})
+        return native(call, AIMessage("done"))(q)
+
+    return evaluate(answer, questions=questions, checker="own")
+
+
+def test_diff_of_two_reports_says_what_is_noise(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    before = _scripted_report(4, 20).write(tmp_path / "before.json")
+    small = _scripted_report(6, 20).write(tmp_path / "small.json")
+    large = _scripted_report(18, 20).write(tmp_path / "large.json")
+    rows = diff_reports(*(json.loads(p.read_text()) for p in (before, small)))
+    whole = next(d for d in rows if d.part == "all")
+    assert (whole.before, whole.after) == (Score(4, 20), Score(6, 20))
+    assert whole.difference == pytest.approx(0.1) and whole.within_noise
+    assert {d.part for d in rows} == {"all", "tune", "validate"}
+    assert main(["eval", "diff", str(before), str(large), "--part", "all"]) == 0
+    printed = capsys.readouterr().out
+    assert "+70.0" in printed and "REAL" in printed and "validate" not in printed
+    with pytest.raises(SystemExit, match="cannot read BFCL report"):
+        main(["eval", "diff", str(before), str(tmp_path / "missing.json")])
 
 
 def test_cli_rejects_an_unknown_split_and_category(capsys: pytest.CaptureFixture) -> None:

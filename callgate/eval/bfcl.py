@@ -78,8 +78,11 @@ __all__ = [
     "Attempt",
     "BfclReport",
     "CallgateAnswerer",
+    "Difference",
     "QuestionResult",
+    "diff_reports",
     "evaluate",
+    "format_diff",
     "format_table",
     "question_registry",
     "run_bfcl",
@@ -802,3 +805,51 @@ def print_progress(result: QuestionResult) -> None:
 
 def result_dict(result: QuestionResult) -> dict[str, Any]:
     return asdict(result)
+
+
+# --- two reports side by side -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One category (or summary row) in one split part: B minus A, and whether that is
+    inside the noise (Newcombe's 95 % interval of the difference contains 0)."""
+
+    row: str
+    part: str
+    before: Score
+    after: Score
+    difference: float
+    ci95: tuple[float, float]
+    within_noise: bool
+
+
+def diff_reports(before: dict[str, Any], after: dict[str, Any]) -> list[Difference]:
+    """Per category and split part (``all``, ``tune``, ``validate``), ``after`` minus
+    ``before`` (two ``callgate eval bfcl`` JSON reports): the check that a change decided
+    on tune also shows on validate, and is more than noise."""
+    out: list[Difference] = []
+    for category, parts in after.get("categories", {}).items():
+        old_parts = before.get("categories", {}).get(category, {})
+        for part, figures in parts.items():
+            old = old_parts.get(part)
+            if not old or not old.get("questions") or not figures.get("questions"):
+                continue
+            a = Score(old["passed"], old["questions"])
+            b = Score(figures["passed"], figures["questions"])
+            low, high = difference_interval(b, a)
+            out.append(Difference(category, part, a, b, b.accuracy - a.accuracy,
+                                  (low, high), low <= 0.0 <= high))
+    return out
+
+
+def format_diff(differences: Sequence[Difference]) -> str:
+    """The differences as a plain-text table."""
+    rows = [[d.row, d.part, f"{100 * d.before.accuracy:.1f} ({d.before.passed}/"
+             f"{d.before.total})", f"{100 * d.after.accuracy:.1f} ({d.after.passed}/"
+             f"{d.after.total})", f"{100 * d.difference:+.1f}",
+             f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}]",
+             "noise" if d.within_noise else "REAL"] for d in differences]
+    head = ["category", "part", "before %", "after %", "change", "95% CI", "verdict"]
+    lines = _table(head, rows) if rows else ["(no category in both reports)"]
+    return "\n".join([*lines, "verdict: noise = the 95% interval of the change contains 0"])

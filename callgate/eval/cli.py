@@ -1,4 +1,4 @@
-"""``callgate eval`` (bfcl, compare, outputs) and ``callgate bench`` (overhead)."""
+"""``callgate eval`` (bfcl, compare, diff, outputs) and ``callgate bench`` (overhead)."""
 
 from __future__ import annotations
 
@@ -139,6 +139,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    from callgate.eval.bfcl import diff_reports, format_diff
+
+    reports = []
+    for path in (args.before, args.after):
+        try:
+            reports.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"cannot read BFCL report {path}: {exc}") from exc
+    differences = diff_reports(*reports)
+    if args.part:
+        differences = [d for d in differences if d.part == args.part]
+    print(format_diff(differences))
+    return 0
+
+
 def cmd_outputs(args: argparse.Namespace) -> int:
     from callgate.eval.outputs import default_corpus, format_outputs, run_outputs
 
@@ -207,6 +223,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     cmp_.add_argument("--server-url", help="an OpenAI-compatible /v1 URL for the server "
                                            "paths (default for a GGUF: start llama-cpp's)")
     cmp_.set_defaults(func=cmd_compare, report=Path("bfcl-compare.json"))
+
+    diff = evsub.add_parser("diff", help="two BFCL reports side by side: each category's "
+                                         "change and whether it is more than noise")
+    diff.add_argument("before", type=Path, help="the JSON report before the change")
+    diff.add_argument("after", type=Path, help="the JSON report after it")
+    diff.add_argument("--part", choices=["all", "tune", "validate"],
+                      help="only this split part (default: every part both reports have)")
+    diff.set_defaults(func=cmd_diff)
 
     out = evsub.add_parser("outputs", help="parser and sanitizer over a model-output corpus")
     out.add_argument("file", nargs="?", type=Path,
