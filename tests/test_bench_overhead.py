@@ -29,8 +29,24 @@ def test_benchmark_structure() -> None:
         assert f["sequential_wrong_answers"] == 0
         assert f["concurrent"]["runs"] == 5 and f["concurrent"]["cross_talk"] == 0
         assert f["concurrent"]["throughput_runs_per_s"] > 0
+        assert f["checkpoint_bytes_per_step"] > 0
     assert set(result["ratio_callgate_to_create_agent"]) == {
-        "run_ms_median", "run_ms_p95", "peak_kib_per_run", "throughput"}
+        "run_ms_median", "run_ms_p95", "peak_kib_per_run", "throughput",
+        "checkpoint_bytes_per_step"}
+
+
+def test_result_sizes_keep_big_results_out_of_callgate_checkpoints() -> None:
+    from callgate.eval.result_sizes import format_result_sizes, run_result_sizes
+
+    result = run_result_sizes(sizes=(1_000, 200_000), peak_sizes=(200_000,), turns=2)
+    rows = {(r["framework"], r["size"]): r for r in result["sizes"]}
+    callgate_growth = (rows["callgate", 200_000]["checkpoint_bytes_per_step"]
+                       - rows["callgate", 1_000]["checkpoint_bytes_per_step"])
+    anchor_growth = (rows["create_agent", 200_000]["checkpoint_bytes_per_step"]
+                     - rows["create_agent", 1_000]["checkpoint_bytes_per_step"])
+    assert callgate_growth < 10_000 < anchor_growth  # the anchor keeps the result inline
+    assert rows["callgate", 200_000]["store_bytes"] >= 200_000  # callgate's is in the store
+    assert "peak MiB" in format_result_sizes(result)
 
 
 @pytest.mark.parametrize("name", ["callgate", "create_agent"])

@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from callgate.graph.builder import build_agent
+from callgate.graph.results import get_result
 from callgate.models.scripted import ScriptedChatModel, tool_call
 from callgate.tools.config import load_tools_yaml
 from callgate.tools.mcp import (
@@ -167,10 +168,11 @@ async def test_error_results_raise(registry: ToolRegistry, repo: Path) -> None:
 def test_graph_runs_git_status(registry: ToolRegistry, repo: Path) -> None:
     model = ScriptedChatModel(script=[tool_call("git_status", {"repo_path": str(repo)}),
                                       AIMessage("Status checked [R1].")])
-    result = build_agent(model, registry).invoke({"messages": [("user", "git status?")]})
+    agent = build_agent(model, registry)
+    result = agent.invoke({"messages": [("user", "git status?")]})
     [event] = result["tool_events"]
     assert event["tool"] == "git_status" and event["ok"], event
-    assert "notes_untracked.txt" in str(event["data"])
+    assert "notes_untracked.txt" in str(get_result(agent, None, event["id"]))
     assert event["summary"].startswith("[git_status] Repository status: On branch main")
     assert result["status"] == "done"
     assert result["final_answer"].startswith("Status checked [R1]")
@@ -188,13 +190,13 @@ async def test_sensitive_call_waits_for_approval_and_reject_skips_it(
     config = {"configurable": {"thread_id": "reject"}}
     paused = await agent.ainvoke({"messages": [("user", "commit it")]}, config)
     [pending] = paused["__interrupt__"]
-    assert pending.value["call"]["name"] == "git_commit"
-    assert "sensitive" in pending.value["reason"]
+    [request] = pending.value["action_requests"]
+    assert request["name"] == "git_commit" and "sensitive" in request["description"]
     assert (await agent.aget_state(config)).interrupts
     result = await agent.ainvoke(Command(resume={"action": "reject"}), config)
     assert git(repo, "log", "--oneline") == before
     [event] = result["tool_events"]
-    assert event["denied"] and not event["ok"]
+    assert event["outcome"] == "denied" and not event["ok"]
     assert result["final_answer"] == "I did not commit anything."
 
 
@@ -317,8 +319,8 @@ def test_unannotated_mcp_tool_waits_for_approval(annotated_server: dict[str, Any
     config = {"configurable": {"thread_id": "unannotated"}}
     paused = agent.invoke({"messages": [("user", "erase my notes")]}, config)
     [pending] = paused["__interrupt__"]
-    assert pending.value["call"]["name"] == "erase_notes"
-    assert "sensitive" in pending.value["reason"]
+    [request] = pending.value["action_requests"]
+    assert request["name"] == "erase_notes" and "sensitive" in request["description"]
     result = agent.invoke(Command(resume={"action": "reject"}), config)
     [event] = result["tool_events"]
-    assert event["denied"] and not event["ok"]
+    assert event["outcome"] == "denied" and not event["ok"]

@@ -45,8 +45,10 @@ def make_execute(settings: LoopSettings):
             run = run_tool(tool, call["args"], timeout_s=settings.timeout_for(call["name"],
                                                                                limits),
                            token=token_for(config, runtime.store), config=config)
-        except Exception as exc:  # a tool's failure is a result for the model, not a crash
-            if attempt < policy.max_attempts and retry_on(exc):
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a tool's failure (even CancelledError) is a result
+            if isinstance(exc, Exception) and attempt < policy.max_attempts and retry_on(exc):
                 raise  # the node's RetryPolicy runs this call again
             result = _failed(call, _describe(exc), started, attempt, limits.summary_char_limit)
         else:
