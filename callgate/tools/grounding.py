@@ -6,41 +6,47 @@ about a triangle). A value that appears nowhere in what the user wrote or the to
 returned, and that the schema does not supply (an enum member, a default, a constant),
 is flagged (see ``callgate.graph.validate`` for what the loop does with it).
 
-What counts as "appears" (measured on ``tests/data/grounding_paraphrases.jsonl``):
+What counts as "appears" (measured on ``tests/data/grounding_paraphrases.jsonl``, see
+``tests/test_grounding_paraphrases.py``):
 
 - **Numbers**: the same number written in digits (``5``, ``-4``, ``1e-9``, ``1,000``), the
   same in percent (``5%`` for ``0.05``), spelled out (``twenty-five``, ``a hundred``,
   ``three hundred fifty``, ``two dozen``, ``half a dozen``, ``one and a half``, ``a couple``),
   with a multiplier (``1k``, ``1.5 million``, ``$2.5M``, ``10bn``), a fraction (``3/4``), the
-  hour of a clock time (``5pm`` for 17), the year, month or day of a date the
-  conversation names (``last year`` for 2025).
+  hour of a written clock time (``5pm`` for 17), the year of ``last/this/next year``, the
+  number of a month named (``December`` for 12).
 - **Dates** (a string value that is an ISO date or date-time, ``2026-11-24T15:00``): its
   day must be one the conversation names: written out (``2026-11-24``, ``24 Nov 2026``,
-  ``December 5th``, ``12/25/2026``), or relative to today: ``today``, ``now``,
-  ``tonight``, ``tomorrow``, ``yesterday``, ``the day after tomorrow``, ``the day before
-  yesterday``, a weekday (``Friday``, ``next/this/last Monday``), ``this/next weekend``,
-  ``this/next/last week`` (any day of it), ``this/next/last month`` (its first and last
-  day, the same day), ``in N days/weeks``, ``N days/weeks ago``. Its time, when not
-  midnight, must be a time the conversation names (below). Today is the date the
-  conversation states (``Today is 2025-02-27``), else the ``today`` argument, else the
-  real current date (``date.today()``, the machine's local date).
+  ``December 5th``, ``12/25/2026`` read both ways, a month alone for its first and last
+  day; without a year: this year, next year or a year the text names), or relative to
+  today: ``today``, ``now``, ``tonight``, ``tomorrow``, ``yesterday``, ``the day after
+  tomorrow``, ``the day before yesterday``, a weekday (``Friday``: this week's or the
+  coming one; ``next Monday``: the coming one or the one after; ``last Monday``),
+  ``this/next weekend``, ``this/next/last week`` (any day of it), ``this/next/last month``
+  (its first and last day, the same day), ``in N days/weeks/months``, ``N days ago``,
+  ``the 24th`` (of this month or the next). Its time, when not midnight, must be a time
+  the conversation names (below). Today is the date the conversation states (``Today is
+  2025-02-27``), else the ``today`` argument, else the real current date (``date.today()``,
+  the machine's local date). Dates in other forms are checked as other strings.
 - **Clock times** (a string value such as ``15:00``, ``3:00 PM``, ``06:30:00``): ``3pm``,
   ``3:30 p.m.``, ``15:00``, ``noon``, ``midnight``, ``half past 3``, ``3 o'clock`` and
   ``at 3`` (both 03:00 and 15:00).
-- **Other strings**: compared without case, accents and punctuation: at least half of
-  their words are in the conversation (``Paris, France``; a plural counts as its
-  singular), or the whole value is, without spaces (``LosAngeles``); a number written
-  as a string (``"24"``) is checked as a number. Words of the synonym table below count
-  as written when another name of the same thing is (``NYC`` gives ``New York City``,
-  ``km`` gives ``kilometers``, ``£`` gives ``GBP``).
+- **Other strings**: compared without case, accents and punctuation, in any script: at
+  least half of their words are in the conversation (``Paris, France``; a plural counts
+  as its singular), or the whole value is, without spaces (``LosAngeles``, ``肯德基``); a
+  number written as a string (``"24"``) is checked as a number. Words of the synonym
+  table (``_SYNONYMS``: places, currencies, units, languages) count as written when
+  another name of the same thing is (``NYC`` gives ``New York City``, ``km`` gives
+  ``kilometers``, ``£`` gives ``GBP``).
 
 Booleans and nulls are never flagged. Known misses: knowledge the user did not write
-(``Apple`` → ``AAPL``), unit conversions (``5 km`` → ``5000`` m), ``quarter past``.
+(``Apple`` -> ``AAPL``, ``San Francisco`` -> ``California``), unit conversions (``5 km``
+-> ``5000`` m, ``100µF`` -> ``0.0001``), ``quarter past``.
 
-No library does this: entity linkers and date parsers (dateparser, spaCy) answer "what
-does this text mean", not "could this value have been read off this text", and would
-add model-sized dependencies to a check that runs on every call; the tables here are
-small on purpose and each entry was a measured false rejection.
+No library does this: date parsers (dateparser) turn one phrase into one date and entity
+linkers (spaCy) need a model; the question here is the reverse, "could this value have
+been read off this text", over every reading of the text at once, on every call. The
+tables are small on purpose: each entry also grounds values a model might invent.
 """
 
 from __future__ import annotations
@@ -171,8 +177,9 @@ class _Group:
     squashed: tuple[str, ...]
 
     def found_in(self, text: _Text) -> bool:
-        return (any(p in text.joined for p in self.phrases) or bool(
-            self.capitals & text.capitals) or bool(self.after_number & text.after_number)
+        return (any(p in text.joined for p in self.phrases)
+                or bool(self.capitals & text.capitals)
+                or bool(self.after_number & text.after_number)
                 or any(s in text.folded for s in self.symbols))
 
 
@@ -204,8 +211,9 @@ class _Text:
         runs = re.findall(r"\d+|[^\W\d_]+", folded)
         capitals = re.findall(r"(?<![A-Za-z.])(?:[A-Z]\.?)+(?![a-z])", text)
         units = re.findall(r"\d\s*°?\s*([a-z]+|%)", folded)
-        return cls(folded, f" {' '.join(runs)} ", frozenset(c.replace(".", "")
-                                                           for c in capitals), frozenset(units))
+        return cls(folded=folded, joined=f" {' '.join(runs)} ",
+                   capitals=frozenset(c.replace(".", "") for c in capitals),
+                   after_number=frozenset(units))
 
 
 _GROUPS = tuple(_group(line) for line in _SYNONYMS)
@@ -355,7 +363,7 @@ def _relative_dates(text: str, today: date) -> set[date]:
         if m[2] == "week":
             found |= {monday + (7 * shift + n) * day for n in range(7)} | {today + 7 * shift * day}
         elif m[2] == "weekend":
-            saturday = monday + 5 * day + (7 * shift if shift else 0) * day
+            saturday = monday + (5 + 7 * shift) * day
             if shift == 1 and today.weekday() < 5:
                 found |= {saturday - 7 * day, saturday - 6 * day}  # "next" = the coming one
             found |= {saturday, saturday + day}
@@ -381,8 +389,9 @@ def _shift(today: date, amount: int, unit: str) -> date:
     return today + timedelta(days=amount * (7 if unit == "week" else 1))
 
 
-def _clock_times(text: str) -> set[tuple[int, int]]:
-    """``(hour, minute)`` of the clock times named in lowered ``text``."""
+def _clock_times(text: str, loose: bool = True) -> set[tuple[int, int]]:
+    """``(hour, minute)`` of the clock times named in lowered ``text``; ``loose``: with
+    those of ``at 3`` and ``3 o'clock`` (03:00 and 15:00)."""
     found: set[tuple[int, int]] = set()
     for m in _CLOCK_12.finditer(text):
         hour, minute = int(m[1]), int(m[2] or 0)
@@ -391,7 +400,7 @@ def _clock_times(text: str) -> set[tuple[int, int]]:
     for m in _CLOCK_24.finditer(text):
         if int(m[1]) < 24 and int(m[2]) < 60:
             found.add((int(m[1]), int(m[2])))
-    for m in _CLOCK_LOOSE.finditer(text):
+    for m in _CLOCK_LOOSE.finditer(text) if loose else ():
         said = m[1] or m[2]
         hour = int(said) if said.isdigit() else _UNITS.get(said, 0)
         minute = 30 if m[0].startswith("half") else 0
@@ -422,7 +431,8 @@ class _Context:
 
         self.numbers: set[float] = {v for m in _NUMBER.finditer(text)
                                     if (v := _to_float(m.group())) is not None}
-        self.numbers |= {float(v) for w, v in _NUMBER_WORDS.items() if w in self.words}
+        plain = set(prepared.joined.split())  # as written: not stems, not synonyms
+        self.numbers |= {float(v) for w, v in _NUMBER_WORDS.items() if w in plain}
         self.numbers |= _spelled_numbers(re.findall(r"[a-z]+", lowered))
         self.numbers |= {float(m[1]) * _SCALE[m[2]] for m in _SCALED.finditer(lowered)}
         self.numbers |= {int(m[1]) / int(m[2]) for m in _FRACTION.finditer(lowered)
@@ -440,7 +450,8 @@ class _Context:
         self.times = _clock_times(lowered)
         self.numbers |= {float(now.year + _SHIFT[m[1]]) for m in _PERIOD.finditer(lowered)
                          if m[2] == "year"}
-        self.numbers |= {float(h) for h, _ in self.times}
+        # the hour of a written clock time ("5pm" 17), not of "at 5" (any "at one point")
+        self.numbers |= {float(h) for h, _ in _clock_times(lowered, loose=False)}
         self.numbers |= {float(_MONTHS[m[1]]) for m in _MONTH_ALONE.finditer(lowered)
                          if m[1] not in ("may", "mar", "jan", "jun") or m[2]}
 
@@ -492,7 +503,7 @@ def _datetime_value(value: str) -> tuple[date | None, tuple[int, int] | None] | 
 
 
 @lru_cache(maxsize=32)
-def _context(text: str, today: date | None) -> _Context:
+def _context(text: str, today: date) -> _Context:
     # The loop checks every call of a step against the same conversation.
     return _Context(text, today)
 
@@ -544,7 +555,7 @@ def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, 
     ``today`` anchors relative dates (``tomorrow``) when the conversation states no date;
     by default the real current date."""
     found: list[tuple[str, Any]] = []
-    ctx = _context(context, today)
+    ctx = _context(context, today or date.today())  # the real date is part of the key
     for key, value in args.items():
         _walk(value, _sub_schema(schema, key), key, ctx, found)
     return found
