@@ -153,7 +153,8 @@ def test_ask_json_is_one_object_and_the_thread_is_kept(home: Path) -> None:
     assert out["status"] == "done"
     assert out["final_answer"].startswith("17 * 23 = 391")
     assert [e["tool"] for e in out["tool_events"]] == ["calculator"]
-    assert out["tool_events"][0]["data"] == 391
+    assert out["tool_events"][0]["ok"] is True and "391" in out["tool_events"][0]["summary"]
+    assert out["problems"] == []  # the graph reports every call that did not complete ok
     assert [c["id"] for c in out["citations"]] == ["R1"]
     assert out["thread_id"].startswith("ask-")
     # status lines go to stderr: the tool line is there, not on stdout
@@ -235,7 +236,8 @@ def test_approval_rejected_on_stdin_runs_nothing(home: Path) -> None:
                       home=home, stdin="n not today\n")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
-    assert out["tool_events"][0]["denied"] is True
+    assert out["tool_events"][0]["outcome"] == "denied"
+    assert [p["outcome"] for p in out["problems"]] == ["denied"]
     assert (home / "a.txt").exists() and (home / "b.txt").exists()
 
 
@@ -298,9 +300,9 @@ def test_ask_with_the_bundled_model(home: Path) -> None:
         assert marker not in out["final_answer"]
     rows = json.loads(callgate("stats", "--json", home=home).stdout)  # persisted usage
     events = out["tool_events"]
-    executed = [e for e in events if not (e["repeat_of"] or e["denied"] or e["skipped"])]
+    executed = [e for e in events if e["outcome"] in ("ok", "error", "timeout")]
     assert sum(r["calls"] for r in rows) == len(executed)
-    assert sum(r["duplicates"] for r in rows) == sum(bool(e["repeat_of"]) for e in events)
+    assert sum(r["duplicates"] for r in rows) == sum(e["outcome"] == "repeat" for e in events)
 
 
 @pytest.mark.llama
