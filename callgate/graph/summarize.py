@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, CallResult, ToolCall, ToolEvent
+from callgate.graph.writer import emit
 from callgate.tools.summaries import bounded, failure_summary
 
 
@@ -50,6 +51,8 @@ def make_summarize(settings: LoopSettings):
             update["stop_reason"] = "no_fitting_tool" if only_ungrounded else "failed"
         elif repeats >= settings.max_repeats:
             update["stop_reason"] = "repeated_calls"
+        if not update.get("stop_reason"):
+            emit({"event": "status", "phase": "thinking", "step": step})
         return update
 
     return summarize

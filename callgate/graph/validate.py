@@ -26,6 +26,7 @@ from langgraph.runtime import Runtime
 from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, ToolCall
+from callgate.graph.writer import emit
 from callgate.tools.grounding import conversation_text, grounding_error, ungrounded_args
 
 
@@ -79,6 +80,8 @@ def make_validate(settings: LoopSettings):
             correctable = False  # invented extra calls are refused alone; the rest run
         if correctable:
             return {"pending_calls": checked, "validation_errors": errors}
+        if any(not c.get("outcome") for c in checked):
+            emit({"event": "status", "phase": "calling", "step": state.get("step", 0)})
         # Not corrected: each refused call carries its outcome; only text that could not be
         # read as any call is left as an error (it ends the loop).
         return {"pending_calls": _numbered(_mark_repeats(checked, state), state),
