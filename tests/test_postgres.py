@@ -10,7 +10,6 @@ file, so the log shows exactly what ran where.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -36,7 +35,6 @@ from tests.servers import PostgresUnavailable, free_port, postgres_server
 REPO = Path(__file__).resolve().parents[1]
 URL_ENV = "CALLGATE_TEST_POSTGRES"
 # The per-call task loop and the result store land with issue 11 (the graph rewrite).
-NEW_LOOP = importlib.util.find_spec("callgate.graph.results") is not None
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -261,8 +259,6 @@ def test_resume_after_sigkill_completes_the_turn(work: Workspace) -> None:
     assert [(e["tool"], e["ok"]) for e in out["events"]] == [("slow", True)]
 
 
-@pytest.mark.xfail(not NEW_LOOP, strict=True,
-                   reason="before issue 11 a resumed step re-runs its finished calls")
 def test_resume_after_sigkill_runs_only_unfinished_calls(work: Workspace) -> None:
     """Process 1 is killed while the slow call sleeps, after the fast call finished; process 2
     resumes the thread: the fast call's side effect happened exactly once, the slow call ran."""
@@ -277,9 +273,7 @@ def test_resume_after_sigkill_runs_only_unfinished_calls(work: Workspace) -> Non
 
 @pytest.mark.parametrize("answer", [
     pytest.param({"action": "approve"}, id="shorthand"),
-    pytest.param({"decisions": [{"type": "approve"}]}, id="hitl",
-                 marks=pytest.mark.xfail(not NEW_LOOP, strict=True,
-                                         reason="HITL decisions land with issue 11")),
+    pytest.param({"decisions": [{"type": "approve"}]}, id="hitl"),
 ])
 def test_approval_asked_in_one_process_answered_in_another(work: Workspace,
                                                            answer: dict[str, Any]) -> None:
@@ -315,7 +309,6 @@ def test_store_written_in_one_process_read_in_another(work: Workspace) -> None:
         assert [i.key for i in db.store.search(namespace)] == [key]
 
 
-@pytest.mark.skipif(not NEW_LOOP, reason="full results go to the store with issue 11")
 def test_full_tool_results_land_in_the_store(work: Workspace) -> None:
     import callgate
 

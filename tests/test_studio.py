@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import time
@@ -45,7 +44,6 @@ def test_langgraph_json_points_at_a_graph_without_its_own_checkpointer() -> None
 
 # Context fields, approval decisions in LangChain's HITL format and the result store land
 # with issue 11 (the graph rewrite); until then the tests that need them are expected to fail.
-NEW_LOOP = importlib.util.find_spec("callgate.graph.results") is not None
 CONTEXT_FIELDS = {"max_steps", "tool_timeout_s", "summary_char_limit", "grounding",
                   "max_calls_per_step", "approval"}
 
@@ -209,7 +207,6 @@ def test_server_lists_the_assistant_and_answers(studio: Studio) -> None:
 
 @pytest.mark.server
 @pytest.mark.timeout(120)
-@pytest.mark.xfail(not NEW_LOOP, strict=True, reason="the result store lands with issue 11")
 def test_server_keeps_full_results_in_its_store(studio: Studio) -> None:
     thread, out = studio.ask("note kept")
     [event] = out["tool_events"]
@@ -267,7 +264,6 @@ def test_server_approval_shorthand(studio: Studio, answer: dict[str, Any], log: 
 
 @pytest.mark.server
 @pytest.mark.timeout(120)
-@pytest.mark.xfail(not NEW_LOOP, strict=True, reason="HITL requests land with issue 11")
 @pytest.mark.parametrize(("decision", "log"), [
     pytest.param({"type": "approve"}, ["wipe c"], id="approve"),
     pytest.param({"type": "edit", "edited_action": {"name": "wipe", "args": {"target": "d"}}},
@@ -313,9 +309,6 @@ def test_server_cancel_leaves_the_thread_consistent(studio: Studio) -> None:
     # The next turn ran its own call and did not run the cancelled step's finished call again.
     assert studio.log.count("note before slow") == 1 and "note after" in studio.log
     assert not any(e["ok"] for e in out["tool_events"] if e["tool"] == "slow")
-    if not NEW_LOOP:
-        # Today the cancelled step's calls stay unanswered in the messages.
-        pytest.xfail("a cancelled run's calls are closed with issue 11")
     assert dangling_calls(out["messages"]) == []
 
 
@@ -327,15 +320,12 @@ def test_server_exposes_the_run_context_schema(studio: Studio) -> None:
     assert "messages" in schemas["input_schema"]["properties"]
     assert {"final_answer", "status"} <= set(schemas["output_schema"]["properties"])
     context = schemas.get("context_schema")
-    if not NEW_LOOP and context is None:
-        pytest.xfail("the typed context_schema lands with issue 11")
     assert set(context["properties"]) >= CONTEXT_FIELDS
     assert context["properties"]["approval"].get("enum") == ["ask", "auto", "deny"]
 
 
 @pytest.mark.server
 @pytest.mark.timeout(120)
-@pytest.mark.xfail(not NEW_LOOP, strict=True, reason="the typed context lands with issue 11")
 def test_server_run_context_sets_the_approval_policy(studio: Studio) -> None:
     before = list(studio.log)
     _, out = studio.ask("wipe e", context={"approval": "deny"})
