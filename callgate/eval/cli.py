@@ -1,4 +1,4 @@
-"""``callgate eval`` (bfcl, compare, diff, outputs) and ``callgate bench`` (overhead)."""
+"""``callgate eval`` (bfcl, compare, diff, outputs, answers) and ``callgate bench`` (overhead)."""
 
 from __future__ import annotations
 
@@ -170,6 +170,25 @@ def cmd_outputs(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_answers(args: argparse.Namespace) -> int:
+    from callgate.eval.answers import format_answers, print_progress, run_answers, time_ask
+
+    try:
+        report = run_answers(args.model, limit=args.limit, data=args.data,
+                             max_steps=args.max_steps,
+                             progress=None if args.quiet else print_progress)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"eval answers: {exc}") from exc
+    report.command = _command_line()
+    if args.ask_runs:
+        report.ask = time_ask(args.model, runs=args.ask_runs)
+    print(f"answer quality on {args.model}, {report.date}, commit {report.commit or '?'}")
+    print(format_answers(report))
+    if args.report:
+        print(f"report: {report.write(args.report)}")
+    return 0
+
+
 def cmd_overhead(args: argparse.Namespace) -> int:
     from callgate.eval.overhead import format_overhead, run_overhead
 
@@ -239,6 +258,21 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     out.add_argument("--json", action="store_true")
     out.add_argument("--report", type=Path, help="write the JSON report here")
     out.set_defaults(func=cmd_outputs)
+
+    ans = evsub.add_parser("answers", help="answer quality over the built-in tools: key "
+                                           "result, invented numbers, echoes, loops, speed")
+    ans.add_argument("--model", default=os.environ.get("CALLGATE_MODEL", "bundled"),
+                     help="model spec (default: bundled)")
+    ans.add_argument("--limit", type=int, help="first N questions only")
+    ans.add_argument("--data", type=Path, help="a JSONL answer set (default: the packaged one)")
+    ans.add_argument("--report", type=Path, default=Path("answers-report.json"),
+                     help="write the JSON report here (default: ./answers-report.json)")
+    ans.add_argument("--no-report", dest="report", action="store_const", const=None)
+    ans.add_argument("--ask-runs", type=int, default=3,
+                     help="time `callgate ask` end to end this many times (0: not at all)")
+    ans.add_argument("--max-steps", type=int, default=5)
+    ans.add_argument("--quiet", action="store_true", help="no line per question")
+    ans.set_defaults(func=cmd_answers)
 
     bench = sub.add_parser("bench", help="performance benchmarks")
     bsub = bench.add_subparsers(dest="bench_command", required=True)
