@@ -56,6 +56,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import lru_cache
@@ -146,7 +147,7 @@ _MONTH_ALONE = re.compile(r"(?<![a-z])" + _MONTH + r"(?![a-z])" + _YEAR)
 _THE_NTH = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b")
 _STATED_TODAY = re.compile(r"\b(?:today|current date|today's date|date today)\s*(?:is|:|=)"
                            r"\s*(?:[a-z]+day,?\s*)?(.{6,30})")
-_AMOUNT = r"(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen)"
+_AMOUNT = r"(\d{1,4}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen)"
 _IN_DAYS = re.compile(r"\bin\s+" + _AMOUNT + r"\s+(day|week|month)s?\b|\b" + _AMOUNT
                       + r"\s+(day|week|month)s?\s+from\s+(?:now|today)\b")
 _DAYS_AGO = re.compile(r"\b" + _AMOUNT + r"\s+(day|week|month)s?\s+ago\b")
@@ -294,6 +295,8 @@ def _add_months(day: date, months: int) -> date:
 
 
 def _month_ends(year: int, month: int) -> set[date]:
+    if not 1 <= year <= 9999:
+        return set()
     return {date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])}
 
 
@@ -330,8 +333,8 @@ def _today(text: str, today: date | None) -> date:
     stated = _STATED_TODAY.search(text)
     if stated:
         dates = _explicit_dates(stated[1], ())
-        if len(dates) == 1:
-            return dates.pop()
+        if len(dates) == 1 and 1900 <= (stated_day := dates.pop()).year <= 2999:
+            return stated_day  # (far from date.min and date.max: no overflow below)
     return today or date.today()
 
 
@@ -446,7 +449,8 @@ class _Context:
         years = {now.year, now.year + 1} | {
             int(y) for y in re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", lowered)}
         self.days = _explicit_dates(lowered, tuple(sorted(years)))
-        self.days |= _relative_dates(lowered, now)
+        with suppress(OverflowError, ValueError):  # a "today" at the edge of the calendar
+            self.days |= _relative_dates(lowered, now)
         self.times = _clock_times(lowered)
         self.numbers |= {float(now.year + _SHIFT[m[1]]) for m in _PERIOD.finditer(lowered)
                          if m[2] == "year"}
