@@ -156,16 +156,16 @@ def test_approvals_and_threads() -> None:
 
 
 @pytest.mark.llama
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)  # about 1.5 min on two idle cores; far more on a busy machine
 def test_evaluation() -> None:
-    run = execute("evaluation", cell_timeout=540)
+    run = execute("evaluation", cell_timeout=840)
     bfcl = run.text("bfcl")
-    assert len(re.findall(r"^(ok  |MISS) ", bfcl, re.MULTILINE)) == 12  # 2 x 6 categories
-    assert re.search(r"^all questions +12 ", bfcl, re.MULTILINE)
+    assert len(re.findall(r"^(ok  |MISS) ", bfcl, re.MULTILINE)) == 8  # 2 x 4 categories
+    assert re.search(r"^all questions +8 ", bfcl, re.MULTILINE)
     assert run.images("accuracy-chart") == 1
     assert run.images("failures-chart") == 1
-    assert len(re.findall(r"invalid \d+  ungrounded \d+  wrong value \d+",
-                          run.text("failures-chart"))) == 6
+    assert len(re.findall(r"invalid \d+  ungrounded \d+  repeated \d+  wrong value \d+",
+                          run.text("failures-chart"))) == 4
     bench = run.text("overhead")
     assert "ratio callgate/create_agent" in bench
     assert run.images("overhead-chart") == 1
