@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,10 @@ SHARED_DATA: Path | None = next(
 # Defaults that would otherwise prefer ../shared/data when it exists: pin them to the vendored
 # copies, so the suite reads the same data on every machine (subprocesses inherit this).
 os.environ["CALLGATE_BFCL_DIR"] = str(REPO / "callgate" / "eval" / "data" / "bfcl")
+
+# The suite never writes into the user's callgate home (threads, stats, index, images):
+# this process and its subprocesses get a throwaway one.
+os.environ["CALLGATE_HOME"] = tempfile.mkdtemp(prefix="callgate-test-home-")
 
 # Tests run one at a time on an otherwise idle machine: let llama.cpp use both cores
 # (callgate's default is half the cores, which holds up better next to other work).

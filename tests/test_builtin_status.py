@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import callgate.tools.builtin as builtin
+from callgate.persistence import callgate_home
 from callgate.tools.builtin import BUILTIN_NAMES, BuiltinSettings, builtin_tools
 from callgate.tools.index import DocumentIndex
 from callgate.tools.registry import ToolRegistry
@@ -105,7 +106,7 @@ def test_bad_numbers_in_the_environment(env: pytest.MonkeyPatch) -> None:
     env.setenv("CALLGATE_HTTP_TIMEOUT", "soon")
     with pytest.raises(ValueError, match="CALLGATE_HTTP_TIMEOUT must be a number"):
         BuiltinSettings.from_env()
-    assert BuiltinSettings.from_env({}).index_path == Path("~/.callgate/index.sqlite")
+    assert BuiltinSettings.from_env({}).index_path == callgate_home() / "index.sqlite"
 
 
 def test_calculator_is_exact_and_safe() -> None:

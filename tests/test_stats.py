@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage
 from callgate.graph.builder import build_agent
 from callgate.models.scripted import ScriptedChatModel, tool_call
 from callgate.tools.registry import ToolRegistry
-from callgate.tools.stats import DEFAULT_PATH, UsageStats, percentile
+from callgate.tools.stats import UsageStats, percentile
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,9 +56,10 @@ def test_percentile_nearest_rank() -> None:
 
 
 def test_default_path_and_memory(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CALLGATE_HOME", "~/cg")  # the callgate home, "~" expanded
     monkeypatch.setenv("HOME", str(tmp_path))
     stats = UsageStats()
-    assert stats.path == DEFAULT_PATH.expanduser() == tmp_path / ".callgate" / "stats.sqlite"
+    assert stats.path == tmp_path / "cg" / "stats.sqlite"
     assert stats.path.exists()
     assert UsageStats(None).path is None
 

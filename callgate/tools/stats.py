@@ -22,7 +22,6 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PATH = Path("~/.callgate/stats.sqlite")
 BUSY_TIMEOUT_MS = 10_000
 _DEFAULT: Any = object()
 
@@ -60,7 +59,8 @@ NO_TOOL = "(no tool)"  # invalid calls whose tool name could not be read
 
 class UsageStats:
     """Per-tool counters and durations. ``path``: a SQLite file (default
-    ``~/.callgate/stats.sqlite``), or ``None`` for an in-memory store (tests).
+    ``stats.sqlite`` in the callgate home, ``$CALLGATE_HOME`` or the user data folder), or
+    ``None`` for an in-memory store (tests).
 
     The graph calls the ``record_*`` methods; a storage failure is logged, never raised,
     so statistics can't break a run.
@@ -68,7 +68,9 @@ class UsageStats:
 
     def __init__(self, path: str | Path | None = _DEFAULT) -> None:
         if path is _DEFAULT:
-            path = DEFAULT_PATH
+            from callgate.persistence import callgate_home
+
+            path = callgate_home() / "stats.sqlite"
         self.path: Path | None = Path(path).expanduser() if path is not None else None
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None

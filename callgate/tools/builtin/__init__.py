@@ -8,13 +8,13 @@ why (``callgate tools`` prints them). Configuration comes from the environment:
 ``CALLGATE_SEARCH_BACKEND``    ``auto`` (SearxNG if its URL is set, else ddgs),
                                ``searxng`` or ``ddgs``
 ``CALLGATE_HTTP_TIMEOUT``      seconds for web requests (10)
-``CALLGATE_INDEX``             rag_search index (``~/.callgate/index.sqlite``)
+``CALLGATE_INDEX``             rag_search index (``index.sqlite`` in the callgate home)
 ``CALLGATE_IMAGE_URL``         image server: an OpenAI-compatible base URL
                                (``http://127.0.0.1:9000/v1``), or the A1111/ComfyUI URL
 ``CALLGATE_IMAGE_API``         ``openai`` (default), ``a1111`` or ``comfyui``
 ``CALLGATE_IMAGE_MODEL``       model name sent to the OpenAI images API
 ``CALLGATE_IMAGE_API_KEY``     bearer key for it (else ``OPENAI_API_KEY``)
-``CALLGATE_IMAGE_DIR``         where images are saved (``~/.callgate/images``)
+``CALLGATE_IMAGE_DIR``         where images are saved (``images`` in the callgate home)
 ``CALLGATE_IMAGE_TIMEOUT``     seconds for one image (120)
 ``CALLGATE_COMFYUI_WORKFLOW``  ComfyUI workflow exported with "Save (API Format)"
 =============================  ==========================================================
@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from callgate.persistence import callgate_home
 from callgate.tools.registry import Tool
 
 SEARCH_BACKENDS = ("auto", "searxng", "ddgs")
@@ -52,12 +53,12 @@ class BuiltinSettings:
     searxng_url: str | None = None
     search_backend: str = "auto"
     http_timeout_s: float = 10.0
-    index_path: Path = Path("~/.callgate/index.sqlite")
+    index_path: Path = field(default_factory=lambda: callgate_home() / "index.sqlite")
     image_url: str | None = None
     image_api: str = "openai"
     image_model: str | None = None
     image_api_key: str | None = None
-    image_dir: Path = Path("~/.callgate/images")
+    image_dir: Path = field(default_factory=lambda: callgate_home() / "images")
     image_timeout_s: float = 120.0
     comfyui_workflow: Path | None = None
 
@@ -76,12 +77,12 @@ class BuiltinSettings:
             search_backend=(get("CALLGATE_SEARCH_BACKEND") or "auto").lower(),
             http_timeout_s=_seconds(get("CALLGATE_HTTP_TIMEOUT"), 10.0,
                                     "CALLGATE_HTTP_TIMEOUT"),
-            index_path=Path(get("CALLGATE_INDEX") or cls.index_path),
+            index_path=Path(get("CALLGATE_INDEX") or callgate_home() / "index.sqlite"),
             image_url=get("CALLGATE_IMAGE_URL"),
             image_api=(get("CALLGATE_IMAGE_API") or "openai").lower(),
             image_model=get("CALLGATE_IMAGE_MODEL"),
             image_api_key=get("CALLGATE_IMAGE_API_KEY") or get("OPENAI_API_KEY"),
-            image_dir=Path(get("CALLGATE_IMAGE_DIR") or cls.image_dir),
+            image_dir=Path(get("CALLGATE_IMAGE_DIR") or callgate_home() / "images"),
             image_timeout_s=_seconds(get("CALLGATE_IMAGE_TIMEOUT"), 120.0,
                                      "CALLGATE_IMAGE_TIMEOUT"),
             comfyui_workflow=Path(workflow) if workflow else None,
