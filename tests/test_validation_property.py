@@ -130,7 +130,7 @@ args = st.dictionaries(st.sampled_from(KEYS + ["z", "n_2"]),
 def cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     """A random schema and arguments: deep and general, shallow (where a value often meets
     every keyword but one), or numeric (where the integer rule bites)."""
-    kind = draw(st.sampled_from(["general", "shallow", "numeric"]))
+    kind = draw(st.sampled_from(["general", "shallow", "numeric", "numeric"]))
     if kind == "general":
         return draw(roots), draw(args)
     if kind == "shallow":
@@ -141,11 +141,12 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
         return {"type": "object", "properties": props, "$defs": {"d": {}}}, value
     props = draw(st.dictionaries(st.sampled_from(KEYS), numeric, min_size=1, max_size=3))
     schema: dict[str, Any] = {"type": "object", "properties": props}
-    if draw(st.booleans()):
+    unknown = draw(st.booleans())  # then an unknown name, under additionalProperties false
+    if unknown:
         schema["additionalProperties"] = False
-    names = st.sampled_from([*props, "z"])
+    names = st.sampled_from([*props, "z"] if unknown else list(props))
     value = draw(st.dictionaries(names, st.one_of(numbers, st.lists(numbers, max_size=2)),
-                                 max_size=3))
+                                 min_size=1, max_size=2))
     return schema, value
 
 
