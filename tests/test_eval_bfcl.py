@@ -275,6 +275,8 @@ def test_report_figures_and_json(tmp_path: Path) -> None:
     assert data["scoring"]["checker"] == "own"
     gap = data["tune_vs_validate"]["simple_python"]
     assert gap["difference"] == 0.0 and gap["within_noise"] is True
+    # irrelevance ran on tune only: no difference to speak of.
+    assert data["tune_vs_validate"]["irrelevance"]["difference"] is None
     rows = {row["name"]: row for row in data["summary"]["all"]}
     # Only two categories ran: BFCL's summary rows that need others are N/A (None).
     assert rows["non_live_ast"]["accuracy"] is None

@@ -454,9 +454,11 @@ class BfclReport:
 
     def tune_vs_validate(self, category: str | None = None) -> dict[str, Any]:
         """Tune minus validate accuracy, its 95 % interval (Newcombe) and whether the
-        difference is inside the noise."""
+        difference is inside the noise (None where a part has no question)."""
         tune, validate = (Score(sum(r.ok for r in self.rows(category, p)),
                                 len(self.rows(category, p))) for p in SPLIT_PARTS)
+        if not tune.total or not validate.total:  # a part without questions: nothing to say
+            return {"difference": None, "ci95": None, "within_noise": None}
         return {"difference": round(tune.accuracy - validate.accuracy, 4),
                 "ci95": _interval(difference_interval(tune, validate)),
                 "within_noise": within_noise(tune, validate)}
@@ -486,7 +488,7 @@ class BfclReport:
         }
         if details:
             out["questions"] = [
-                {"id": r.id, "split": r.split, "ok": int(r.ok),
+                {"id": r.id, "category": r.category, "split": r.split, "ok": int(r.ok),
                  "ok_executed": None if r.ok_executed is None else int(r.ok_executed),
                  "own_ok": None if r.own_ok is None else int(r.own_ok),
                  "calls": r.calls, "outcomes": r.outcomes, "s": r.seconds,
@@ -742,6 +744,8 @@ def _acc(figures: dict[str, Any]) -> str:
 
 
 def _gap(gap: dict[str, Any]) -> str:
+    if gap["difference"] is None:
+        return "-"
     return f"{100 * gap['difference']:+.1f}{' (noise)' if gap['within_noise'] else ' (!)'}"
 
 
