@@ -65,6 +65,7 @@ from callgate.eval.bfcl_data import (
 )
 from callgate.eval.bfcl_stats import (
     Score,
+    SummaryRow,
     difference_interval,
     summary_rows,
     wilson,
@@ -445,7 +446,8 @@ class BfclReport:
     def figures(self, category: str | None = None, part: str | None = None) -> dict[str, Any]:
         return summarize(self.rows(category, part))
 
-    def summary(self, part: str | None = None, *, executed: bool = False) -> list[Any]:
+    def summary(self, part: str | None = None, *,
+                executed: bool = False) -> list[SummaryRow]:
         """BFCL's summary rows (non-live AST, live, irrelevance, relevance, overall)."""
         scores = {c: Score(sum(bool(r.ok_executed if executed else r.ok)
                                for r in self.rows(c, part)), len(self.rows(c, part)))
@@ -511,7 +513,7 @@ class BfclReport:
         return path
 
 
-def _row_dict(row: Any, executed: Any) -> dict[str, Any]:
+def _row_dict(row: SummaryRow, executed: SummaryRow) -> dict[str, Any]:
     return {"name": row.name, "accuracy": _round(row.accuracy),
             "ci95": _interval(row.ci95), "accuracy_executed": _round(executed.accuracy),
             "how": row.how, "interval": row.interval, "categories": list(row.categories),
