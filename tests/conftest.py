@@ -64,8 +64,15 @@ sys.addaudithook(_audit)  # an audit hook cannot be removed: it lives as long as
 _SHARED_COMPARISONS = {("test_bfcl_data.py", "test_vendored_copy_is_the_shared_data")}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A test that needs more than the suite's default timeout is slow by its own account:
+    # it leaves the README's command for `pytest -m slow` even where its file lacks the marker.
+    default = float(config.getini("timeout") or 0)
     for item in items:
+        limit = item.get_closest_marker("timeout")
+        if default and limit and limit.args and float(limit.args[0]) > default:
+            item.add_marker(pytest.mark.slow)
         if (item.path.name, item.name) in _SHARED_COMPARISONS:
             item.add_marker(pytest.mark.shared_data)
         if item.get_closest_marker("shared_data"):

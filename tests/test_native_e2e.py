@@ -53,9 +53,11 @@ def test_auto_picks_native_for_an_openai_compatible_server(server: str) -> None:
 
 
 @pytest.mark.parametrize("question", [
-    "What is the weather in Paris? Use the get_weather tool.",
+    # The two long generations run with the slow tests (about 25 s each on a busy machine).
+    pytest.param("What is the weather in Paris? Use the get_weather tool.",
+                 marks=[pytest.mark.slow, pytest.mark.timeout(900)]),
     "What time is it in Europe/Paris?",
-    "Say hello.",
+    pytest.param("Say hello.", marks=[pytest.mark.slow, pytest.mark.timeout(900)]),
 ])
 def test_native_loop_against_the_real_server(server: str, question: str) -> None:
     registry = ToolRegistry([get_weather, get_time])

@@ -93,6 +93,8 @@ def call_counts(stats: UsageStats) -> tuple[int, int]:
     return valid, invalid
 
 
+@pytest.mark.slow  # 20 questions on the real model: minutes, over 5 on a busy machine
+@pytest.mark.timeout(1500)
 def test_grammar_makes_every_tool_call_schema_valid() -> None:
     assert len(PROMPTS) >= 20
     stats, outputs = run_prompts(PROMPTS, grammar=True)
@@ -106,6 +108,8 @@ def test_grammar_makes_every_tool_call_schema_valid() -> None:
     assert attempted > 0 and invalid == 0 and rate == 1.0
 
 
+@pytest.mark.slow  # unconstrained decoding runs to the token limit: minutes
+@pytest.mark.timeout(1500)
 def test_without_grammar_the_loop_still_ends_cleanly() -> None:
     stats, outputs = run_prompts(PROMPTS[:4], grammar=False)
     valid, invalid = call_counts(stats)
