@@ -201,6 +201,13 @@ class AnswerScore:
     echoed: bool
     degenerate: bool
 
+    @property
+    def clean(self) -> bool:
+        """The key result, in an answer that passes every check (an answer spraying numbers
+        can hold the key by chance)."""
+        return (self.key_result and not self.invented_numbers and not self.echoed
+                and not self.degenerate)
+
 
 def answer_text(final_answer: str) -> str:
     """The answer without the ``Sources:`` paragraph callgate appends (its own, not the
@@ -285,6 +292,7 @@ class CaseResult:
     expected_tool_ok: bool
     key: list[str]
     key_result: bool
+    clean_key_result: bool
     invented_numbers: list[str]
     echoed: bool
     degenerate: bool
@@ -341,6 +349,7 @@ def run_case(agent: Any, case: Case) -> CaseResult:
             out.get("answer_checks") or []), status=out.get("status") or "error",
         tools_ok=tools_ok, expected_tool_ok=case.tool in tools_ok,
         key=[*key.text, *(f"{n:g}" for n in numbers)], key_result=score.key_result,
+        clean_key_result=score.clean,
         invented_numbers=score.invented_numbers, echoed=score.echoed,
         degenerate=score.degenerate, fallback=out.get("answer_source") == "results",
         seconds=round(seconds, 3), error=error)
@@ -381,6 +390,7 @@ class AnswersReport:
         n = len(rows)
         counts = {
             "key_result": sum(r.key_result for r in rows),
+            "clean_key_result": sum(r.clean_key_result for r in rows),
             "invented_number": sum(bool(r.invented_numbers) for r in rows),
             "echoed_instructions": sum(r.echoed for r in rows),
             "degenerate": sum(r.degenerate for r in rows),
@@ -518,7 +528,7 @@ def print_progress(result: CaseResult) -> None:
 
 def format_answers(report: AnswersReport) -> str:
     """A table: one row per tool and the total; then the ``callgate ask`` timing."""
-    heads = ["tool", "n", "key result", "invented number", "echoed", "degenerate",
+    heads = ["tool", "n", "key result", "clean key", "invented number", "echoed", "degenerate",
              "from results", "tool ok", "median s", "p90 s"]
     rows = [[t, *_cells(report.totals(t))] for t in dict.fromkeys(r.tool
                                                                      for r in report.results)]
@@ -539,8 +549,8 @@ def format_answers(report: AnswersReport) -> str:
 
 def _cells(totals: dict[str, Any]) -> list[str]:
     n = totals["questions"]
-    keys = ("key_result", "invented_number", "echoed_instructions", "degenerate",
-            "results_fallback", "expected_tool_ok")
+    keys = ("key_result", "clean_key_result", "invented_number", "echoed_instructions",
+            "degenerate", "results_fallback", "expected_tool_ok")
     return [str(n), *(f"{totals[k]} ({100 * totals[k] / n:.0f}%)" if n else "0" for k in keys),
             f"{totals['s_median']:.2f}" if totals["s_median"] is not None else "-",
             f"{totals['s_p90']:.2f}" if totals["s_p90"] is not None else "-"]
