@@ -233,6 +233,7 @@ def test_the_cli_runs_the_set_and_times_callgate_ask(tmp_path: Path,
 
 
 @pytest.mark.llama
+@pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_the_bundled_model_answers_two_questions() -> None:
     report = run_answers("bundled", limit=2)
