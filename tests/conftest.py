@@ -59,10 +59,6 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
 
 sys.addaudithook(_audit)  # an audit hook cannot be removed: it lives as long as the process
 
-# Tests outside this file's ownership that compare with ../shared; the eval engineer may move
-# this to an `@pytest.mark.shared_data` decorator on the test itself.
-_SHARED_COMPARISONS = {("test_bfcl_data.py", "test_vendored_copy_is_the_shared_data")}
-
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -73,8 +69,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         limit = item.get_closest_marker("timeout")
         if default and limit and limit.args and float(limit.args[0]) > default:
             item.add_marker(pytest.mark.slow)
-        if (item.path.name, item.name) in _SHARED_COMPARISONS:
-            item.add_marker(pytest.mark.shared_data)
         if item.get_closest_marker("shared_data"):
             _EXEMPT.add(item.nodeid)
 
