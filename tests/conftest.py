@@ -23,10 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 # The optional larger data folder beside the checkout ($CALLGATE_SHARED_DATA, else
 # ../shared/data), for the `shared_data` comparisons only; None where there is none.
 _shared = os.environ.pop("CALLGATE_SHARED_DATA", None)
-SHARED_DATA: Path | None = next(
-    (p for p in [Path(_shared) if _shared else REPO.parent / "shared" / "data"] if p.is_dir()),
-    None,
-)
+_shared_dir = Path(_shared) if _shared else REPO.parent / "shared" / "data"
+SHARED_DATA: Path | None = _shared_dir if _shared_dir.is_dir() else None
 # Defaults that would otherwise prefer ../shared/data when it exists: pin them to the vendored
 # copies, so the suite reads the same data on every machine (subprocesses inherit this).
 os.environ["CALLGATE_BFCL_DIR"] = str(REPO / "callgate" / "eval" / "data" / "bfcl")
