@@ -5,7 +5,8 @@ environment (jupyter_client starts a ``python`` kernel spec with ``sys.executabl
 reads what its key cells (found by their tag) printed or drew. formats-and-failures and
 approvals-and-threads drive the loop with ``ScriptedChatModel`` (fixed replies, not a
 language model) and a real subprocess; quickstart and evaluation also load the bundled GGUF
-model (marked ``llama``). The notebooks are committed without outputs.
+model (marked ``llama`` and ``slow``: minutes on two cores). The notebooks are committed
+without outputs.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def test_committed_notebooks_are_the_four_and_have_no_outputs() -> None:
 
 
 @pytest.mark.llama
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_quickstart() -> None:
     run = execute("quickstart", cell_timeout=240)
@@ -156,6 +158,7 @@ def test_approvals_and_threads() -> None:
 
 
 @pytest.mark.llama
+@pytest.mark.slow
 @pytest.mark.timeout(900)  # about 1.5 min on two idle cores; far more on a busy machine
 def test_evaluation() -> None:
     run = execute("evaluation", cell_timeout=840)
