@@ -53,10 +53,18 @@ def release() -> Iterator[threading.Event]:
     before = set(threading.enumerate())
     yield event
     event.set()
-    for thread in set(threading.enumerate()) - before:
-        if thread.name.startswith("callgate-tool-"):
-            thread.join(5)
-            assert not thread.is_alive(), f"{thread.name} did not end after its release"
+    # Released tools finish: their workers end or go back to idle (reused by later calls).
+    deadline = time.monotonic() + 5
+    busy = [t for t in set(threading.enumerate()) - before if _running_a_tool(t)]
+    while busy and time.monotonic() < deadline:
+        time.sleep(0.02)
+        busy = [t for t in busy if _running_a_tool(t)]
+    assert not busy, f"{[t.name for t in busy]} did not finish after their release"
+
+
+def _running_a_tool(thread: threading.Thread) -> bool:
+    return (thread.is_alive() and thread.name.startswith("callgate-tool-")
+            and thread.name != "callgate-tool-idle")
 
 
 def json_safe(value: Any) -> Any:

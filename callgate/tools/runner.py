@@ -1,9 +1,10 @@
 """Running one tool call: in its own thread, with a timeout, cancellable, JSON-safe output.
 
 :func:`run_tool` is synchronous so that one node serves ``invoke`` and ``ainvoke`` alike
-(LangGraph runs a sync node in its executor). Each call gets a fresh daemon thread: a tool
-that never returns keeps only its own thread, so no fixed pool can be exhausted by hung
-tools (the old design's 64 shared threads were). An async tool (a coroutine function, an
+(LangGraph runs a sync node in its executor). Each call runs on a daemon thread of its
+own — an idle one reused, else a new one: a tool that never returns keeps only its own
+thread, so no fixed pool can be exhausted by hung tools (the old design's 64 shared
+threads were). An async tool (a coroutine function, an
 async-only ``StructuredTool``, an MCP tool) runs under ``asyncio.run`` in that thread: one
 loop per call costs ~0.1 ms, and unlike a shared loop it cannot be stalled for everyone by a
 coroutine that blocks it; MCP tools open a session per call anyway, so nothing needs a loop
@@ -29,11 +30,12 @@ import dataclasses
 import json
 import logging
 import math
+import queue
 import re
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
 from datetime import time as dtime
 from decimal import Decimal
@@ -154,6 +156,48 @@ _abandoned: set[_Call] = set()
 _abandoned_lock = threading.Lock()
 
 
+class _Workers:
+    """Daemon threads for tool calls: an idle one is reused, else a new one starts, so no
+    fixed pool exists for hung tools to exhaust (a hung tool keeps only its own thread).
+    ``concurrent.futures`` would do the reuse, but its threads are joined at interpreter
+    exit, so one hung tool would keep the process alive; hence this small pool."""
+
+    IDLE_S = 30.0  # an idle worker exits after this long
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            reuse = self._idle > 0
+            if reuse:
+                self._idle -= 1  # that worker is now promised this job
+        if reuse:
+            self._jobs.put(job)
+        else:
+            threading.Thread(target=self._work, args=(job,), daemon=True,
+                             name="callgate-tool").start()
+
+    def _work(self, job: Callable[[], None]) -> None:
+        while True:
+            job()
+            with self._lock:
+                self._idle += 1
+            try:
+                job = self._jobs.get(timeout=self.IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if self._idle > 0:  # nobody was promised this worker: retire
+                        self._idle -= 1
+                        return
+                job = self._jobs.get()  # a job was promised just as we timed out
+
+
+_WORKERS = _Workers()
+
+
 class _Call:
     """One call's thread and what it left: ``data`` or ``error``, then ``done``."""
 
@@ -174,8 +218,15 @@ class _Call:
     def start(self) -> None:
         context = contextvars.copy_context()
         self._started = time.perf_counter()
-        threading.Thread(target=context.run, args=(self._target,), daemon=True,
-                         name=f"callgate-tool-{self.tool.name}").start()
+        _WORKERS.submit(lambda: context.run(self._run_named))
+
+    def _run_named(self) -> None:
+        thread = threading.current_thread()
+        thread.name = f"callgate-tool-{self.tool.name}"
+        try:
+            self._target()
+        finally:
+            thread.name = "callgate-tool-idle"
 
     def stop(self) -> None:
         self.token.cancel()
