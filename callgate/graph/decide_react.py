@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -36,15 +36,23 @@ from callgate.graph.decide_native import tools_allowed
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
 from callgate.graph.streaming import stream_reply
+from callgate.models.grammar import Values
 from callgate.parsing import parse_model_output
 from callgate.prompts import react as prompts
-from callgate.tools.grounding import numbers_in, unused_numbers
+from callgate.tools.grounding import conversation_text, numbers_in, unused_numbers
 from callgate.tools.registry import ToolRegistry
-from callgate.tools.relevance import relevant_tools
+from callgate.tools.relevance import (
+    mentioned_arguments,
+    names_in,
+    number_readings,
+    relevant_tools,
+    unused_names,
+)
 
 FINAL = "Final Answer:"
 FORCE_BIAS = 8.0  # a logit bias that settles a two-way grammar choice
 UNUSED_NUMBER_BIAS = 4.0
+RETRY_NUDGE = 2.0  # a repeated further call is decoded once more with this times the bias
 
 
 class ReactState(AgentState, total=False):
@@ -55,6 +63,7 @@ class ReactState(AgentState, total=False):
     chosen_tool: str | None
     cut_off: bool
     calls_written: int
+    repeat_dropped: bool
 
 
 def render_history(messages: list[AnyMessage]) -> list[AnyMessage]:
@@ -82,6 +91,34 @@ def _ran_out(message: AIMessage) -> bool:
     return message.response_metadata.get("finish_reason") == "length"
 
 
+class Call(TypedDict):
+    """A call as the coverage and repeat rules compare them: tool name and arguments."""
+
+    name: str
+    args: dict[str, Any]
+
+
+def turn_calls(messages: list[AnyMessage]) -> list[Call]:
+    """The calls made in the earlier steps of this turn (since the user's latest request;
+    the loop's correction messages do not start a turn)."""
+    out: list[Call] = []
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage) and not message.additional_kwargs.get(
+                "callgate_correction"):
+            break
+        if isinstance(message, AIMessage):
+            out[:0] = [Call(name=c["name"], args=c["args"]) for c in message.tool_calls]
+    return out
+
+
+def _args_of(raw: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 class ReactStrategy:
     """Decide by prompting for ReAct text and parsing what comes back."""
 
@@ -91,7 +128,10 @@ class ReactStrategy:
                  grammar: bool | None = None, include_optional: bool = True,
                  thought: bool = False, max_tokens: int = 256, args_tokens: int = 512,
                  answer_tokens: int = 384, end_turn_bias: float = 2.0,
-                 preselect: float | None = 0.5, coverage: bool = True) -> None:
+                 preselect: float | None = 0.5, coverage: bool = True,
+                 spans: bool = False, known_numbers: bool = False,
+                 mentioned_optional: bool = False, coverage_names: bool = False,
+                 fast_forward: bool = False) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -119,6 +159,20 @@ class ReactStrategy:
         # 40) 0.5 took SmolLM2 from 37.5% to 50%. None offers every tool.
         self.preselect = preselect
         self.coverage = coverage
+        # The items a request lists: its numbers, and with ``coverage_names`` its names
+        # (people, places: ``callgate.tools.relevance.names_in``) too.
+        self.coverage_names = coverage_names
+        # Speed: decode only the tokens the model chooses. The choice of "Action" or "Final
+        # Answer" is one token; a tool name the grammar already fixes (one tool offered) is
+        # written into the reply, not decoded token by token, and the next phase reads it
+        # in one batch after the cached prompt prefix (llama.cpp's KV cache).
+        self.fast_forward = fast_forward
+        # Values the model cannot invent (callgate.models.grammar.Values): string arguments
+        # are spans of the conversation (free text excepted), numbers are numbers it
+        # contains; ``mentioned_optional`` offers only optional arguments the request names.
+        self.spans = spans
+        self.known_numbers = known_numbers
+        self.mentioned_optional = mentioned_optional
         self.system = prompts.react_system(
             (t.name, t.description, t.schema) for t in registry)
 
@@ -155,27 +209,61 @@ class ReactStrategy:
         grammar = choice_grammar(self.offered(state), thought=self.thought)
         return self._kwargs(grammar=grammar, max_tokens=80)
 
-    def _args_kwargs(self, state: dict[str, Any], *, short: bool = False) -> dict[str, Any]:
+    def covered(self, state: dict[str, Any]) -> bool:
+        """Whether the calls of this turn's earlier steps used every number of the request:
+        a further call could only repeat one or invent values, so the turn answers."""
+        return bool(self.coverage and self.grammar and tools_allowed(state, self.registry)
+                    and turn_calls(state.get("messages") or [])
+                    and self._numbers_left(state) == [])
+
+    def _args_kwargs(self, state: dict[str, Any], *, short: bool = False,
+                     nudge: float = 1.0) -> dict[str, Any]:
         from callgate.models.grammar import args_grammar
 
         schema = self.registry.get(state["chosen_tool"]).schema  # type: ignore[union-attr]
+        values = self.values(state)
         # ``short``: the retry after arguments ran out of tokens: required ones only, with
         # tighter bounds, so that the JSON closes within the budget.
+        optional: bool | list[str] = self.include_optional
+        if optional and self.mentioned_optional:
+            optional = mentioned_arguments(schema, self._request(state))
         grammar = (args_grammar(schema, include_optional=False, max_string_chars=60,
-                                max_array_items=3) if short else
-                   args_grammar(schema, include_optional=self.include_optional))
-        bias = {} if short else self._further_call_bias(state)
+                                max_array_items=3, values=values) if short else
+                   args_grammar(schema, include_optional=optional, values=values))
+        bias = {} if short else self._further_call_bias(state, nudge)
         return self._kwargs(grammar=grammar, stop=[], max_tokens=self.args_tokens, **bias)
 
-    def _numbers_left(self, state: dict[str, Any], skip_last: bool = False) -> list[str] | None:
-        """Numbers of the request that no call of this reply has used yet (``skip_last``:
-        before its last call); None when the request has no numbers (nothing to go by)."""
-        request = self._request(state)
-        if not numbers_in(request):
-            return None
+    def calls_so_far(self, state: dict[str, Any]) -> list[Call]:
+        """Every call of this turn so far: the earlier steps' and this reply's, in order."""
         parsed = parse_model_output(state.get("reply_text") or "", self.registry.names)
-        calls = parsed.calls[:-1] if skip_last else parsed.calls
-        return unused_numbers(request, [call["args"] for call in calls])
+        return [*turn_calls(state.get("messages") or []),
+                *(Call(name=c["name"], args=c["args"]) for c in parsed.calls)]
+
+    def values(self, state: dict[str, Any]) -> Values | None:
+        """What argument values may be, from what the user wrote and the tools returned."""
+        if not (self.spans or self.known_numbers):
+            return None
+        text = conversation_text(state.get("messages") or [])
+        numbers = tuple(sorted(number_readings(text))) if self.known_numbers else None
+        return Values(text=text if self.spans else None, numbers=numbers)
+
+    def _numbers_left(self, state: dict[str, Any], skip_last: bool = False) -> list[str] | None:
+        """The items of the request (numbers; names with ``coverage_names``) that no call of
+        this turn has used yet (``skip_last``: before this reply's last call); None when
+        the request lists none (nothing to go by)."""
+        request = self._request(state)
+        numbers = numbers_in(request)
+        names = names_in(request) if self.coverage_names else []
+        if not numbers and not names:
+            return None
+        calls = self.calls_so_far(state)
+        if skip_last and state.get("calls_written"):
+            calls = calls[:-1]
+        args = [call["args"] for call in calls]
+        left = unused_numbers(request, args) if numbers else []
+        if names:
+            left += unused_names(request, json.dumps(args, ensure_ascii=False))
+        return left
 
     def _next_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import next_action_grammar
@@ -205,10 +293,42 @@ class ReactStrategy:
         return messages, self._kwargs(), FINAL
 
     def choose(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        if self.covered(state):  # no choice left to decode: straight to the answer
+            return {"reply_text": FINAL, "chosen_tool": None, "cut_off": True,
+                    "calls_written": 0, "repeat_dropped": False}
         messages, kwargs, marker = self._choose_inputs(state)
+        if self.grammar and self.fast_forward and not self.thought and tools_allowed(
+                state, self.registry):
+            return self._choose_fast(state, messages, kwargs, config)
         message, raw = stream_reply(self.model, messages, config, marker,
                                     tool_names=self.registry.names, **kwargs)
         return self._after_choose(state, raw, message)
+
+    def _choose_fast(self, state: dict[str, Any], messages: list[AnyMessage],
+                     kwargs: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """The choice decoded one token at a time only where the model chooses: the first
+        token settles action or answer; the answer is then written by ``write_answer``."""
+        _, raw = stream_reply(self.model, messages, config, silent=True,
+                              **{**kwargs, "max_tokens": 1})
+        base = {"cut_off": False, "calls_written": 0, "repeat_dropped": False}
+        if not raw or not "Action: ".startswith(raw[:len("Action: ")]):
+            return {**base, "reply_text": FINAL, "chosen_tool": None, "cut_off": True}
+        tool = self._tool_after(messages, "Action:", self.offered(state), config)
+        return {**base, "reply_text": f"Action: {tool}\n", "chosen_tool": tool}
+
+    def _tool_after(self, messages: list[AnyMessage], head: str, offered: list[str],
+                    config: RunnableConfig) -> str:
+        """The tool the model names after ``head`` (``Action:``): the only one offered, or
+        its choice under a grammar of the offered names."""
+        from callgate.models.grammar import tool_name_grammar
+
+        if len(offered) == 1:
+            return offered[0]
+        _, raw = stream_reply(self.model, [*messages, AIMessage(head)], config, silent=True,
+                              **self._kwargs(grammar=tool_name_grammar(offered), stop=[],
+                                             max_tokens=48))
+        name = raw.strip()
+        return name if name in offered else offered[0]
 
     def _after_choose(self, state: dict[str, Any], raw: str,
                       message: AIMessage) -> dict[str, Any]:
@@ -230,14 +350,17 @@ class ReactStrategy:
     def _prefill(self, state: dict[str, Any], suffix: str) -> list[AnyMessage]:
         return [*self.messages(state), AIMessage(state["reply_text"] + suffix)]
 
-    def _further_call_bias(self, state: dict[str, Any]) -> dict[str, Any]:
+    def _further_call_bias(self, state: dict[str, Any], nudge: float = 1.0) -> dict[str, Any]:
         # A further call in the same step copies the previous call's values unless nudged:
         # the first digits of the request's unused numbers get a bias (digits are single
         # tokens for llama.cpp's common tokenizers).
         if not self.coverage or not state.get("calls_written"):
             return {}
-        digits = {n.lstrip("-")[0] for n in self._numbers_left(state) or []}
-        return {"logit_bias": dict.fromkeys(digits, UNUSED_NUMBER_BIAS)} if digits else {}
+        # A number's first digit, or a name (a text key biases its first token).
+        firsts = {n.lstrip("-")[0] if n.lstrip("-")[:1].isdigit() else n
+                  for n in self._numbers_left(state) or []}
+        return {"logit_bias": dict.fromkeys(firsts, UNUSED_NUMBER_BIAS * nudge)} if (
+            firsts) else {}
 
     def fill_args(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         prefill = self._prefill(state, "Action Input: ")
@@ -246,16 +369,57 @@ class ReactStrategy:
         if _ran_out(message):
             _, raw = stream_reply(self.model, prefill, config, silent=True,
                                   **self._args_kwargs(state, short=True))
+        elif self._repeats(state, raw) and state.get("calls_written") and (
+                self._numbers_left(state)):
+            # A further call that repeats one while the request lists items no call used:
+            # once more, nudged twice as hard towards those items (then the rule drops it).
+            _, raw = stream_reply(self.model, prefill, config, silent=True,
+                                  **self._args_kwargs(state, nudge=RETRY_NUDGE))
         return self._after_args(state, raw)
 
-    @staticmethod
-    def _after_args(state: dict[str, Any], raw: str) -> dict[str, Any]:
+    def _repeats(self, state: dict[str, Any], raw: str) -> bool:
+        args = _args_of(raw)
+        return bool(self.coverage and args is not None and Call(
+            name=state["chosen_tool"], args=args) in self.calls_so_far(state))
+
+    def _after_args(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
+        if self._repeats(state, raw):
+            return self._drop_repeat(state)
         return {"reply_text": f"{state['reply_text']}Action Input: {raw}",
-                "calls_written": state.get("calls_written", 0) + 1, "chosen_tool": None}
+                "calls_written": state.get("calls_written", 0) + 1, "chosen_tool": None,
+                "repeat_dropped": False}
+
+    @staticmethod
+    def _drop_repeat(state: dict[str, Any]) -> dict[str, Any]:
+        """The no-repeat rule: a call with the same tool and arguments as one already made
+        this turn (in an earlier step or earlier in this reply) is not written; the reply
+        ends with the calls before it, or, when it was the reply's first, with an answer.
+
+        Excluding one exact JSON object inside a GBNF grammar is not expressible in
+        general (every other value stays allowed), so the rule acts on the decoded call."""
+        text = state["reply_text"]
+        if state.get("calls_written"):
+            kept = text[:text.rstrip("\n").rfind("\nAction: ")]
+            return {"reply_text": kept, "chosen_tool": None, "repeat_dropped": True}
+        return {"reply_text": FINAL, "chosen_tool": None, "repeat_dropped": True}
 
     def next_action(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        kwargs = self._next_kwargs(state)
+        if kwargs["logit_bias"]["Observation"] >= FORCE_BIAS:
+            return {"chosen_tool": None}  # the coverage rule ended the turn: nothing to decode
+        if self.fast_forward:
+            # "\n" then "Observation" or "Action": two tokens settle it.
+            prefill = self._prefill(state, "")
+            _, raw = stream_reply(self.model, prefill, config, silent=True,
+                                  **{**kwargs, "max_tokens": 2})
+            if not raw.strip() or not "Action: ".startswith(raw.strip()[:8]):
+                return {"chosen_tool": None}  # "Observation": the stop sequence, cut
+            head = self._prefill(state, "\nAction:")
+            tool = self._tool_after(head[:-1], head[-1].text, self.offered(state), config)
+            return {"reply_text": f"{state['reply_text']}\nAction: {tool}\n",
+                    "chosen_tool": tool}
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, silent=True,
-                              **self._next_kwargs(state))
+                              **kwargs)
         return self._after_next(state, raw)
 
     def _after_next(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
@@ -305,7 +469,9 @@ class ReactStrategy:
             text = state.get("reply_text") or ""
             return "write_answer" if FINAL in text and state.get("cut_off") else "parse"
 
-        def after_args(state: ReactState) -> Literal["next_action", "parse"]:
+        def after_args(state: ReactState) -> Literal["next_action", "write_answer", "parse"]:
+            if state.get("repeat_dropped"):
+                return "write_answer" if state.get("reply_text") == FINAL else "parse"
             more = state.get("calls_written", 0) < state.get("max_calls", 1)
             return "next_action" if more else "parse"
 

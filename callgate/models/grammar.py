@@ -11,6 +11,7 @@ import copy
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from llama_cpp import Llama, LlamaGrammar
 
 __all__ = [
+    "FREE_TEXT_WORDS",
+    "Values",
     "args_grammar",
     "bound_schema",
     "choice_grammar",
@@ -25,6 +28,7 @@ __all__ = [
     "grammar_error",
     "gbnf_literal",
     "next_action_grammar",
+    "tool_name_grammar",
 ]
 
 _LITERAL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -113,6 +117,14 @@ def next_action_grammar(tool_names: Sequence[str]) -> str:
             f"tool ::= {tools}\n")
 
 
+def tool_name_grammar(tool_names: Sequence[str]) -> str:
+    """Grammar after ``Action:``: a space, one of the tool names, a new line."""
+    names = list(dict.fromkeys(tool_names))
+    if not names or any(not n or "\n" in n for n in names):
+        raise ValueError(f"tool names must be non-empty single-line strings: {names!r}")
+    return f'root ::= " " ({" | ".join(gbnf_literal(n) for n in names)}) "\\n"\n'
+
+
 def _upto(n: int | None) -> str:
     # Bounded repetition `x{0,N}` expands into N nested rules, and llama.cpp's sampler pays
     # for them on every token (36 s for a 4-token reply at N=1000, measured): lengths are
@@ -122,32 +134,134 @@ def _upto(n: int | None) -> str:
     return f"{{0,{n - 1}}}" if n > 1 else "{0,0}"
 
 
+# The escape to free text: a string argument whose name or description has one of these
+# words holds text the user need not have written word for word (a search query, a
+# summary, a formula, a date in the tool's format), so it is not limited to spans.
+FREE_TEXT_WORDS = frozenset({
+    "query", "prompt", "text", "message", "content", "summary", "description", "title",
+    "body", "comment", "note", "question", "keyword", "keywords", "search", "expression",
+    "formula", "function", "equation", "code", "sql", "command", "script", "instruction",
+    "instructions", "reason", "date", "time", "datetime", "url", "path", "email",
+})
+_SPAN = "CALLGATE_SPAN"  # placeholder const, replaced by the span rule after conversion
+_SPAN_WORD = re.compile(r"[^\W_]+")
+_SPAN_JOIN = re.compile(r"[ ,.'&/:+-]{1,3}")  # what may join two words inside one span
+_MAX_SPAN_WORDS = 400  # the span rule grows with the text; beyond, the latest words
+
+
+@dataclass(frozen=True)
+class Values:
+    """What argument values may be: the rules of point "values the model cannot invent".
+
+    ``text``: string arguments are spans of it (whole words, copied with the characters
+    between them), unless the schema gives an enum, const, pattern or format, or the
+    argument is free text (``FREE_TEXT_WORDS``, or named in ``free``). ``numbers``: number
+    and integer arguments are one of them (integers: the integral ones); when none fits
+    the type, any number is allowed. ``None`` leaves that kind unconstrained."""
+
+    text: str | None = None
+    numbers: tuple[float, ...] | None = None
+    free: frozenset[str] = field(default_factory=frozenset)
+
+    def is_free(self, name: str, spec: dict[str, Any]) -> bool:
+        words = set(re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower()))
+        described = set(re.findall(r"[a-z]+", str(spec.get("description") or "").lower()))
+        return name in self.free or bool(words & FREE_TEXT_WORDS) or bool(
+            described & {"query", "search", "summary", "free", "formula", "expression"})
+
+
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+
+
+def span_rules(text: str) -> str:
+    """GBNF rules: ``span`` is any run of whole words of ``text`` with the characters
+    between them as written, JSON-escaped; the grammar is linear in the text's length."""
+    words = list(_SPAN_WORD.finditer(text))[-_MAX_SPAN_WORDS:]
+    if not words:
+        return 'span ::= [^"\\\\\\x7F\\x00-\\x1F]+\n'
+    rules = []
+    for i, word in enumerate(words):
+        body = gbnf_literal(json.dumps(word.group(), ensure_ascii=False)[1:-1])
+        if i + 1 < len(words):
+            between = text[word.end():words[i + 1].start()]
+            if _SPAN_JOIN.fullmatch(between):
+                body += f" ({gbnf_literal(json.dumps(between)[1:-1])} sw{i + 1})?"
+        rules.append(f"sw{i} ::= {body}")
+    starts = " | ".join(f"sw{i}" for i in range(len(words)))
+    return "\n".join([f"span ::= {starts}", *rules]) + "\n"
+
+
 def args_grammar(
     schema: dict[str, Any],
     *,
-    include_optional: bool = True,
+    include_optional: bool | Sequence[str] = True,
     max_string_chars: int = 120,
     max_array_items: int = 8,
+    values: Values | None = None,
 ) -> str:
     """Phase-2 grammar: exactly one JSON object valid for the tool's JSON `schema`.
 
     Strings and arrays are bounded (via `maxLength`/`maxItems`, which llama.cpp's
-    converter honours); `include_optional=False` keeps only required properties.
+    converter honours); `include_optional=False` keeps only required properties, a list
+    keeps the required ones and those named. ``values`` limits the top-level arguments'
+    values (and their array items) to what the conversation contains (:class:`Values`).
     A root schema without properties (`{}`, `{"type": "object"}`) means "no arguments"
     and yields exactly `{}`.
     """
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
+    keep = None if isinstance(include_optional, bool) else set(include_optional)
     bounded = bound_schema(
         schema,
-        include_optional=include_optional,
+        include_optional=include_optional if keep is None else True,
         max_string_chars=max_string_chars,
         max_array_items=max_array_items,
     )
+    if keep is not None and isinstance(bounded.get("properties"), dict):
+        required = set(bounded.get("required") or [])
+        bounded["properties"] = {k: v for k, v in bounded["properties"].items()
+                                 if k in required or k in keep}
+    spans = False
+    if values is not None and isinstance(bounded.get("properties"), dict):
+        for name, spec in bounded["properties"].items():
+            spans |= _limit_values(name, spec, values)
     if _is_no_args(bounded):
         return 'root ::= "{" space "}" space\nspace ::= " "?\n'
-    gbnf = json_schema_to_gbnf(json.dumps(bounded))
-    return _strict_json_chars(gbnf) + "\n"
+    gbnf = _strict_json_chars(json_schema_to_gbnf(json.dumps(bounded)))
+    if spans:
+        gbnf = gbnf.replace(gbnf_literal(json.dumps(_SPAN)), '"\\"" span "\\""')
+        gbnf += "\n" + span_rules(values.text or "")  # type: ignore[union-attr]
+    return gbnf + "\n"
+
+
+def _limit_values(name: str, spec: Any, values: Values) -> bool:
+    """Rewrite one argument's bounded schema in place (its array items too); True when a
+    span placeholder was put in."""
+    if not isinstance(spec, dict) or {"enum", "const", "pattern", "format", "$ref",
+                                      "anyOf", "oneOf", "allOf"} & spec.keys():
+        return False
+    kind = spec.get("type")
+    if kind == "array" and isinstance(spec.get("items"), dict):
+        return _limit_values(name, spec["items"], values)
+    if kind == "string" and values.text is not None and not values.is_free(name, spec):
+        if _SPAN_WORD.search(values.text):
+            for key in ("type", "maxLength", "minLength"):
+                spec.pop(key, None)
+            spec["const"] = _SPAN
+            return True
+    elif kind in ("integer", "number") and values.numbers is not None:
+        fits = [n for n in values.numbers if kind == "number" or float(n).is_integer()]
+        fits = [n for n in fits if _in_bounds(n, spec)]
+        if fits:
+            literals = [int(n) if float(n).is_integer() else n for n in fits]
+            spec.clear()
+            spec["enum"] = list(dict.fromkeys(literals))
+    return False
+
+
+def _in_bounds(n: float, spec: dict[str, Any]) -> bool:
+    low, high = spec.get("minimum"), spec.get("maximum")
+    return (low is None or n >= low) and (high is None or n <= high)
 
 
 def bound_schema(

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from callgate.tools.registry import Tool
 
-__all__ = ["relevant_tools", "tool_scores"]
+__all__ = ["mentioned_arguments", "names_in", "number_readings", "relevant_tools",
+           "tool_scores", "unused_names"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -58,3 +60,56 @@ def relevant_tools(tools: Iterable[Tool], request: str, keep: float = 0.5) -> li
     if best <= 0:
         return list(scores)
     return [name for name, score in scores.items() if score >= keep * best]
+
+
+def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
+    """The optional arguments of ``schema`` the request mentions: a word of the argument's
+    name, or one of its enum members, is in the request (the rule for which optional
+    arguments the grammar offers)."""
+    asked = _stems(request)
+    lowered = request.lower()
+    required = set(schema.get("required") or [])
+    out = []
+    for name, spec in (schema.get("properties") or {}).items():
+        if name in required:
+            continue
+        enum = spec.get("enum") if isinstance(spec, dict) else None
+        named = bool(asked & _stems(name.replace("_", " ")))
+        if named or any(str(member).lower() in lowered for member in enum or []):
+            out.append(name)
+    return out
+
+
+def number_readings(text: str) -> set[float]:
+    """Every number ``text`` gives (digits, percents, number words...), as grounding reads
+    them (``callgate.tools.grounding``): the numbers an argument may take."""
+    from callgate.tools.grounding import _Context  # one reading of numbers for the project
+
+    context = _Context(text)
+    return context.numbers | {n / 100 for n in context.numbers
+                              if f"{n:g}%" in text.replace(" %", "%")}
+
+
+_NAME = re.compile(r"[A-Z][\w'&.-]*(?:[ ]+(?:of |de |la |del |von |van )?[A-Z0-9][\w'&.-]*)*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
+
+
+def names_in(text: str) -> list[str]:
+    """The names a request lists (people, places, titles): runs of capitalised words. A
+    single word opening a sentence ("Play", "Find") is an instruction, not a name."""
+    out = []
+    for match in _NAME.finditer(text):
+        name = match.group().rstrip(".")
+        opening = _SENTENCE_START.search(text[:match.start()]) is not None
+        if (opening and " " not in name) or name in ("I", "I'm", "I'd"):
+            continue
+        out.append(name)
+    return list(dict.fromkeys(out))
+
+
+def unused_names(request: str, values_text: str) -> list[str]:
+    """The names of ``request`` none of whose words appears in ``values_text`` (the
+    arguments of the calls so far): what a further call could be for."""
+    used = {w.lower() for w in _WORD.findall(values_text.lower())}
+    return [name for name in names_in(request)
+            if not {w for w in _WORD.findall(name.lower()) if len(w) > 1} & used]

@@ -1,0 +1,109 @@
+"""Values the model cannot invent: the grammar limits argument values to the conversation.
+
+Hand-written questions (not BFCL's). The GBNF text is checked for what it allows, and
+llama.cpp's own parser and sampler (the bundled model) show that decoding under it
+copies values from the question.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from callgate.models.grammar import FREE_TEXT_WORDS, Values, args_grammar, span_rules
+from callgate.tools.relevance import mentioned_arguments, number_readings
+
+QUESTION = "Book a table for 4 people at Chez Panisse in Berkeley, budget 120.5 dollars."
+SCHEMA = {"type": "object",
+          "properties": {"restaurant": {"type": "string"}, "city": {"type": "string"},
+                         "people": {"type": "integer"}, "budget": {"type": "number"},
+                         "note": {"type": "string", "description": "A free note."},
+                         "seating": {"type": "string", "enum": ["inside", "terrace"]}},
+          "required": ["restaurant", "city", "people", "budget"]}
+
+
+def _rule(gbnf: str, name: str) -> str:
+    return re.search(rf"^{re.escape(name)} ::= (.*)$", gbnf, re.M).group(1)
+
+
+def test_strings_are_spans_of_whole_words_copied_with_what_joins_them() -> None:
+    rules = span_rules("Chez Panisse in Berkeley, CA.")
+    assert _rule(rules, "span") == "sw0 | sw1 | sw2 | sw3 | sw4"
+    assert _rule(rules, "sw0") == '"Chez" (" " sw1)?'
+    assert _rule(rules, "sw3") == '"Berkeley" (", " sw4)?'
+    assert _rule(rules, "sw4") == '"CA"'  # the last word: the span ends there
+    # A quote or a line break between words ends a span (it would need JSON escaping
+    # inside the value and is rarely part of one).
+    assert _rule(span_rules('say "hi"\nthere'), "sw0") == '"say"'
+
+
+def test_argument_grammar_limits_strings_and_numbers_to_the_question() -> None:
+    values = Values(text=QUESTION, numbers=tuple(sorted(number_readings(QUESTION))))
+    gbnf = args_grammar(SCHEMA, values=values)
+    assert _rule(gbnf, "restaurant") == '"\\"" span "\\""'
+    assert _rule(gbnf, "city") == '"\\"" span "\\""'
+    assert _rule(gbnf, "people") == '"4"'  # the only integer the question has
+    assert set(_rule(gbnf, "budget").split(" | ")) == {'"4"', '"120.5"'}
+    assert "span" not in _rule(gbnf, "seating")  # enum members stay as they are
+    assert "span" not in _rule(gbnf, "note")  # free text: the documented escape
+
+
+def test_free_text_arguments_keep_free_strings() -> None:
+    assert {"query", "summary", "expression"} <= FREE_TEXT_WORDS
+    schema = {"type": "object", "properties": {"search_query": {"type": "string"},
+                                               "topic": {"type": "string"}},
+              "required": ["search_query", "topic"]}
+    gbnf = args_grammar(schema, values=Values(text="news about the Mars rover"))
+    assert "span" not in _rule(gbnf, "search-query")
+    assert _rule(gbnf, "topic") == '"\\"" span "\\""'
+
+
+def test_numbers_fall_back_to_digits_when_none_fits() -> None:
+    schema = {"type": "object", "properties": {"count": {"type": "integer"}},
+              "required": ["count"]}
+    # 2.5 is no integer: the integer argument stays free digits.
+    gbnf = args_grammar(schema, values=Values(numbers=(2.5,)))
+    assert "[0-9]" in gbnf
+    assert _rule(args_grammar(schema, values=Values(numbers=(2.5, 7.0))), "count") == '"7"'
+    # Bounds of the schema still hold: a number outside them is not offered.
+    bounded = {"type": "object", "properties": {"count": {"type": "integer", "minimum": 10}},
+               "required": ["count"]}
+    assert _rule(args_grammar(bounded, values=Values(numbers=(7.0, 12.0))), "count") == '"12"'
+
+
+def test_numbers_the_conversation_gives_in_other_forms() -> None:
+    readings = number_readings("Split 5% of three hundred dollars among 2 people")
+    assert {5.0, 0.05, 300.0, 2.0} <= readings
+
+
+def test_optional_arguments_only_when_the_request_mentions_them() -> None:
+    assert mentioned_arguments(SCHEMA, QUESTION) == []
+    assert mentioned_arguments(SCHEMA, QUESTION + " Put a note: birthday.") == ["note"]
+    assert mentioned_arguments(SCHEMA, "A terrace table at Chez Panisse") == ["seating"]
+    gbnf = args_grammar(SCHEMA, include_optional=["seating"])
+    assert "seating-kv" in gbnf and "note-kv" not in gbnf
+
+
+@pytest.mark.llama
+def test_decoding_under_the_grammar_copies_values_from_the_question() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from callgate.models.spec import load_model
+
+    model, _ = load_model("bundled")
+    question = "Find flights from Lisbon to Oslo for 3 adults."
+    schema = {"type": "object", "properties": {"origin": {"type": "string"},
+                                               "destination": {"type": "string"},
+                                               "adults": {"type": "integer"}},
+              "required": ["origin", "destination", "adults"]}
+    values = Values(text=question, numbers=tuple(sorted(number_readings(question))))
+    messages = [SystemMessage("Tools: find_flights(origin, destination, adults)"),
+                HumanMessage(question), AIMessage("Action: find_flights\nAction Input: ")]
+    out = model.invoke(messages, grammar=args_grammar(schema, values=values),
+                       max_tokens=60, temperature=0.0, stop=[])
+    args = json.loads(out.text)
+    assert args["adults"] == 3
+    for key in ("origin", "destination"):
+        assert args[key] and args[key] in question  # copied, not invented
