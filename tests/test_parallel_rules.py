@@ -8,6 +8,7 @@ would have it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -84,3 +85,91 @@ def test_once_the_turn_used_every_number_it_answers_without_a_choice() -> None:
     one = _earlier_step({"artist": "Nina Simone", "minutes": 20})
     assert not strategy.covered({"messages": one})  # 35 is left: the model chooses
     assert not strategy.covered({"messages": [HumanMessage(REQUEST)]})  # nothing called yet
+
+
+# --- speed: only the tokens the model chooses are decoded; a shared prompt prefix ---------
+
+
+def _fast(*replies: str, tools: int = 1) -> tuple[ReactStrategy, ScriptedChatModel]:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def play(artist: str, minutes: int) -> str:
+        """Play songs of an artist for some minutes."""
+        return "ok"
+
+    if tools > 1:
+        @registry.tool()
+        def pause(minutes: int) -> str:
+            """Pause the music for some minutes."""
+            return "ok"
+
+    model = ScriptedChatModel(script=list(replies), native_tools=False)
+    strategy = ReactStrategy(model, registry, fast_forward=True, preselect=None)
+    strategy.grammar = True
+    return strategy, model
+
+
+def test_one_token_settles_the_choice_and_a_fixed_tool_name_is_written_not_decoded() -> None:
+    strategy, model = _fast("Action")
+    out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
+    assert out["reply_text"] == "Action: play\n" and out["chosen_tool"] == "play"
+    assert [r["max_tokens"] for r in model.requests] == [1]  # one decoded token, no more
+    strategy, model = _fast("Final")
+    out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
+    assert out["reply_text"] == FINAL and out["cut_off"]  # write_answer writes the answer
+
+
+def test_among_several_tools_the_name_is_decoded_under_a_names_grammar() -> None:
+    strategy, model = _fast("Action", " pause\n", tools=2)
+    out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
+    assert out["chosen_tool"] == "pause"
+    second = model.requests[1]
+    assert second["messages"][-1].content == "Action:"  # continues the reply
+    assert '"play"' in second["grammar"] and '"pause"' in second["grammar"]
+
+
+def test_tools_last_prompts_share_their_instructions_as_a_prefix() -> None:
+    from os.path import commonprefix
+
+    from callgate.prompts.react import react_system
+
+    one = react_system([("play", "Play music.", {"type": "object"})], tools_last=True)
+    two = react_system([("weather", "Weather.", {"type": "object"})], tools_last=True)
+    shared = commonprefix([one, two])
+    assert "Final Answer:" in shared and shared.endswith("Tools:\n- ")
+    strategy, _ = _fast()
+    strategy.tools_last = True
+    assert strategy.system.index("Tools:\n- play") > strategy.system.index("Final Answer:")
+
+
+def test_further_calls_of_a_turn_take_only_values_the_conversation_has() -> None:
+    strategy = _strategy()
+    strategy.further_values = True
+    first = {"messages": [HumanMessage(REQUEST)], "reply_text": "Action: play\n",
+             "chosen_tool": "play", "calls_written": 0}
+    grammar = strategy._args_kwargs(first)["grammar"]
+    assert "span ::=" not in grammar  # the first call decodes as before
+    further = {"messages": _earlier_step({"artist": "Nina Simone", "minutes": 20}),
+               "reply_text": "Action: play\n", "chosen_tool": "play", "calls_written": 0}
+    grammar = strategy._args_kwargs(further)["grammar"]
+    assert 'artist ::= "\\"" span "\\""' in grammar
+    assert set(re.search(r"^minutes ::= (.*)$", grammar, re.M).group(1).split(" | ")) == {
+        '"20"', '"35"'}  # the request's numbers, not any digits
+
+
+def test_a_tool_without_arguments_is_no_repeat_of_itself() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def system_stats() -> str:
+        """CPU and memory usage."""
+        return "ok"
+
+    strategy = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry)
+    strategy.grammar = True
+    state = {"messages": [HumanMessage("How busy is the CPU?")],
+             "reply_text": "Action: system_stats\n", "chosen_tool": "system_stats",
+             "calls_written": 0}
+    assert strategy.calls_so_far(state) == []  # the chosen tool has no arguments yet
+    assert not strategy._after_args(state, "{}")["repeat_dropped"]

@@ -131,7 +131,8 @@ class ReactStrategy:
                  preselect: float | None = 0.5, coverage: bool = True,
                  spans: bool = False, known_numbers: bool = False,
                  mentioned_optional: bool = False, coverage_names: bool = False,
-                 fast_forward: bool = False) -> None:
+                 fast_forward: bool = False, tools_last: bool = False,
+                 further_values: bool = False) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -173,8 +174,25 @@ class ReactStrategy:
         self.spans = spans
         self.known_numbers = known_numbers
         self.mentioned_optional = mentioned_optional
+        # The same value rules for the calls after the turn's first only: a further call
+        # can then only recombine values the conversation has (a repeat is dropped), not
+        # invent new ones ("3333333333" for a temperature).
+        self.further_values = further_values
+        self._tools_last = tools_last
         self.system = prompts.react_system(
-            (t.name, t.description, t.schema) for t in registry)
+            ((t.name, t.description, t.schema) for t in registry), tools_last=tools_last)
+
+    @property
+    def tools_last(self) -> bool:
+        """The prompt lists the tools after the instructions (prefix shared across
+        questions, see ``prompts.REACT_SYSTEM_TOOLS_LAST``)."""
+        return self._tools_last
+
+    @tools_last.setter
+    def tools_last(self, value: bool) -> None:
+        self._tools_last = bool(value)
+        self.system = prompts.react_system(
+            ((t.name, t.description, t.schema) for t in self.registry), tools_last=value)
 
     # -- prompts ------------------------------------------------------------------------
     def messages(self, state: dict[str, Any]) -> list[AnyMessage]:
@@ -236,16 +254,21 @@ class ReactStrategy:
     def calls_so_far(self, state: dict[str, Any]) -> list[Call]:
         """Every call of this turn so far: the earlier steps' and this reply's, in order."""
         parsed = parse_model_output(state.get("reply_text") or "", self.registry.names)
+        # Only the calls written in full: a chosen tool still waiting for its arguments
+        # reads as a call with none.
+        written = parsed.calls[:state.get("calls_written") or 0]
         return [*turn_calls(state.get("messages") or []),
-                *(Call(name=c["name"], args=c["args"]) for c in parsed.calls)]
+                *(Call(name=c["name"], args=c["args"]) for c in written)]
 
     def values(self, state: dict[str, Any]) -> Values | None:
         """What argument values may be, from what the user wrote and the tools returned."""
-        if not (self.spans or self.known_numbers):
+        further = self.further_values and bool(self.calls_so_far(state))
+        spans, known = self.spans or further, self.known_numbers or further
+        if not (spans or known):
             return None
         text = conversation_text(state.get("messages") or [])
-        numbers = tuple(sorted(number_readings(text))) if self.known_numbers else None
-        return Values(text=text if self.spans else None, numbers=numbers)
+        numbers = tuple(sorted(number_readings(text))) if known else None
+        return Values(text=text if spans else None, numbers=numbers)
 
     def _numbers_left(self, state: dict[str, Any], skip_last: bool = False) -> list[str] | None:
         """The items of the request (numbers; names with ``coverage_names``) that no call of
