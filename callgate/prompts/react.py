@@ -32,6 +32,26 @@ When you can answer, or when no tool fits the question, reply:
 Thought: I can answer now.
 Final Answer: <your answer, citing results like [R1]>"""
 
+# The same instructions with the tool list last: every question's prompt then starts with
+# the same ~130 tokens, which llama.cpp's KV cache keeps from one question to the next.
+REACT_SYSTEM_TOOLS_LAST = """You are a helpful assistant that can use tools.
+
+To use a tool, reply in exactly this format:
+Thought: <one short sentence>
+Action: <one tool name from the list below>
+Action Input: <a JSON object with the tool's arguments>
+
+Copy argument values from the user's question. Give an optional argument only when the \
+question states its value.
+To make several calls at once, write one Action and Action Input pair per call.
+Results come back as "Observation: [R1] ...".
+When you can answer, or when no tool fits the question, reply:
+Thought: I can answer now.
+Final Answer: <your answer, citing results like [R1]>
+
+Tools:
+{tools}"""
+
 CHAT_SYSTEM = "You are a helpful assistant. Answer the user directly and briefly."
 
 STOP = ["\nObservation:", "\nObservation"]
@@ -80,10 +100,13 @@ def describe_tool(name: str, description: str, schema: dict[str, Any]) -> str:
     return f"- {name}: {summary}\n  Arguments:\n" + ("\n".join(lines) or "    (none)")
 
 
-def react_system(tools: Iterable[tuple[str, str, dict[str, Any]]]) -> str:
-    """The ReAct system prompt for ``(name, description, schema)`` triples."""
+def react_system(tools: Iterable[tuple[str, str, dict[str, Any]]], *,
+                 tools_last: bool = False) -> str:
+    """The ReAct system prompt for ``(name, description, schema)`` triples; with
+    ``tools_last`` the fixed instructions come first (a prefix shared by every prompt)."""
     listed = "\n".join(describe_tool(*tool) for tool in tools)
-    return REACT_SYSTEM.format(tools=listed or "(none)")
+    template = REACT_SYSTEM_TOOLS_LAST if tools_last else REACT_SYSTEM
+    return template.format(tools=listed or "(none)")
 
 
 def format_example(tool_name: str, schema: dict[str, Any]) -> str:
