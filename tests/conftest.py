@@ -33,9 +33,10 @@ os.environ["CALLGATE_BFCL_DIR"] = str(REPO / "callgate" / "eval" / "data" / "bfc
 # this process and its subprocesses get a throwaway one.
 os.environ["CALLGATE_HOME"] = tempfile.mkdtemp(prefix="callgate-test-home-")
 
-# Tests run one at a time on an otherwise idle machine: let llama.cpp use both cores
-# (callgate's default is half the cores, which holds up better next to other work).
-os.environ.setdefault("CALLGATE_N_THREADS", "2")
+# One llama.cpp thread per model. Two threads spin-wait for each other whenever the machine
+# is busy: on two shared cores the default suite's model tests took 167-303 s with two threads
+# and 12-16 s with one (tests/test_models.py, its model tests alone, 2026-11-23).
+os.environ.setdefault("CALLGATE_N_THREADS", "1")
 
 # --- the outside-read audit -------------------------------------------------------------------
 _PARENT = str(REPO.parent).rstrip(os.sep) + os.sep
