@@ -1,4 +1,4 @@
-"""``callgate eval`` (bfcl, compare, diff, outputs, answers) and ``callgate bench`` (overhead)."""
+"""``callgate eval`` (bfcl, compare, diff, outputs, answers) and ``callgate bench`` (overhead, results)."""
 
 from __future__ import annotations
 
@@ -203,6 +203,19 @@ def cmd_overhead(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_result_sizes(args: argparse.Namespace) -> int:
+    from callgate.eval.result_sizes import format_result_sizes, run_result_sizes
+
+    result = run_result_sizes(sizes=tuple(args.sizes), peak_sizes=tuple(args.peak_sizes),
+                              turns=args.turns)
+    result["command"] = _command_line()
+    print(json.dumps(result, indent=1) if args.json else format_result_sizes(result))
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register the eval/bench subcommands."""
     ev = sub.add_parser("eval", help="accuracy and robustness evaluations")
@@ -283,3 +296,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     ov.add_argument("--json", action="store_true")
     ov.add_argument("--report", type=Path, help="write the JSON result here")
     ov.set_defaults(func=cmd_overhead)
+    rs = bsub.add_parser("results", help="checkpoint growth and memory with big tool results, "
+                                         "callgate versus create_agent")
+    rs.add_argument("--sizes", type=int, nargs="+", default=[1_000, 1_000_000, 10_000_000],
+                    help="result sizes in characters (default: 1 KB, 1 MB, 10 MB)")
+    rs.add_argument("--peak-sizes", type=int, nargs="+", default=[10_000_000, 50_000_000],
+                    help="result sizes whose peak memory is measured (default: 10 MB, 50 MB)")
+    rs.add_argument("--turns", type=int, default=3, help="turns per size (default: 3)")
+    rs.add_argument("--json", action="store_true")
+    rs.add_argument("--report", type=Path, help="write the JSON result here")
+    rs.set_defaults(func=cmd_result_sizes)
