@@ -1,4 +1,5 @@
-"""``callgate eval`` (bfcl, compare, diff, outputs, answers) and ``callgate bench`` (overhead, results)."""
+"""``callgate eval`` (bfcl, compare, diff, outputs, answers) and ``callgate bench``
+(overhead, results)."""
 
 from __future__ import annotations
 
