@@ -521,8 +521,11 @@ class Session:
 
         def work() -> None:
             try:
+                # durability="sync": each finished step is on disk before the next starts, so
+                # a killed CLI never runs a finished call again when the thread resumes.
                 for item in self.agent.stream(payload, config, subgraphs=True,
-                                              stream_mode=["custom", "messages", "updates"]):
+                                              stream_mode=["custom", "messages", "updates"],
+                                              durability="sync"):
                     items.put(("item", item))
                 items.put(("done", None))
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from callgate.persistence import open_persistence
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -29,6 +28,7 @@ import callgate
 from callgate import build_agent
 from callgate.graph.cancellation import pending_requests
 from callgate.models.scripted import ScriptedChatModel, tool_call
+from callgate.persistence import open_persistence
 
 REPO = Path(__file__).resolve().parents[1]
 
