@@ -95,7 +95,70 @@ def _with_default(schema: Any, default: Any) -> Any:
     return {**schema, "default": default} if isinstance(schema, dict) else schema
 
 
-shallow = st.recursive(leaf_schemas(False), composite, max_leaves=3)
+# One keyword at a time, each with values that often meet it or just miss it.
+small = st.sampled_from([0, 1, 2, 3, 1.0, 2.0, 2.5, True, False, None, "", "a", "ab", "x1",
+                         "2024-01-02", "1.2.3.4", "a@b"])
+small_numbers = st.sampled_from([-1, 0, 1, 2, 3, 6, 1.0, 2.0, 0.5, 1.5, True, "2"])
+small_strings = st.sampled_from(["", "a", "ab", "x1", "2024-01-02", "2024-13-01", "1.2.3.4",
+                                 "1.2.3", "a@b", "ab.c", 1])
+small_lists = st.lists(st.sampled_from([1, 1.0, 2, "a", True, None]), max_size=3)
+small_objects = st.dictionaries(st.sampled_from(KEYS + ["z"]), small, max_size=3)
+leaf = leaf_schemas(False)
+bound = st.integers(-1, 3)
+
+
+def _one(keyword: str, argument: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.builds(lambda v: {keyword: v}, argument)
+
+
+# keyword -> (its schemas, the values tried against them)
+KEYWORD_CASES: dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any]]] = {
+    "type": (leaf, small),
+    "const": (_one("const", small), small),
+    "enum": (_one("enum", st.lists(small, min_size=1, max_size=3)), small),
+    "uniqueItems": (st.just({"uniqueItems": True}), small_lists),
+    "multipleOf": (_one("multipleOf", st.sampled_from([2, 3, 0.5])), small_numbers),
+    "minimum": (_one("minimum", bound), small_numbers),
+    "maximum": (_one("maximum", bound), small_numbers),
+    "exclusiveMinimum": (_one("exclusiveMinimum", bound), small_numbers),
+    "exclusiveMaximum": (_one("exclusiveMaximum", bound), small_numbers),
+    "minLength": (_one("minLength", st.integers(1, 2)), small_strings),
+    "maxLength": (_one("maxLength", st.integers(0, 2)), small_strings),
+    "pattern": (_one("pattern", st.sampled_from(["^a", "[0-9]", "^$"])), small_strings),
+    "format": (_one("format", st.sampled_from(["date", "email", "ipv4"])), small_strings),
+    "minItems": (_one("minItems", st.integers(1, 3)), small_lists),
+    "maxItems": (_one("maxItems", st.integers(0, 2)), small_lists),
+    "items": (_one("items", leaf), small_lists),
+    "prefixItems": (st.builds(lambda p, i: {"prefixItems": p, "items": i},
+                              st.lists(leaf, min_size=1, max_size=2), st.one_of(leaf, st.none())),
+                    small_lists),
+    "contains": (_optional({}, {"contains": leaf, "minContains": st.integers(0, 2),
+                                "maxContains": st.integers(0, 2)}), small_lists),
+    "not": (_one("not", leaf), small),
+    "if": (_optional({}, {"if": leaf, "then": leaf, "else": leaf}), small),
+    "anyOf": (_one("anyOf", st.lists(leaf, min_size=1, max_size=3)), small),
+    "oneOf": (_one("oneOf", st.lists(leaf, min_size=1, max_size=3)), small),
+    "allOf": (_one("allOf", st.lists(leaf, min_size=1, max_size=3)), small),
+    "$ref": (st.just({"$ref": "#/$defs/d"}), small),
+    "required": (_one("required", st.lists(st.sampled_from(KEYS), min_size=1, max_size=2,
+                                           unique=True)), small_objects),
+    "dependentRequired": (_one("dependentRequired", st.builds(
+        lambda k: {"a": k}, st.lists(st.sampled_from(KEYS), min_size=1, max_size=2,
+                                     unique=True))), small_objects),
+    "additionalProperties": (st.builds(
+        lambda p, x: {"properties": p, "additionalProperties": x},
+        st.dictionaries(st.sampled_from(KEYS), leaf, max_size=2),
+        st.one_of(st.just(False), leaf)), small_objects),
+    "patternProperties": (_one("patternProperties", st.builds(lambda s: {PATTERN: s}, leaf)),
+                          small_objects),
+    "minProperties": (_one("minProperties", st.integers(1, 2)), small_objects),
+    "maxProperties": (_one("maxProperties", st.integers(0, 2)), small_objects),
+}
+keyword_cases = st.sampled_from(sorted(KEYWORD_CASES)).flatmap(
+    lambda k: st.tuples(st.just(k), KEYWORD_CASES[k][0].map(
+        lambda s: {k2: v for k2, v in s.items() if v is not None}
+        if isinstance(s, dict) else s), KEYWORD_CASES[k][1]))
+
 sub_schemas = st.recursive(leaf_schemas(True), composite, max_leaves=5)
 defs = st.recursive(leaf_schemas(False), composite, max_leaves=4)
 numeric = st.sampled_from([{"type": "integer"}, {"type": "number"}, {"type": ["integer", "null"]},
@@ -128,17 +191,10 @@ args = st.dictionaries(st.sampled_from(KEYS + ["z", "n_2"]),
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A random schema and arguments: deep and general, shallow (where a value often meets
-    every keyword but one), or numeric (where the integer rule bites)."""
-    kind = draw(st.sampled_from(["general", "shallow", "numeric", "numeric"]))
-    if kind == "general":
+    """A random schema and arguments: deep and general, or numeric (where the integer rule
+    bites)."""
+    if draw(st.booleans()):
         return draw(roots), draw(args)
-    if kind == "shallow":
-        props = draw(st.dictionaries(st.sampled_from(KEYS), shallow, min_size=1, max_size=2))
-        value = draw(st.dictionaries(st.sampled_from(list(props)),
-                                     st.one_of(scalars, st.lists(scalars, max_size=3)),
-                                     max_size=2))
-        return {"type": "object", "properties": props, "$defs": {"d": {}}}, value
     props = draw(st.dictionaries(st.sampled_from(KEYS), numeric, min_size=1, max_size=3))
     schema: dict[str, Any] = {"type": "object", "properties": props}
     unknown = draw(st.booleans())  # then an unknown name, under additionalProperties false
@@ -159,7 +215,7 @@ ExactIntegers = validators.extend(Draft202012Validator, type_checker=_exact_inte
 def expected_dropped(schema: dict[str, Any], value: dict[str, Any]) -> list[str]:
     """The unknown top-level names, worked out from the schema (the dropping rule)."""
     extra = schema.get("additionalProperties")
-    if extra is not None and extra is not False:
+    if "properties" not in schema or extra is not None and extra is not False:
         return []
     known = set(schema["properties"]) | set(schema.get("required", []))
     for trigger, needs in schema.get("dependentRequired", {}).items():
@@ -189,7 +245,7 @@ def has_default(schema: Any) -> bool:
 def test_verdicts_match_jsonschema_but_for_the_documented_rules() -> None:
     seen: Counter[str] = Counter()
 
-    @settings(max_examples=400, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(case=cases())
     def one_case(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
@@ -198,9 +254,31 @@ def test_verdicts_match_jsonschema_but_for_the_documented_rules() -> None:
     one_case()
     print(dict(seen))
     # Enough of each kind for the comparison to mean something.
-    assert seen["agrees: valid"] >= 100 and seen["agrees: invalid"] >= 60, seen
+    assert seen["agrees: valid"] >= 60 and seen["agrees: invalid"] >= 60, seen
     assert seen["differs: 5.0 is not an integer"] >= 8, seen
     assert seen["differs: unknown args dropped"] >= 8, seen
+
+
+def test_each_keyword_agrees_with_jsonschema() -> None:
+    verdicts: dict[str, set[bool]] = {k: set() for k in KEYWORD_CASES}
+
+    @settings(max_examples=500, deadline=None, database=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(case=keyword_cases)
+    def one_case(case: tuple[str, Any, Any]) -> None:
+        keyword, schema, value = case
+        root = {"type": "object", "properties": {"a": schema}, "$defs": {"d": {"type": "integer"}}}
+        if keyword in ("required", "dependentRequired", "minProperties", "maxProperties",
+                       "additionalProperties", "patternProperties"):
+            root, args = {"type": "object", **schema}, value  # on the arguments themselves
+        else:
+            args = {"a": value}
+        compare(root, args)
+        verdicts[keyword].add(check_args(root, args).ok)
+
+    one_case()
+    # Every keyword was seen both passing and failing, agreeing with jsonschema each time.
+    assert {k: v for k, v in verdicts.items() if v != {True, False}} == {}
 
 
 def compare(schema: dict[str, Any], value: dict[str, Any]) -> str:
@@ -237,11 +315,11 @@ def compare(schema: dict[str, Any], value: dict[str, Any]) -> str:
             result.errors)
         return kind
     # Rule: defaults injected; they never change the verdict (checked before injection).
-    for key, prop in schema["properties"].items():
+    for key, prop in schema.get("properties", {}).items():
         if key not in kept and isinstance(prop, dict) and "default" in prop:
             assert result.args[key] == prop["default"]
     # Rule: an int where a plain {"type": "number"} property applies becomes a float.
-    for key, prop in schema["properties"].items():
+    for key, prop in schema.get("properties", {}).items():
         if (isinstance(kept.get(key), int) and not isinstance(kept[key], bool)
                 and prop == {"type": "number"} and not re.search(PATTERN, key)):
             assert isinstance(result.args[key], float)
