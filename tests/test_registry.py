@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
+from langchain_core.tools import StructuredTool
 from langchain_core.tools import tool as lc_tool
 from pydantic import BaseModel, Field
 
 from callgate import ToolRegistry, ValidationResult
+from callgate.tools.registry import Tool
+from callgate.tools.validation import compile_schema
 
 
 class Point(BaseModel):
@@ -210,3 +213,299 @@ def test_async_function_and_decorator() -> None:
         return host
 
     assert "ping" in reg and reg.get("ping").runnable.coroutine is not None
+
+
+# -- jsonschema keywords and callgate's strictness rules -------------------------------------
+def schema_registry(schema: dict[str, Any], name: str = "t") -> ToolRegistry:
+    """A registry with one tool whose schema is ``schema`` as given (no LangChain rewriting)."""
+    runnable = StructuredTool(name=name, description="Test tool.",
+                              args_schema={"type": "object"}, func=lambda **kw: kw)
+    registry = ToolRegistry()
+    registry.add(Tool(name=name, description="Test tool.", schema=schema, runnable=runnable))
+    return registry
+
+
+def check_one(prop: Any, value: Any) -> ValidationResult:
+    """Validate ``{"v": value}`` against a tool whose only property ``v`` is ``prop``."""
+    registry = schema_registry({"type": "object", "properties": {"v": prop}})
+    return registry.validate({"tool": "t", "args": {"v": value}})
+
+
+KEYWORD_CASES = [
+    # (property schema, a value it accepts, a value it rejects, fragment of the error)
+    ({"oneOf": [{"type": "integer"}, {"minimum": 0}]}, -1, 3,
+     "argument 'v': expected exactly one of 2 options to match, got integer 3, which matches "
+     "options 1 and 2"),
+    ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, None, "x",
+     "argument 'v': expected integer or null, got string 'x'"),
+    ({"allOf": [{"type": "integer"}, {"minimum": 5}]}, 5, 3,
+     "argument 'v': expected a number >= 5, got integer 3"),
+    ({"not": {"type": "string"}}, 1, "x",
+     "argument 'v': expected a value not matching {\"type\": \"string\"}, got string 'x'"),
+    ({"enum": ["a", "b"]}, "a", "c", "argument 'v': expected one of 'a', 'b', got string 'c'"),
+    ({"enum": [1, 2]}, 1, True, "expected one of 1, 2, got boolean True"),
+    ({"const": 1}, 1, True, "argument 'v': expected 1, got boolean True"),
+    ({"type": "string", "pattern": "^[a-z]+$"}, "abc", "Abc",
+     "argument 'v': expected a string matching '^[a-z]+$', got string 'Abc'"),
+    ({"type": "string", "minLength": 2}, "ab", "a",
+     "argument 'v': expected at least 2 characters, got 1: string 'a'"),
+    ({"type": "string", "maxLength": 2}, "ab", "abc", "expected at most 2 characters, got 3"),
+    ({"type": "number", "maximum": 1}, 1, 1.5, "argument 'v': expected a number <= 1, got "
+                                               "number 1.5"),
+    ({"type": "number", "exclusiveMinimum": 0}, 0.1, 0, "expected a number > 0, got integer 0"),
+    ({"type": "number", "exclusiveMaximum": 0}, -1, 0, "expected a number < 0, got integer 0"),
+    ({"type": "integer", "multipleOf": 5}, 10, 12,
+     "argument 'v': expected a multiple of 5, got integer 12"),
+    ({"type": "array", "items": {"type": "integer"}}, [1, 2], [1, "2"],
+     "argument 'v[1]': expected integer, got string '2'"),
+    ({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}]}, ["a", 1],
+     ["a", "b"], "argument 'v[1]': expected integer, got string 'b'"),
+    ({"type": "array", "prefixItems": [{"type": "string"}], "items": False}, ["a"], ["a", 2],
+     "argument 'v': expected at most 1 items, got 2"),
+    ({"type": "array", "minItems": 1}, [0], [], "argument 'v': expected at least 1 items, got 0"),
+    ({"type": "array", "uniqueItems": True}, [1, 2], [1, 2, 1],
+     "argument 'v': expected unique items, got a repeated item in array [1, 2, 1]"),
+    ({"type": "array", "contains": {"type": "string"}}, [1, "a"], [1, 2],
+     "argument 'v': expected at least 1 items matching {\"type\": \"string\"}"),
+    ({"type": "object", "properties": {"x": {}}, "additionalProperties": False}, {"x": 1},
+     {"x": 1, "y": 2}, "argument 'v.y': unexpected argument (allowed: x)"),
+    ({"type": "object", "patternProperties": {"^n_": {"type": "integer"}}}, {"n_a": 1},
+     {"n_a": "1"}, "argument 'v.n_a': expected integer, got string '1'"),
+    ({"type": "object", "dependentRequired": {"card": ["cvv"]}}, {"card": 1, "cvv": 2},
+     {"card": 1}, "argument 'v.cvv': required argument missing when 'card' is given"),
+    ({"type": "object", "if": {"properties": {"kind": {"const": "box"}}},
+      "then": {"required": ["size"]}, "else": {"required": ["name"]}},
+     {"kind": "box", "size": 2}, {"kind": "box", "name": "x"},
+     "argument 'v.size': required argument missing"),
+    ({"type": "object", "minProperties": 1}, {"a": 1}, {},
+     "argument 'v': expected at least 1 properties, got 0"),
+    ({"type": "string", "format": "date"}, "2026-11-23", "2026-13-01",
+     "argument 'v': expected a valid date string, got string '2026-13-01'"),
+    ({"type": "string", "format": "email"}, "a@b.c", "nobody",
+     "expected a valid email string, got string 'nobody'"),
+    ({"type": "string", "format": "ipv4"}, "10.0.0.1", "10.0.0.256", "expected a valid ipv4"),
+    (False, None, 1, "argument 'v': no value is allowed here (the schema is false), got "
+                     "integer 1"),
+]
+
+
+@pytest.mark.parametrize(("prop", "good", "bad", "fragment"), KEYWORD_CASES,
+                         ids=[str(c[0])[:40] for c in KEYWORD_CASES])
+def test_every_keyword_is_honoured(prop: Any, good: Any, bad: Any, fragment: str) -> None:
+    if prop is not False:
+        assert check_one(prop, good).valid, check_one(prop, good).error
+    result = check_one(prop, bad)
+    assert not result.valid
+    assert result.error.startswith("invalid call to 't': ")
+    assert fragment in result.error, result.error
+
+
+def test_ref_and_defs_with_the_argument_path() -> None:
+    schema = {"type": "object", "$defs": {"Line": {
+        "type": "object", "properties": {"sku": {"type": "string"},
+                                         "qty": {"type": "integer", "minimum": 1},
+                                         "gift": {"type": "boolean", "default": False}},
+        "required": ["sku", "qty"]}},
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Line"}},
+                       "note": {"anyOf": [{"$ref": "#/$defs/Line"}, {"type": "null"}]}},
+        "required": ["items"]}
+    registry = schema_registry(schema, "order")
+    bad = registry.validate({"tool": "order", "args": {"items": [
+        {"sku": "a", "qty": 1}, {"sku": "b", "qty": 2}, {"sku": "c", "qty": True}]}})
+    assert bad.error == ("invalid call to 'order': argument 'items[2].qty': expected integer, "
+                         "got boolean True")
+    # A union's one fitting branch says what is wrong inside it.
+    inner = registry.validate({"tool": "order", "args": {"items": [], "note": {"sku": 1,
+                                                                               "qty": 1}}})
+    assert "argument 'note.sku': expected string, got integer 1" in inner.error
+    ok = registry.validate({"tool": "order", "args": {"items": [{"sku": "a", "qty": 1}],
+                                                      "note": {"sku": "n", "qty": 2}}})
+    assert ok.valid
+    # Defaults are injected in nested objects reached through $ref, items and one anyOf branch.
+    assert ok.args == {"items": [{"sku": "a", "qty": 1, "gift": False}],
+                       "note": {"sku": "n", "qty": 2, "gift": False}}
+
+
+def test_error_names_path_expected_type_and_value() -> None:
+    registry = schema_registry({"type": "object", "properties": {"city": {"type": "string"}}},
+                               "get_weather")
+    result = registry.validate({"tool": "get_weather", "args": {"city": True}})
+    assert result.error == ("invalid call to 'get_weather': argument 'city': expected string, "
+                            "got boolean True")
+
+
+def test_received_values_are_clipped() -> None:
+    result = check_one({"type": "integer"}, "x" * 5000)
+    assert not result.valid and "..." in result.error and len(result.error) < 200
+
+
+def test_many_errors_are_counted_not_listed() -> None:
+    result = check_one({"type": "array", "items": {"type": "integer"}}, ["x"] * 30)
+    assert "argument 'v[7]'" in result.error and "argument 'v[8]'" not in result.error
+    assert result.error.endswith("and 22 more errors")
+
+
+def test_number_rules() -> None:
+    assert "expected number, got string '5'" in check_one({"type": "number"}, "5").error
+    assert "expected number, got boolean True" in check_one({"type": "number"}, True).error
+    assert not check_one({"type": "integer"}, 5.0).valid
+    assert check_one({"type": "number"}, 5.0).valid
+    # An int widens to a float where the schema says number, also nested...
+    widened = check_one({"type": "array", "items": {"type": "number"}}, [1, 2.5])
+    assert widened.args == {"v": [1.0, 2.5]} and isinstance(widened.args["v"][0], float)
+    # ...and stays an int where anything applicable says integer.
+    for prop in ({"type": ["number", "integer"]}, {"allOf": [{"type": "number"},
+                                                             {"type": "integer"}]}):
+        kept = check_one(prop, 3)
+        assert kept.valid and type(kept.args["v"]) is int, prop
+    # A widening that would flip the verdict is not made.
+    tricky = {"oneOf": [{"type": "number"}, {"not": {"type": "integer"}}]}
+    assert check_one(tricky, 3).valid and type(check_one(tricky, 3).args["v"]) is int
+    huge = check_one({"type": "number"}, 10**400)
+    assert huge.valid and huge.args["v"] == 10**400  # too big for a float: left an int
+
+
+def test_defaults_are_injected_not_validated_and_copied() -> None:
+    registry = schema_registry({"type": "object", "properties": {
+        "tags": {"type": "array", "default": []},
+        "mode": {"type": "string", "default": None}}})
+    first = registry.validate({"tool": "t", "args": {}})
+    assert first.valid and first.args == {"tags": [], "mode": None}
+    first.args["tags"].append("x")  # a caller's change never reaches the schema
+    assert registry.validate({"tool": "t", "args": {}}).args["tags"] == []
+
+
+def test_unknown_arguments_dropped_unless_allowed() -> None:
+    closed = schema_registry({"type": "object", "properties": {"a": {}},
+                              "additionalProperties": False})
+    result = closed.validate({"tool": "t", "args": {"a": 1, "b": 2}})
+    assert result.valid and result.args == {"a": 1} and result.dropped == ("b",)
+    typed_extra = schema_registry({"type": "object", "properties": {"a": {}},
+                                   "additionalProperties": {"type": "string"}})
+    assert typed_extra.validate({"tool": "t", "args": {"a": 1, "b": "x"}}).args == {
+        "a": 1, "b": "x"}
+    assert "argument 'b': expected string" in typed_extra.validate(
+        {"tool": "t", "args": {"a": 1, "b": 2}}).error
+    patterned = schema_registry({"type": "object", "properties": {"a": {}},
+                                 "patternProperties": {"^x_": {"type": "integer"}}})
+    kept = patterned.validate({"tool": "t", "args": {"x_1": 1, "y": 2}})
+    assert kept.args == {"x_1": 1} and kept.dropped == ("y",)
+    unlisted = schema_registry({"type": "object"})  # no properties listed: nothing is unknown
+    assert unlisted.validate({"tool": "t", "args": {"q": 1}}).args == {"q": 1}
+    # A name only `required` lists is known, so it is checked, not dropped.
+    required_only = schema_registry({"type": "object", "properties": {"a": {}},
+                                     "required": ["b"]})
+    assert required_only.validate({"tool": "t", "args": {"b": 1}}).args == {"b": 1}
+
+
+def test_boolean_sub_schemas_never_raise() -> None:
+    registry = schema_registry({"type": "object", "properties": {
+        "any": True, "none": False, "list": {"type": "array", "items": False},
+        "pick": {"anyOf": [False, {"type": "integer"}]}}})
+    assert registry.validate({"tool": "t", "args": {"any": [1], "list": [], "pick": 1}}).valid
+    for args, fragment in [({"none": 1}, "argument 'none': no value is allowed here"),
+                           ({"list": [1]}, "argument 'list': expected at most 0 items"),
+                           ({"pick": "x"}, "argument 'pick': expected integer, got string")]:
+        result = registry.validate({"tool": "t", "args": args})
+        assert not result.valid and fragment in result.error, result.error
+
+
+def test_deep_values_are_invalid_not_a_crash() -> None:
+    deep: Any = 1
+    for _ in range(10_000):
+        deep = [deep]
+    result = check_one({}, deep)
+    assert not result.valid and "nested deeper than 32 levels" in result.error
+    text = '{"v": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    parsed = schema_registry({"type": "object"}).validate({"tool": "t", "arguments": text})
+    assert not parsed.valid and "could not be read" in parsed.error
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    assert not check_one({}, cyclic).valid
+
+
+def test_recursive_schemas_are_checked() -> None:
+    tree = {"type": "object", "$defs": {"node": {
+        "type": "object", "properties": {"v": {"type": "integer"},
+                                         "kids": {"type": "array",
+                                                  "items": {"$ref": "#/$defs/node"}}}}},
+        "properties": {"root": {"$ref": "#/$defs/node"}}}
+    registry = schema_registry(tree)
+    node: dict[str, Any] = {"v": 1}
+    for _ in range(10):
+        node = {"v": 1, "kids": [node]}
+    assert registry.validate({"tool": "t", "args": {"root": node}}).valid
+    node["kids"][0]["v"] = "x"
+    assert "argument 'root.kids[0].v': expected integer" in registry.validate(
+        {"tool": "t", "args": {"root": node}}).error
+    # A schema that only ever refers to itself: invalid, not a RecursionError.
+    endless = schema_registry({"type": "object", "properties": {"v": {"$ref": "#/properties/v"}}})
+    result = endless.validate({"tool": "t", "args": {"v": 1}})
+    assert not result.valid and "nested too deeply" in result.error
+
+
+@pytest.mark.parametrize("args", [{"v": {1: "a"}}, {"v": 10**5000}, {"v": float("inf")},
+                                  {"v": {1, 2}}, {"v": b"\xff"}])
+def test_python_values_never_raise(args: dict[str, Any]) -> None:
+    registry = schema_registry({"type": "object", "properties": {
+        "v": {"type": ["number", "object"], "multipleOf": 0.1,
+              "patternProperties": {"^a": {}}}}})
+    result = registry.validate({"tool": "t", "args": args})
+    assert not result.valid and result.error.startswith("invalid call to 't': ")
+
+
+def test_tuples_are_arrays() -> None:
+    result = check_one({"type": "array", "items": {"type": "number"}}, (1, 2))
+    assert result.valid and result.args == {"v": [1.0, 2.0]}
+
+
+def test_schema_checked_once_at_registration() -> None:
+    with pytest.raises(ValueError, match=r"tool 'bad': its parameters schema is not a valid "
+                                         r"JSON schema at properties/a/type"):
+        schema_registry({"type": "object", "properties": {"a": {"type": "strin"}}}, "bad")
+    with pytest.raises(ValueError, match=r"tool 'bad': .*properties/a/\$ref: \$ref "
+                                         r"'#/\$defs/Nope' points nowhere"):
+        schema_registry({"type": "object", "properties": {"a": {"$ref": "#/$defs/Nope"}}},
+                        "bad")
+    with pytest.raises(ValueError, match="tool 'bad': .*is not a 'regex'"):
+        schema_registry({"type": "object", "properties": {"a": {"pattern": "(["}}}, "bad")
+
+    @lc_tool(args_schema={"type": "object", "properties": {"n": {"type": "integr"}}})
+    def broken(n: int) -> int:
+        """Broken."""
+        return n
+
+    with pytest.raises(ValueError, match="tool 'broken'"):
+        ToolRegistry([broken])
+
+
+def test_compiled_validator_is_cached_per_schema() -> None:
+    registry = schema_registry({"type": "object", "properties": {"a": {"type": "integer"}}})
+    schema = registry.get("t").schema
+    assert compile_schema(schema) is compile_schema(schema)
+    assert compile_schema(schema) is not compile_schema(dict(schema))
+
+
+def test_remote_refs_are_not_fetched() -> None:
+    registry = schema_registry({"type": "object", "properties": {
+        "a": {"$ref": "http://127.0.0.1:9/schema.json"}}})
+    result = registry.validate({"tool": "t", "args": {"a": 1}})
+    assert not result.valid and "cannot be resolved" in result.error
+
+
+def test_declared_draft_is_honoured() -> None:
+    # Draft 7: tuple-form items and additionalItems (not valid in 2020-12).
+    registry = schema_registry({"$schema": "http://json-schema.org/draft-07/schema#",
+                                "type": "object", "properties": {"p": {
+                                    "type": "array", "items": [{"type": "string"},
+                                                               {"type": "number"}],
+                                    "additionalItems": False}}})
+    ok = registry.validate({"tool": "t", "args": {"p": ["a", 1]}})
+    assert ok.valid and ok.args == {"p": ["a", 1.0]}
+    assert "argument 'p[1]': expected number, got string" in registry.validate(
+        {"tool": "t", "args": {"p": ["a", "b"]}}).error
+    assert not registry.validate({"tool": "t", "args": {"p": ["a", 1, 2]}}).valid
+    assert "expected integer, got number 2.0" in schema_registry(
+        {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+         "properties": {"n": {"type": "integer"}}}).validate(
+        {"tool": "t", "args": {"n": 2.0}}).error

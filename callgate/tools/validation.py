@@ -44,7 +44,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator, TypeChecker, ValidationError, validators
@@ -174,7 +174,7 @@ class ArgsValidator:
         self.schema = schema
         base = _draft(schema)
         try:
-            base.check_schema(schema)
+            _check_schema(base, schema)
             _check_local_refs(schema, base)
         except SchemaError as exc:  # check_schema raises the best match already
             where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
@@ -384,19 +384,21 @@ class ArgsValidator:
             branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
         # A branch "fits" when the value has its type, so its errors say what is wrong.
         fitting = [errs for errs in branches.values()
-                   if not any(e.validator in ("type", None) and not e.relative_path
-                              for e in errs)]
+                   if not any(not e.relative_path and _rejects_kind(e) for e in errs)]
         if len(fitting) == 1:
             return [found for sub in fitting[0] for found in self._describe(sub)]
         labels = list(dict.fromkeys(self._label(o) for o in options))
+        labels = [x for x in labels if x != "no value"] or labels  # false options add nothing
         return [(path, f"expected {' or '.join(labels)}, got {got}")]
 
     def _label(self, schema: Any, depth: int = 0) -> str:
         """What a schema expects, in a few words: ``integer``, ``'a' or 'b'``."""
         if schema is True or schema is None:
             return "any value"
-        if schema is False or not isinstance(schema, dict) or depth > 4:
-            return "no value" if schema is False else "a value"
+        if schema is False or schema == _FALSE:
+            return "no value"
+        if not isinstance(schema, dict) or depth > 4:
+            return "a value"
         if "type" in schema:
             types = schema["type"]
             return types if isinstance(types, str) else " or ".join(types)
@@ -529,6 +531,12 @@ class ArgsValidator:
 _SPEC_2020 = specification_with("https://json-schema.org/draft/2020-12/schema")
 
 
+def _rejects_kind(error: ValidationError) -> bool:
+    """Whether ``error`` rejects the value's kind (its type, or any value at all)."""
+    return error.validator in ("type", None) or (error.validator == "not"
+                                                 and error.validator_value == {})
+
+
 def _prop(schema: dict[str, Any], name: str) -> Any:
     props = schema.get("properties")
     return props.get(name) if isinstance(props, dict) else None
@@ -570,6 +578,22 @@ def _shape_problem(args: dict[str, Any]) -> str | None:
                 return f"{_where(path)}: object keys must be strings, got {describe_value(key)}"
             stack.append((child, (*path, key)))
     return None
+
+
+def _check_schema(base: type[Validator], schema: Any) -> None:
+    """``base.check_schema(schema)``, remembered per schema text: the 2020-12 meta-schema
+    check costs milliseconds, and evaluations rebuild equal schemas for every question."""
+    try:
+        text = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        base.check_schema(schema)
+        return
+    _checked_text(base, text)
+
+
+@lru_cache(maxsize=4096)
+def _checked_text(base: type[Validator], text: str) -> None:
+    base.check_schema(json.loads(text))  # only schemas that pass are cached
 
 
 def _check_local_refs(schema: Any, base: type[Validator]) -> None:
