@@ -52,11 +52,11 @@ def test_close_scores_are_kept_and_far_ones_dropped() -> None:
 
 
 def test_words_are_compared_on_a_crude_stem() -> None:
-    # "populations" ~ "population", "cases" ~ "case", camelCase and dots split.
+    # "populations" ~ "population", "cases" ~ "case", camelCase and "_"/"-" split.
     assert relevant_tools(_registry(), "Populations, please") == ["population_by_state_year"]
     registry = ToolRegistry()
 
-    @registry.tool(name="legal.caseFetch")
+    @registry.tool(name="legal-caseFetch")
     def fetch(case_id: str) -> str:
         """Look something up."""
         return "ok"
@@ -67,7 +67,7 @@ def test_words_are_compared_on_a_crude_stem() -> None:
         return "ok"
 
     assert relevant_tools(registry, "details of the R vs Adams legal case") == [
-        "legal.caseFetch"]
+        "legal-caseFetch"]
 
 
 def test_no_shared_word_keeps_every_tool() -> None:
