@@ -193,6 +193,10 @@ class ArgsValidator:
                                         format_checker=base.FORMAT_CHECKER)
         self._resolver = Registry().resolver_with_root(self._spec.create_resource(body))
         self._body = body
+        used = _keywords_used(body)
+        self._walk = bool(used & {"default", "type"})  # anything to widen or inject
+        # Keywords through which 3 -> 3.0 can change a verdict (see check()).
+        self._recheck = bool(used & {"not", "oneOf", "if", "contains"})
 
     # -- public ---------------------------------------------------------------------------
     def check(self, args: Any) -> ArgsCheck:
@@ -208,11 +212,16 @@ class ArgsValidator:
             errors = self._errors(kept)
             if errors:
                 return ArgsCheck(kept, errors, dropped)
+            if not self._walk:
+                return ArgsCheck(kept, [], dropped)
             root = [(self._body, self._resolver)]
+            if not self._recheck:
+                return ArgsCheck(self._normalize(root, kept, _Pass(widen=True, defaults=True)),
+                                 [], dropped)
+            # Widening can flip a verdict (3.0 may match a `not: integer` that 3 did not, or
+            # miss an `if`/`contains`): then the ints stay ints.
             widening = _Pass(widen=True)
             value = self._normalize(root, kept, widening)
-            # Widening can flip a verdict (3.0 may match a `not: integer` that 3 did not):
-            # then the ints stay ints.
             if widening.changed and not self._validator.is_valid(value):
                 value = kept
             return ArgsCheck(self._normalize(root, value, _Pass(defaults=True)), [], dropped)
@@ -578,6 +587,20 @@ def _shape_problem(args: dict[str, Any]) -> str | None:
                 return f"{_where(path)}: object keys must be strings, got {describe_value(key)}"
             stack.append((child, (*path, key)))
     return None
+
+
+def _keywords_used(schema: Any) -> set[str]:
+    """Every key of every mapping in ``schema`` (a superset of its keywords; cheap)."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(k for k in node if isinstance(k, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def _check_schema(base: type[Validator], schema: Any) -> None:
