@@ -31,7 +31,9 @@ Every error names the argument path (``argument 'items[2].qty'``), the expected 
 constraint and the value received, clipped: ``argument 'city': expected string, got boolean
 True``. Checking never raises: values nested deeper than :data:`MAX_DEPTH` levels, schemas
 too deep to walk and anything else ``jsonschema`` trips on give an invalid result with a
-clear message. Validators are compiled once per schema object and cached.
+clear message. Validators are compiled once per schema object and cached (a schema is
+treated as immutable once registered); the schema itself is checked against its meta-schema
+at registration (:class:`SchemaInvalid`).
 """
 
 from __future__ import annotations
@@ -246,10 +248,11 @@ class ArgsValidator:
             if isinstance(props, dict):
                 listed = True
                 names.update(props)
-            names.update(n for n in part.get("required") or () if isinstance(n, str))
+            if isinstance(part.get("required"), list):
+                names.update(n for n in part["required"] if isinstance(n, str))
             for trigger, needs in (part.get("dependentRequired") or {}).items():
                 names.add(trigger)
-                names.update(needs)
+                names.update(n for n in needs if isinstance(n, str))
             if isinstance(part.get("patternProperties"), dict):
                 patterns.extend(part["patternProperties"])
             extra = part.get("additionalProperties", part.get("unevaluatedProperties"))
