@@ -194,6 +194,7 @@ def test_a_limit_2_run_scores_each_answer() -> None:
     assert cpu.fallback and cpu.answer_source == "results" and cpu.invented_numbers == []
     assert cpu.final_answer.startswith("Here is what the tools returned: [system_stats]")
     assert cpu.key_result and cpu.expected_tool_ok
+    assert calc.calls == ['calculator {"expression": "17 * 23"} -> ok']
     totals = report.totals()
     assert totals["questions"] == 2 and totals["key_result"] == 2
     assert totals["results_fallback"] == 1 and totals["invented_number"] == 0

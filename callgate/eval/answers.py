@@ -290,6 +290,7 @@ class CaseResult:
     status: str
     tools_ok: list[str]
     expected_tool_ok: bool
+    calls: list[str]  # every call of the turn: ``tool {args} -> outcome (error)``
     key: list[str]
     key_result: bool
     clean_key_result: bool
@@ -348,11 +349,18 @@ def run_case(agent: Any, case: Case) -> CaseResult:
         answer_source=out.get("answer_source") or "", answer_checks=list(
             out.get("answer_checks") or []), status=out.get("status") or "error",
         tools_ok=tools_ok, expected_tool_ok=case.tool in tools_ok,
+        calls=[_call_line(e) for e in events],
         key=[*key.text, *(f"{n:g}" for n in numbers)], key_result=score.key_result,
         clean_key_result=score.clean,
         invented_numbers=score.invented_numbers, echoed=score.echoed,
         degenerate=score.degenerate, fallback=out.get("answer_source") == "results",
         seconds=round(seconds, 3), error=error)
+
+
+def _call_line(event: dict[str, Any]) -> str:
+    args = json.dumps(event.get("args"), ensure_ascii=False, default=str)
+    error = f" ({event['error'][:160]})" if event.get("error") else ""
+    return f"{event.get('tool')} {args} -> {event.get('outcome')}{error}"
 
 
 @dataclass
