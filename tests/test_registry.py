@@ -509,3 +509,9 @@ def test_declared_draft_is_honoured() -> None:
         {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
          "properties": {"n": {"type": "integer"}}}).validate(
         {"tool": "t", "args": {"n": 2.0}}).error
+
+
+def test_defaults_can_be_left_out(registry: ToolRegistry) -> None:
+    edit = registry.validate({"tool": "area", "args": {"width": 2, "height": 3}}, defaults=False)
+    assert edit.valid and edit.args == {"width": 2.0, "height": 3.0}  # widened, no unit
+    assert not registry.validate({"tool": "area", "args": {"width": 2}}, defaults=False).valid

@@ -181,10 +181,11 @@ class ToolRegistry:
         return chosen
 
     # -- validation ---------------------------------------------------------------------
-    def validate(self, payload: Any) -> ValidationResult:
+    def validate(self, payload: Any, *, defaults: bool = True) -> ValidationResult:
         """Check a call ``{"tool", "args"}`` (or ``{"name", "arguments"}``) strictly.
 
-        Never raises; the rules are in :mod:`callgate.tools.validation`."""
+        Never raises; the rules are in :mod:`callgate.tools.validation`. ``defaults=False``
+        leaves the schema's defaults out of the returned args (e.g. for an approver's edit)."""
         if not isinstance(payload, dict):
             return ValidationResult(False, "a tool call must be a JSON object with the tool "
                                     f"name and its arguments, got {type(payload).__name__}",
@@ -208,7 +209,7 @@ class ToolRegistry:
                                         "nested too deeply or a number too long", name, {})
         if raw is None:
             raw = {}
-        result = check_args(tool.schema, raw)
+        result = check_args(tool.schema, raw, defaults=defaults)
         if not result.ok:
             return ValidationResult(False, f"invalid call to '{name}': "
                                     + "; ".join(result.errors), name, result.args,

@@ -201,8 +201,11 @@ class ArgsValidator:
         self._recheck = bool(used & {"not", "oneOf", "if", "contains"})
 
     # -- public ---------------------------------------------------------------------------
-    def check(self, args: Any) -> ArgsCheck:
-        """Validate ``args``; never raises (see the module docstring for the rules)."""
+    def check(self, args: Any, *, defaults: bool = True) -> ArgsCheck:
+        """Validate ``args``; never raises (see the module docstring for the rules).
+
+        ``defaults=False`` returns the args without the schema's defaults filled in (what a
+        human approving an edit typed, checked and widened, nothing added)."""
         if not isinstance(args, dict):
             return ArgsCheck({}, [f"arguments must be a JSON object, got "
                                   f"{describe_value(args)}"])
@@ -218,7 +221,8 @@ class ArgsValidator:
                 return ArgsCheck(kept, [], dropped)
             root = [(self._body, self._resolver)]
             if not self._recheck:
-                return ArgsCheck(self._normalize(root, kept, _Pass(widen=True, defaults=True)),
+                return ArgsCheck(self._normalize(root, kept, _Pass(widen=True,
+                                                                   defaults=defaults)),
                                  [], dropped)
             # Widening can flip a verdict (3.0 may match a `not: integer` that 3 did not, or
             # miss an `if`/`contains`): then the ints stay ints.
@@ -226,7 +230,9 @@ class ArgsValidator:
             value = self._normalize(root, kept, widening)
             if widening.changed and not self._validator.is_valid(value):
                 value = kept
-            return ArgsCheck(self._normalize(root, value, _Pass(defaults=True)), [], dropped)
+            if defaults:
+                value = self._normalize(root, value, _Pass(defaults=True))
+            return ArgsCheck(value, [], dropped)
         except RecursionError:
             return ArgsCheck({}, ["arguments could not be checked: the schema or the value "
                                   "is nested too deeply"])
@@ -701,10 +707,10 @@ def compile_schema(schema: Any) -> ArgsValidator:
     return compiled
 
 
-def check_args(schema: Any, args: Any) -> ArgsCheck:
+def check_args(schema: Any, args: Any, *, defaults: bool = True) -> ArgsCheck:
     """Check ``args`` against an object ``schema``; return normalized args and errors."""
     try:
         compiled = compile_schema(schema)
     except SchemaInvalid as exc:
         return ArgsCheck({}, [f"the tool's parameters schema is invalid: {exc}"])
-    return compiled.check(args)
+    return compiled.check(args, defaults=defaults)
