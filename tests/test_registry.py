@@ -515,3 +515,18 @@ def test_defaults_can_be_left_out(registry: ToolRegistry) -> None:
     edit = registry.validate({"tool": "area", "args": {"width": 2, "height": 3}}, defaults=False)
     assert edit.valid and edit.args == {"width": 2.0, "height": 3.0}  # widened, no unit
     assert not registry.validate({"tool": "area", "args": {"width": 2}}, defaults=False).valid
+
+
+def test_union_of_objects_names_the_matching_option() -> None:
+    registry = schema_registry({
+        "type": "object",
+        "properties": {"kind": {"type": "string"}, "size": {"type": "integer"}},
+        "oneOf": [{"properties": {"kind": {"const": "box"}}, "required": ["size"]},
+                  {"properties": {"kind": {"const": "bag"}}}]})
+    assert registry.validate({"tool": "t", "args": {"kind": "bag"}}).valid
+    missing = registry.validate({"tool": "t", "args": {"kind": "box"}})
+    assert missing.error == ("invalid call to 't': argument 'size': required argument missing "
+                             "(expected integer)")
+    other = registry.validate({"tool": "t", "args": {"kind": "tin"}})
+    assert "arguments: expected object with kind='box' or object with kind='bag', got " \
+           "object {'kind': 'tin'}" in other.error

@@ -322,11 +322,11 @@ class ArgsValidator:
             return self._describe_union(error, path, got)
         if key == "required":
             return [((*path, name), f"required argument missing (expected "
-                     f"{self._label(_prop(schema, name))})")
+                     f"{self._label(self._prop(schema, name, path))})")
                     for name in want if isinstance(value, dict) and name not in value]
         if key in ("dependentRequired", "dependencies") and isinstance(value, dict):
             return [((*path, name), f"required argument missing when '{trigger}' is given "
-                     f"(expected {self._label(_prop(schema, name))})")
+                     f"(expected {self._label(self._prop(schema, name, path))})")
                     for trigger, needs in want.items()
                     if trigger in value and isinstance(needs, list)
                     for name in needs if name not in value]
@@ -400,14 +400,22 @@ class ArgsValidator:
         branches: dict[int, list[ValidationError]] = {}
         for sub in error.context:
             branches.setdefault(int(sub.relative_schema_path[0]), []).append(sub)
-        # A branch "fits" when the value has its type, so its errors say what is wrong.
-        fitting = [errs for errs in branches.values()
-                   if not any(not e.relative_path and _rejects_kind(e) for e in errs)]
+        # A branch "fits" when the value has its kind (its type; for an object, the const or
+        # enum of a property that tells the options apart): its errors say what is wrong.
+        fitting = [errs for errs in branches.values() if not any(_rejects_kind(e) for e in errs)]
         if len(fitting) == 1:
             return [found for sub in fitting[0] for found in self._describe(sub)]
         labels = list(dict.fromkeys(self._label(o) for o in options))
         labels = [x for x in labels if x != "no value"] or labels  # false options add nothing
         return [(path, f"expected {' or '.join(labels)}, got {got}")]
+
+    def _prop(self, schema: dict[str, Any], name: str, path: tuple[str | int, ...]) -> Any:
+        """The schema of property ``name`` where ``schema`` asks for it; at the top level,
+        the root's when a branch (oneOf, if/then...) requires a name the root describes."""
+        found = _prop(schema, name)
+        if found is None and not path and isinstance(self._body, dict):
+            found = _prop(self._body, name)
+        return found
 
     def _label(self, schema: Any, depth: int = 0) -> str:
         """What a schema expects, in a few words: ``integer``, ``'a' or 'b'``."""
@@ -417,13 +425,18 @@ class ArgsValidator:
             return "no value"
         if not isinstance(schema, dict) or depth > 4:
             return "a value"
-        if "type" in schema:
-            types = schema["type"]
-            return types if isinstance(types, str) else " or ".join(types)
         if "const" in schema:
             return _clip(repr(schema["const"]), 40)
         if "enum" in schema:
             return f"one of {_options(schema['enum'])}"
+        if "type" in schema and schema["type"] != "object":
+            types = schema["type"]
+            return types if isinstance(types, str) else " or ".join(types)
+        props = schema.get("properties")
+        if isinstance(props, dict) or schema.get("type") == "object":
+            tags = [f"{k}={v['const']!r}" for k, v in (props or {}).items()
+                    if isinstance(v, dict) and "const" in v]
+            return "object" + (f" with {', '.join(tags)}" if tags else "")
         for key in ("anyOf", "oneOf"):
             if isinstance(schema.get(key), list):
                 return " or ".join(dict.fromkeys(self._label(s, depth + 1)
@@ -550,9 +563,13 @@ _SPEC_2020 = specification_with("https://json-schema.org/draft/2020-12/schema")
 
 
 def _rejects_kind(error: ValidationError) -> bool:
-    """Whether ``error`` rejects the value's kind (its type, or any value at all)."""
-    return error.validator in ("type", None) or (error.validator == "not"
-                                                 and error.validator_value == {})
+    """Whether ``error`` rejects the value's kind: its type, any value at all (false), or a
+    discriminator (const/enum of the value or of one of its properties)."""
+    depth = len(error.relative_path)
+    if depth == 0 and (error.validator in ("type", None)
+                       or (error.validator == "not" and error.validator_value == {})):
+        return True
+    return depth <= 1 and error.validator in ("const", "enum")
 
 
 def _prop(schema: dict[str, Any], name: str) -> Any:
