@@ -195,6 +195,7 @@ class ArgsValidator:
                                         format_checker=base.FORMAT_CHECKER)
         self._resolver = Registry().resolver_with_root(self._spec.create_resource(body))
         self._body = body
+        self._top: tuple[set[str] | None, list[str]] | None = None
         used = _keywords_used(body)
         self._walk = bool(used & {"default", "type"})  # anything to widen or inject
         # Keywords through which 3 -> 3.0 can change a verdict (see check()).
@@ -245,11 +246,26 @@ class ArgsValidator:
 
     # -- unknown top-level arguments --------------------------------------------------------
     def _drop_unknown(self, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-        parts = list(self._root_parts(self._body, self._resolver, 0))
+        if self._top is None:
+            self._top = self._top_level()
+        names, patterns = self._top
+        if names is None:
+            return dict(args), []
+        kept: dict[str, Any] = {}
+        dropped: list[str] = []
+        for key, value in args.items():
+            if key in names or any(re.search(p, key) for p in patterns):
+                kept[key] = value
+            else:
+                dropped.append(key)
+        return kept, dropped
+
+    def _top_level(self) -> tuple[set[str] | None, list[str]]:
+        """The top-level names and name patterns the schema knows; None: it allows any."""
         names: set[str] = set()
         listed = False
         patterns: list[str] = []
-        for part in parts:
+        for part in self._root_parts(self._body, self._resolver, 0):
             props = part.get("properties")
             if isinstance(props, dict):
                 listed = True
@@ -263,17 +279,8 @@ class ArgsValidator:
                 patterns.extend(part["patternProperties"])
             extra = part.get("additionalProperties", part.get("unevaluatedProperties"))
             if extra is not None and extra is not False:
-                return dict(args), []  # extras explicitly allowed: the schema checks them
-        if not listed:
-            return dict(args), []
-        kept: dict[str, Any] = {}
-        dropped: list[str] = []
-        for key, value in args.items():
-            if key in names or any(re.search(p, key) for p in patterns):
-                kept[key] = value
-            else:
-                dropped.append(key)
-        return kept, dropped
+                return None, []  # extras explicitly allowed: the schema checks them
+        return (names if listed else None), patterns
 
     def _root_parts(self, schema: Any, resolver: Resolver,
                     depth: int) -> Iterator[dict[str, Any]]:
