@@ -144,6 +144,18 @@ def test_an_echoed_instruction_is_counted() -> None:
     assert not score_answer("Python 3.14.1 is the newest.", question="q", evidence=[]).echoed
 
 
+def test_the_loops_messages_to_the_model_are_counted_as_echoes() -> None:
+    failed = "[calculator] failed: ValueError: unsupported in an arithmetic expression: '{17}'"
+    refused = ('"Rag_search" was called with values that appear nowhere in the conversation '
+               '(query="x"). Use only values the user gave; if no tool fits the question, '
+               "answer directly without a tool.")
+    for answer in (failed, refused):
+        score = score_answer(answer, question="What is 17 * 23?", evidence=[])
+        assert score.loop_message and not score.clean
+    plain = score_answer("The calculator could not work it out.", question="q", evidence=[])
+    assert not plain.loop_message
+
+
 def test_empty_and_looping_answers_are_degenerate() -> None:
     assert score_answer("", question="q", evidence=[]).degenerate
     assert score_answer("  ...\n\nSources: [R1] calculator", question="q",

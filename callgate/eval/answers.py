@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -35,7 +36,13 @@ from urllib.parse import parse_qs, urlparse
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from callgate.answer_checks import cut_repetition, drop_echoes, invented_numbers, numbers_in
+from callgate.answer_checks import (
+    _ngrams,  # the n-gram echo test of answer_checks, reused on the loop's other messages
+    cut_repetition,
+    drop_echoes,
+    invented_numbers,
+    numbers_in,
+)
 from callgate.eval.bfcl_stats import wilson
 
 ASK_QUESTION = "How busy is this computer's CPU right now?"
@@ -200,13 +207,30 @@ class AnswerScore:
     invented_numbers: list[str]
     echoed: bool
     degenerate: bool
+    loop_message: bool = False
 
     @property
     def clean(self) -> bool:
         """The key result, in an answer that passes every check (an answer spraying numbers
         can hold the key by chance)."""
         return (self.key_result and not self.invented_numbers and not self.echoed
-                and not self.degenerate)
+                and not self.degenerate and not self.loop_message)
+
+
+_FAILED_SUMMARY = re.compile(r"\[\w+\] failed: ")  # how summaries.py shows a failed call
+
+
+def _loop_message_ngrams() -> set[tuple[str, ...]]:
+    from callgate.tools.grounding import grounding_error
+
+    return _ngrams(grounding_error("tool", []))
+
+
+def loop_message(text: str) -> bool:
+    """Whether the answer repeats what the loop tells the model about its calls (a failed
+    call's summary, the grounding refusal): text for the model, not for the user. The
+    instruction check of answer_checks does not cover these messages."""
+    return bool(_FAILED_SUMMARY.search(text) or _ngrams(text) & _loop_message_ngrams())
 
 
 def answer_text(final_answer: str) -> str:
@@ -251,6 +275,7 @@ def score_answer(final_answer: str, *, question: str, evidence: Sequence[str],
         invented_numbers=invented_numbers(text, [*evidence, question]),
         echoed=drop_echoes(text)[1],
         degenerate=not any(ch.isalnum() for ch in text) or repeated,
+        loop_message=loop_message(text),
     )
 
 
@@ -296,6 +321,7 @@ class CaseResult:
     clean_key_result: bool
     invented_numbers: list[str]
     echoed: bool
+    loop_message: bool
     degenerate: bool
     fallback: bool
     seconds: float
@@ -353,6 +379,7 @@ def run_case(agent: Any, case: Case) -> CaseResult:
         key=[*key.text, *(f"{n:g}" for n in numbers)], key_result=score.key_result,
         clean_key_result=score.clean,
         invented_numbers=score.invented_numbers, echoed=score.echoed,
+        loop_message=score.loop_message,
         degenerate=score.degenerate, fallback=out.get("answer_source") == "results",
         seconds=round(seconds, 3), error=error)
 
@@ -401,6 +428,7 @@ class AnswersReport:
             "clean_key_result": sum(r.clean_key_result for r in rows),
             "invented_number": sum(bool(r.invented_numbers) for r in rows),
             "echoed_instructions": sum(r.echoed for r in rows),
+            "echoed_loop_messages": sum(r.loop_message for r in rows),
             "degenerate": sum(r.degenerate for r in rows),
             "results_fallback": sum(r.fallback for r in rows),
             "expected_tool_ok": sum(r.expected_tool_ok for r in rows),
@@ -536,8 +564,8 @@ def print_progress(result: CaseResult) -> None:
 
 def format_answers(report: AnswersReport) -> str:
     """A table: one row per tool and the total; then the ``callgate ask`` timing."""
-    heads = ["tool", "n", "key result", "clean key", "invented number", "echoed", "degenerate",
-             "from results", "tool ok", "median s", "p90 s"]
+    heads = ["tool", "n", "key result", "clean key", "invented number", "echoed", "loop msg",
+             "degenerate", "from results", "tool ok", "median s", "p90 s"]
     rows = [[t, *_cells(report.totals(t))] for t in dict.fromkeys(r.tool
                                                                      for r in report.results)]
     rows.append(["all", *_cells(report.totals())])
@@ -558,7 +586,7 @@ def format_answers(report: AnswersReport) -> str:
 def _cells(totals: dict[str, Any]) -> list[str]:
     n = totals["questions"]
     keys = ("key_result", "clean_key_result", "invented_number", "echoed_instructions",
-            "degenerate", "results_fallback", "expected_tool_ok")
+            "echoed_loop_messages", "degenerate", "results_fallback", "expected_tool_ok")
     return [str(n), *(f"{totals[k]} ({100 * totals[k] / n:.0f}%)" if n else "0" for k in keys),
             f"{totals['s_median']:.2f}" if totals["s_median"] is not None else "-",
             f"{totals['s_p90']:.2f}" if totals["s_p90"] is not None else "-"]
