@@ -258,8 +258,6 @@ def test_choice_grammar_forces_react(chat: ChatLlamaCppText, question: str) -> N
 
 
 @pytest.mark.llama
-@pytest.mark.slow  # grammar-constrained JSON: up to a minute a case on a busy machine
-@pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", ["weather", "calc", "order"])
 def test_args_grammar_yields_valid_json(chat: ChatLlamaCppText, name: str) -> None:
     schema = {"weather": WEATHER, "calc": CALC, "order": Order.model_json_schema()}[name]
@@ -284,8 +282,6 @@ def test_args_grammar_yields_valid_json(chat: ChatLlamaCppText, name: str) -> No
 
 
 @pytest.mark.llama
-@pytest.mark.slow
-@pytest.mark.timeout(900)
 def test_args_grammar_required_only(chat: ChatLlamaCppText) -> None:
     history = [HumanMessage("Order a small hat to Rome."), AIMessage("Action Input: ")]
     schema = Order.model_json_schema()
