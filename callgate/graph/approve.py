@@ -169,12 +169,11 @@ def _edited(call: ToolCall, decision: dict[str, Any], registry: Any) -> ToolCall
     if missing:
         return _denied(call, "rejected: an edit must carry the complete arguments; missing "
                              + ", ".join(missing))
-    result = registry.validate({"tool": name, "args": args})
+    # What runs is what the person approved: no defaults slipped in after the fact.
+    result = registry.validate({"tool": name, "args": args}, defaults=False)
     if not result.valid:
         return _denied(call, f"rejected: the edited arguments were invalid: {result.error}")
     if result.dropped:
         return _denied(call, "rejected: the edit has arguments the tool does not take: "
                              + ", ".join(result.dropped))
-    # What runs is what the person approved: no defaults slipped in after the fact.
-    approved = {k: v for k, v in result.args.items() if k in args}
-    return {**call, "args": approved, "approved": "edited"}
+    return {**call, "args": result.args, "approved": "edited"}
