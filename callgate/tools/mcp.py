@@ -33,6 +33,7 @@ from langchain_core.tools import BaseTool
 
 from callgate.tools.registry import Tool, ToolRegistry
 from callgate.tools.summaries import default_summary
+from callgate.tools.validation import SchemaInvalid
 
 log = logging.getLogger(__name__)
 
@@ -212,14 +213,22 @@ async def load_mcp_tools_into(
         for lc_tool in tools:
             ready.append(_as_tool(lc_tool, server, sensitive_patterns))
     scratch = ToolRegistry()
+    kept: list[Tool] = []
     for tool in ready:  # clashes between servers, then with the registry, before adding any
         if tool.name in scratch or tool.name in registry:
             raise ValueError(f"MCP tool '{tool.name}' ({_server_of(tool)}) clashes with a "
                              "tool already registered; set tool_name_prefix=True or rename")
-        scratch.add(tool)
-    for tool in ready:
+        try:
+            scratch.add(tool)
+        except SchemaInvalid as exc:  # the server's schema for this tool is not JSON Schema
+            if strict:
+                raise MCPLoadError(_server_of(tool), exc) from exc
+            log.warning("skipping MCP tool %r: %s", tool.name, exc)
+            continue
+        kept.append(tool)
+    for tool in kept:
         registry.add(tool)
-    return ready
+    return kept
 
 
 def load_mcp_tools_into_sync(registry: ToolRegistry, servers: Mapping[str, Any],
