@@ -226,6 +226,12 @@ def test_schema_not_an_object_schema(tmp_path: Path, mod: str) -> None:
                 "parameters_schema must be a JSON schema mapping, got a list")
 
 
+def test_schema_that_is_not_json_schema_is_located(tmp_path: Path, mod: str) -> None:
+    schema = "{type: object, properties: {a: {type: integer, minimum: '3'}}}"
+    check_error(tmp_path, "tools:\n" + entry(mod, schema=schema), 6,
+                "parameters_schema is not a valid JSON schema", "'3' is not of type 'number'")
+
+
 def test_schema_required_names_unknown_property(tmp_path: Path, mod: str) -> None:
     schema = ("\n      type: object\n      properties:\n        a: {type: integer}\n"
               "        b: {type: integer}\n      required:\n        - a\n        - c")

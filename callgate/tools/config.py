@@ -52,6 +52,7 @@ from callgate.tools.mcp import (
     parse_server,
 )
 from callgate.tools.registry import Tool, ToolRegistry
+from callgate.tools.validation import SchemaInvalid, compile_schema
 
 Key = str | int
 JSON_TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
@@ -232,6 +233,12 @@ def _tool_spec(config: ToolsConfig, i: int, entry: Any) -> ToolSpec:
     for sub, message in schema_problems(schema):
         raise config.error((*here, "parameters_schema", *sub),
                            f"{label}: parameters_schema{_dotted(sub)} {message}")
+    try:
+        compile_schema(schema)  # the meta-schema check registration would make, located here
+    except SchemaInvalid as exc:
+        raise config.error((*here, "parameters_schema"),
+                           f"{label}: parameters_schema is not a valid JSON schema: {exc}"
+                           ) from exc
     return ToolSpec(name=entry["name"], description=entry["description"].strip(),
                     module=entry["module"], function=entry["function"],
                     parameters_schema=schema,
