@@ -14,6 +14,7 @@ from langchain_openai import ChatOpenAI
 
 from callgate import ToolRegistry, build_agent
 from callgate.graph.builder import make_strategy
+from callgate.graph.results import get_result
 from callgate.models.bundled import bundled_model_path
 from callgate.models.spec import load_model
 from tests.servers import llama_cpp_server
@@ -84,7 +85,7 @@ def test_forced_first_call_goes_through_validate_execute_cite(server: str) -> No
     first = out["tool_events"][0]
     assert first["tool"] == "get_weather" and first["step"] == 1 and first["ok"]
     assert registry.validate({"tool": "get_weather", "args": first["args"]}).valid
-    assert first["data"]["forecast"] == "sunny, 21 °C"
+    assert get_result(agent, None, first["id"])["forecast"] == "sunny, 21 °C"
     assert out["status"] in {"done", "step_limit"} and len(out["tool_events"]) <= 3
     assert "Sources: [R1] get_weather" in out["final_answer"]
     assert not any(m in out["final_answer"] for m in MARKUP)

@@ -66,10 +66,10 @@ def llama_server(model_path: str | Path, *, n_ctx: int = 2048,
     prompt here (the longest is ~1600 tokens with the server's function-calling template)
     and bounds the server's tool arguments, which it generates without a token limit."""
     from callgate.models.llama_server import llama_cpp_server
-    from callgate.models.llamacpp import _default_threads
+    from callgate.models.llamacpp import default_threads
 
     with llama_cpp_server(str(model_path), chat_format=SERVER_CHAT_FORMAT, n_ctx=n_ctx,
-                          n_threads=n_threads or _default_threads(), ready_s=120) as url:
+                          n_threads=n_threads or default_threads(), ready_s=120) as url:
         yield url
 
 

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 
 import httpx
 
+from callgate.models.llamacpp import default_threads
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that is free right now."""
@@ -25,13 +27,14 @@ def free_port() -> int:
 
 @contextmanager
 def llama_cpp_server(model_path: str, *, chat_format: str = "chatml-function-calling",
-                     n_ctx: int = 2048, n_threads: int = 2,
+                     n_ctx: int = 2048, n_threads: int | None = None,
                      ready_s: float = 90) -> Iterator[str]:
     """Start the server on a free port and yield its base URL (``http://127.0.0.1:N/v1``)."""
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", model_path,
                "--chat_format", chat_format, "--host", "127.0.0.1", "--port", str(port),
-               "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--verbose", "False"]
+               "--n_ctx", str(n_ctx), "--n_threads", str(n_threads or default_threads()),
+               "--verbose", "False"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
     base = f"http://127.0.0.1:{port}/v1"

@@ -149,7 +149,7 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, 
         return loaded
 
 
-def _default_threads() -> int:
+def default_threads() -> int:
     """$CALLGATE_N_THREADS, else half the logical cores (llama-cpp-python's default), max 8."""
     if env := os.environ.get("CALLGATE_N_THREADS"):
         return max(1, int(env))
@@ -238,7 +238,7 @@ class ChatLlamaCppText(BaseChatModel):
 
     model_path: str
     n_ctx: int = DEFAULT_N_CTX
-    n_threads: int = Field(default_factory=_default_threads)
+    n_threads: int = Field(default_factory=default_threads)
     n_threads_batch: int | None = Field(default_factory=_default_batch_threads)
     n_batch: int = 512
     max_tokens: int = 256
