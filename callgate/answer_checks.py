@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from callgate.prompts.correction import CORRECTION, NOT_RUN
 from callgate.prompts.react import REACT_SYSTEM
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
+from callgate.tools.grounding import grounding_error
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
 _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
@@ -28,7 +29,8 @@ NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
 
 
 def _instruction_texts() -> list[str]:
-    texts = [ANSWER_NOW, NATIVE_SYSTEM, REACT_SYSTEM, CORRECTION, NOT_RUN, *REASONS.values()]
+    texts = [ANSWER_NOW, NATIVE_SYSTEM, REACT_SYSTEM, CORRECTION, NOT_RUN, *REASONS.values(),
+             grounding_error("tool", [])]
     return [re.sub(r"\{[^}]*\}", " ", t) for t in texts]
 
 

@@ -86,6 +86,10 @@ def test_the_checks_one_by_one() -> None:
     assert drop_echoes("Fine. Answer the user's last question now, as well as you can.")[
         0] == "Fine."
     assert drop_echoes("Do not call me now.")[1] is False  # a short phrase is not an echo
+    echoed = ("'Rag_search' was called with values that appear nowhere in the conversation "
+              "(query='x'). Use only values the user gave; if no tool fits the question, "
+              "answer directly without a tool.")
+    assert drop_echoes(echoed) == ("", True)  # the loop's own grounding message
     assert drop_source_lines("x\n**Sources:** [R1] fake\ny")[0] == "x\n\ny"
     assert invented_numbers("It is 391 [R1], or 12.", ["[calc] 391"]) == ["12"]
     assert invented_numbers("1. first\n2. second", []) == []

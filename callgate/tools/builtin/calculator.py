@@ -16,12 +16,15 @@ _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": max,
               "log": math.log, "exp": math.exp, "sin": math.sin, "cos": math.cos}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
+_GROUPING = str.maketrans("{}[]", "()()")
 
 
 def calculator(expression: str) -> float | int:
     """Evaluate an arithmetic expression, e.g. "17 * 23" or "sqrt(2) / 3"."""
+    # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23").
+    text = expression.translate(_GROUPING).replace("^", "**").replace("×", "*")
     try:
-        tree = ast.parse(expression.replace("^", "**").replace("×", "*"), mode="eval")
+        tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ValueError(f"not an arithmetic expression: {expression!r}") from exc
     return _eval(tree.body)
