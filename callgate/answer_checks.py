@@ -26,6 +26,7 @@ _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citation
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?|\n")
 _WORD = re.compile(r"\w+")
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
+INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the results
 
 
 def _instruction_texts() -> list[str]:
@@ -34,12 +35,12 @@ def _instruction_texts() -> list[str]:
     return [re.sub(r"\{[^}]*\}", " ", t) for t in texts]
 
 
-def _ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
+def ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
     words = _WORD.findall(text.lower())
     return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
 
 
-_INSTRUCTION_NGRAMS: set[tuple[str, ...]] = set().union(*map(_ngrams, _instruction_texts()))
+_INSTRUCTION_NGRAMS: set[tuple[str, ...]] = set().union(*map(ngrams, _instruction_texts()))
 
 
 @dataclass
@@ -79,7 +80,7 @@ def drop_echoes(text: str) -> tuple[str, bool]:
     """Remove sentences that repeat the loop's own instructions."""
     kept, dropped = [], False
     for part in _SENTENCE.findall(text):
-        if _ngrams(part) & _INSTRUCTION_NGRAMS:
+        if ngrams(part) & _INSTRUCTION_NGRAMS:
             dropped = True
             continue
         kept.append(part)
@@ -134,8 +135,17 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, sourced = drop_source_lines(check.text)
     if sourced:
         check.notes.append("model-written sources line removed")
-    if results:
-        check.invented_numbers = invented_numbers(check.text, [*results, *user])
-        if check.invented_numbers:
-            check.notes.append("numbers in no result: " + ", ".join(check.invented_numbers))
+    check.invented_numbers = invented_numbers(check.text, [*results, *user])
+    if check.invented_numbers:
+        check.notes.append("numbers in no result or question: "
+                           + ", ".join(check.invented_numbers))
     return check
+
+
+def gives_way(check: AnswerCheck, has_results: bool) -> bool:
+    """Whether the results' summaries should replace the model's answer: it was left
+    empty, or it states numbers no result holds — several of them (one or two are only
+    flagged, since a model may compute a figure: 2**10 = 1024 from the question)."""
+    if not has_results:
+        return False
+    return check.degenerate or len(check.invented_numbers) >= INVENTED_LIMIT

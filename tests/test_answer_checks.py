@@ -95,3 +95,16 @@ def test_the_checks_one_by_one() -> None:
     assert invented_numbers("1. first\n2. second", []) == []
     assert invented_numbers("about 21.6", ["bmi 21.58"]) == []
     assert check_answer("plain words", results=[], user=[]).notes == []
+
+
+def test_one_computed_number_is_flagged_not_replaced() -> None:
+    out = run([tool_call("system_stats", {}), AIMessage("2 to the power of 10 is 1024.")],
+              [system_stats], "Compute 2 to the power of 10.")
+    assert out["answer_source"] == "model" and out["final_answer"].startswith("2 to the")
+    assert out["answer_checks"] == ["numbers in no result or question: 1024"]
+
+
+def test_numbers_without_any_result_are_flagged() -> None:
+    out = run([AIMessage("Your Wi-Fi password is 1234567890.")], [system_stats],
+              "What is the guest Wi-Fi password?")
+    assert out["answer_checks"] == ["numbers in no result or question: 1234567890"]

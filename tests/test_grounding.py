@@ -130,3 +130,12 @@ def test_unused_numbers_are_those_no_call_has_taken() -> None:
     # As a number, in percent, or inside a string.
     assert unused_numbers(request, [{"height": 6, "weight": 80}, {"h": "5.6", "w": 60},
                                     {"rate": 0.05, "amount": 1000}]) == []
+
+
+def test_search_queries_and_prompts_are_free_text() -> None:
+    from callgate.tools.grounding import ungrounded_args
+
+    context = "Find me something about the latest Python release."
+    assert ungrounded_args({"query": "python 3.14 changelog"}, {}, context) == []
+    assert ungrounded_args({"prompt": "a watercolour fox"}, {}, context) == []
+    assert ungrounded_args({"city": "Atlantis"}, {}, context) == [("city", "Atlantis")]

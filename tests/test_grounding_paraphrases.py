@@ -164,7 +164,9 @@ BFCL_CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple",
 # Measured before the paraphrase rules (commit ea5d57a): 156 of 995 correct calls flagged
 # (15.7%), 977 of 995 swapped calls flagged (98.2%); after: 121 (12.2%) and 978 (98.3%).
 MAX_BFCL_FLAGGED = 0.13
-MIN_BFCL_SWAPPED_FLAGGED = 0.98
+# 0.98 before search queries and prompts became free text (grounding.FREE_TEXT): a call
+# whose only value is a query can no longer be caught, by design (975 of 995 still are).
+MIN_BFCL_SWAPPED_FLAGGED = 0.975
 
 
 def test_bfcl_correct_calls_pass_and_calls_from_another_question_do_not() -> None:

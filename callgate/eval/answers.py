@@ -37,10 +37,10 @@ from urllib.parse import parse_qs, urlparse
 from pydantic import BaseModel, Field, TypeAdapter
 
 from callgate.answer_checks import (
-    _ngrams,  # the n-gram echo test of answer_checks, reused on the loop's other messages
     cut_repetition,
     drop_echoes,
     invented_numbers,
+    ngrams,  # the n-gram echo test of answer_checks, reused on the loop's other messages
     numbers_in,
 )
 from callgate.eval.bfcl_stats import wilson
@@ -223,14 +223,14 @@ _FAILED_SUMMARY = re.compile(r"\[\w+\] failed: ")  # how summaries.py shows a fa
 def _loop_message_ngrams() -> set[tuple[str, ...]]:
     from callgate.tools.grounding import grounding_error
 
-    return _ngrams(grounding_error("tool", []))
+    return ngrams(grounding_error("tool", []))
 
 
 def loop_message(text: str) -> bool:
     """Whether the answer repeats what the loop tells the model about its calls (a failed
     call's summary, the grounding refusal): text for the model, not for the user. The
     instruction check of answer_checks does not cover these messages."""
-    return bool(_FAILED_SUMMARY.search(text) or _ngrams(text) & _loop_message_ngrams())
+    return bool(_FAILED_SUMMARY.search(text) or ngrams(text) & _loop_message_ngrams())
 
 
 def answer_text(final_answer: str) -> str:

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from callgate.answer_checks import check_answer
+from callgate.answer_checks import check_answer, gives_way
 from callgate.graph.cancellation import end_run, is_cancelled
 from callgate.graph.context import Context
 from callgate.graph.finalize import cancelled_text
@@ -73,7 +73,7 @@ def make_cite(settings: LoopSettings):
         text, cited = cite_text(check.text, alias)
         if not re.search(r"\w", _CITATION.sub("", text)):  # nothing but citations
             text = ""
-        if usable and (not text or check.invented_numbers):
+        if usable and (not text or gives_way(check, True)):
             # The model's answer failed its checks: what the tools returned is the answer.
             text, cited, source = _from_results(list(usable.values())), [], "results"
         explicit = bool(cited)

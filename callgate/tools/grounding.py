@@ -552,6 +552,11 @@ def _walk(value: Any, schema: dict[str, Any], path: str, context: _Context,
             _walk(item, _sub_schema(schema, key), f"{path}.{key}", context, found)
 
 
+# Top-level string arguments whose value the model legitimately composes rather than copies
+# (a search query, an image prompt): they are never flagged.
+FREE_TEXT = frozenset({"query", "q", "search_query", "search", "prompt", "keywords"})
+
+
 def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, *,
                     today: date | None = None) -> list[tuple[str, Any]]:
     """``(path, value)`` of every argument value that ``context`` does not contain.
@@ -561,6 +566,8 @@ def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, 
     found: list[tuple[str, Any]] = []
     ctx = _context(context, today or date.today())  # the real date is part of the key
     for key, value in args.items():
+        if key.lower() in FREE_TEXT and isinstance(value, str):
+            continue  # the escape for text the model composes: a search query, a prompt
         _walk(value, _sub_schema(schema, key), key, ctx, found)
     return found
 
