@@ -42,6 +42,10 @@ os.environ.setdefault("CALLGATE_N_THREADS", "1")
 _PARENT = str(REPO.parent).rstrip(os.sep) + os.sep
 _INSIDE = str(REPO) + os.sep
 _AUDITED = {"open", "os.listdir", "os.scandir"}
+# A checkout in the temp folder (/tmp/callgate) has every test's temp file beside it: there,
+# only the shared data folder itself is watched.
+_SHARED = str(REPO.parent / "shared") + os.sep
+_IN_TEMP = os.path.realpath(tempfile.gettempdir()) == os.path.realpath(REPO.parent)
 OUTSIDE_READS: list[tuple[str, str]] = []  # (test node id or "collection", absolute path)
 _EXEMPT: set[str] = set()  # node ids marked shared_data
 
@@ -51,6 +55,8 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     if event not in _AUDITED or not args or not isinstance(args[0], str | bytes | os.PathLike):
         return
     path = os.path.abspath(os.fsdecode(os.fspath(args[0])))
+    if _IN_TEMP and not (path + os.sep).startswith(_SHARED):
+        return
     if path.startswith(_PARENT) and not (path + os.sep).startswith(_INSIDE):
         test = os.environ.get("PYTEST_CURRENT_TEST", "collection").split(" ")[0]
         OUTSIDE_READS.append((test, path))
