@@ -197,6 +197,26 @@ def test_an_invented_optional_argument_is_dropped_and_the_call_runs() -> None:
 # --- approvals that cannot be dodged ---------------------------------------------------------
 
 
+def paused_wipe_answered(answer: Any) -> tuple[list[str], dict[str, Any]]:
+    """A sensitive wipe("tmp") pauses for approval, then ``answer`` resumes it: what was
+    wiped, and the output."""
+    wiped: list[str] = []
+
+    def wipe(target: str = "EVERYTHING") -> str:
+        """Wipe a target."""
+        wiped.append(target)
+        return "wiped"
+
+    reg = ToolRegistry()
+    reg.register(wipe, sensitive=True)
+    agent = build_agent(ScriptedChatModel(script=[tool_call("wipe", {"target": "tmp"}),
+                                                  AIMessage("ok")]), reg,
+                        checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "wipe"}}
+    assert "__interrupt__" in agent.invoke(ask("wipe tmp"), config)
+    return wiped, agent.invoke(Command(resume=answer), config)
+
+
 @pytest.mark.parametrize("answer", [
     {"action": "edit"}, {"action": "edit", "args": None}, {"action": "edit", "args": {"bad": 1}},
     {"decisions": [{"type": "edit", "edited_action": {"name": "wipe"}}]},
@@ -206,42 +226,13 @@ def test_an_invented_optional_argument_is_dropped_and_the_call_runs() -> None:
 def test_a_malformed_answer_is_a_rejection_and_nothing_runs(answer: Any) -> None:
     # (``Command(resume=None)`` equals ``Command()``: LangGraph 1.2 itself raises on it,
     # before any node runs, so it cannot reach the approval gate.)
-    wiped: list[str] = []
-
-    def wipe(target: str = "EVERYTHING") -> str:
-        """Wipe a target."""
-        wiped.append(target)
-        return "wiped"
-
-    reg = ToolRegistry()
-    reg.register(wipe, sensitive=True)
-    agent = build_agent(ScriptedChatModel(script=[tool_call("wipe", {"target": "tmp"}),
-                                                  AIMessage("ok")]), reg,
-                        checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "dodge"}}
-    assert "__interrupt__" in agent.invoke(ask("wipe tmp"), config)
-    out = agent.invoke(Command(resume=answer), config)
+    wiped, out = paused_wipe_answered(answer)
     assert wiped == []
     [event] = out["tool_events"]
     assert event["outcome"] == "denied" and event["error"].startswith("rejected")
 
 
 def test_a_complete_edit_runs_as_edited() -> None:
-    wiped: list[str] = []
-
-    def wipe(target: str = "EVERYTHING") -> str:
-        """Wipe a target."""
-        wiped.append(target)
-        return "wiped"
-
-    reg = ToolRegistry()
-    reg.register(wipe, sensitive=True)
-    agent = build_agent(ScriptedChatModel(script=[tool_call("wipe", {"target": "tmp"}),
-                                                  AIMessage("ok")]), reg,
-                        checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "edit"}}
-    agent.invoke(ask("wipe tmp"), config)
-    out = agent.invoke(Command(resume={"decisions": [
-        {"type": "edit", "edited_action": {"name": "wipe", "args": {"target": "cache"}}}]}),
-        config)
+    wiped, out = paused_wipe_answered({"decisions": [
+        {"type": "edit", "edited_action": {"name": "wipe", "args": {"target": "cache"}}}]})
     assert wiped == ["cache"] and out["tool_events"][0]["args"] == {"target": "cache"}
