@@ -14,14 +14,11 @@ from typing import Any
 
 from callgate.prompts.correction import example_args
 
-REACT_SYSTEM = """You are a helpful assistant that can use tools.
-
-Tools:
-{tools}
-
-To use a tool, reply in exactly this format:
+_INTRO = "You are a helpful assistant that can use tools."
+_TOOLS = "Tools:\n{tools}"
+_FORMAT = """To use a tool, reply in exactly this format:
 Thought: <one short sentence>
-Action: <one tool name from the list>
+Action: <one tool name from the list%s>
 Action Input: <a JSON object with the tool's arguments>
 
 Copy argument values from the user's question. Give an optional argument only when the \
@@ -32,25 +29,10 @@ When you can answer, or when no tool fits the question, reply:
 Thought: I can answer now.
 Final Answer: <your answer, citing results like [R1]>"""
 
+REACT_SYSTEM = f"{_INTRO}\n\n{_TOOLS}\n\n{_FORMAT % ''}"
 # The same instructions with the tool list last: every question's prompt then starts with
 # the same ~130 tokens, which llama.cpp's KV cache keeps from one question to the next.
-REACT_SYSTEM_TOOLS_LAST = """You are a helpful assistant that can use tools.
-
-To use a tool, reply in exactly this format:
-Thought: <one short sentence>
-Action: <one tool name from the list below>
-Action Input: <a JSON object with the tool's arguments>
-
-Copy argument values from the user's question. Give an optional argument only when the \
-question states its value.
-To make several calls at once, write one Action and Action Input pair per call.
-Results come back as "Observation: [R1] ...".
-When you can answer, or when no tool fits the question, reply:
-Thought: I can answer now.
-Final Answer: <your answer, citing results like [R1]>
-
-Tools:
-{tools}"""
+REACT_SYSTEM_TOOLS_LAST = f"{_INTRO}\n\n{_FORMAT % ' below'}\n\n{_TOOLS}"
 
 CHAT_SYSTEM = "You are a helpful assistant. Answer the user directly and briefly."
 
