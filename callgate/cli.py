@@ -407,11 +407,11 @@ class Approver:
                                         f" ({why})" if why else "", f":\n  {name} {args_text}"))
         tty = sys.stdin.isatty()
         while True:
-            line = self._read("  approve? [y]es / [n]o [reason] / [e]dit [JSON]: ", tty)
+            line = _read_line("  approve? [y]es / [n]o [reason] / [e]dit [JSON]: ", tty)
             if line is None:
                 self.display.line("  no answer on stdin: rejected")
                 return Decision("reject", message="no answer")
-            decision, problem = parse_answer(line, lambda: self._read(
+            decision, problem = parse_answer(line, lambda: _read_line(
                 "  new arguments as JSON: ", tty))
             if decision is not None:
                 if not tty:
@@ -420,16 +420,6 @@ class Approver:
             self.display.line(f"  {problem}")
             if not tty:
                 return Decision("reject", message=problem)
-
-    @staticmethod
-    def _read(prompt: str, tty: bool) -> str | None:
-        if tty:
-            try:
-                return input(prompt)
-            except EOFError:
-                return None
-        line = sys.stdin.readline()
-        return line if line else None
 
 
 def parse_answer(line: str, more: Callable[[], str | None]) -> tuple[Decision | None, str]:
