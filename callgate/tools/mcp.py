@@ -1,11 +1,10 @@
 """MCP servers as callgate tools, through langchain-mcp-adapters.
 
 Session lifecycle: every tool call opens its own MCP session (for stdio, a fresh server
-process), which is what ``MultiServerMCPClient.get_tools()`` does by default. Under
-``invoke`` the graph runs tools on callgate's background event loop
-(``callgate.graph.sync.run_sync``), under ``ainvoke`` on the caller's, and a long-lived
-session is bound to the loop that opened it, so per-call sessions are the one lifecycle
-that works from ``invoke``, ``ainvoke`` and Jupyter alike. The cost is a server
+process), which is what ``MultiServerMCPClient.get_tools()`` does by default. Each call
+runs on an event loop of its own in the tool's thread (``callgate.tools.runner``), and a
+long-lived session is bound to the loop that opened it, so per-call sessions are the one
+lifecycle that works from ``invoke``, ``ainvoke`` and Jupyter alike. The cost is a server
 start per call (about half a second for ``mcp-server-git``); a server that needs state
 across calls should be run over streamable HTTP.
 
@@ -26,6 +25,7 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,10 +233,15 @@ async def load_mcp_tools_into(
 
 def load_mcp_tools_into_sync(registry: ToolRegistry, servers: Mapping[str, Any],
                              **options: Any) -> list[Tool]:
-    """:func:`load_mcp_tools_into` from sync code (also under a running loop)."""
-    from callgate.graph.sync import run_sync
-
-    return run_sync(load_mcp_tools_into(registry, servers, **options))
+    """:func:`load_mcp_tools_into` from sync code (also under a running loop, as in
+    Jupyter: then on a loop of its own in a short-lived thread)."""
+    coro = load_mcp_tools_into(registry, servers, **options)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1, thread_name_prefix="callgate-mcp-load") as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def _as_tool(lc_tool: BaseTool, server: MCPServer, patterns: Sequence[str]) -> Tool:
