@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -114,7 +115,7 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
     ``checkpointed``: the graph will be compiled with a checkpointer, so approvals may
     pause it (on LangGraph Server they always may)."""
     if settings.grounding is None:
-        settings.grounding = bool(getattr(strategy, "grounding", False))
+        settings = replace(settings, grounding=bool(getattr(strategy, "grounding", False)))
     patterns = settings.approval_patterns or DANGEROUS_PATTERNS
     graph = StateGraph(AgentState, context_schema=Context, input_schema=InputState,
                        output_schema=OutputState)
@@ -142,7 +143,8 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
         return "validate" if busy else "cite"
 
     def correct_ask_or_run(state: AgentState, runtime: Runtime[Context], config: RunnableConfig
-                      ) -> list[Send] | Literal["correct", "approve", "summarize", "finalize"]:
+                           ) -> list[Send] | Literal["correct", "approve", "summarize",
+                                                     "finalize"]:
         if is_cancelled(config, runtime.store):
             return "finalize"
         if state.get("validation_errors") and correction_left(state, settings):
@@ -159,11 +161,11 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
                                                            patterns) is not None
 
     def decide_again_or_stop(state: AgentState, runtime: Runtime[Context],
-                      config: RunnableConfig) -> Literal["decide", "finalize"]:
+                             config: RunnableConfig) -> Literal["decide", "finalize"]:
         return "finalize" if is_cancelled(config, runtime.store) else "decide"
 
     def run_each_call(state: AgentState, runtime: Runtime[Context],
-                config: RunnableConfig) -> list[Send] | Literal["summarize", "finalize"]:
+                      config: RunnableConfig) -> list[Send] | Literal["summarize", "finalize"]:
         """One ``execute`` task per call that may run; straight on when none may."""
         if is_cancelled(config, runtime.store):
             return "finalize"
@@ -173,7 +175,7 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
         return sends or "summarize"
 
     def next_step_or_finish(state: AgentState, runtime: Runtime[Context],
-                        config: RunnableConfig) -> Literal["decide", "finalize"]:
+                            config: RunnableConfig) -> Literal["decide", "finalize"]:
         if state.get("stop_reason"):
             return "finalize"
         return stop_or_go(state, runtime, config)
