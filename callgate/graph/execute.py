@@ -10,6 +10,7 @@ store (:mod:`callgate.graph.results`); the task writes only a bounded record.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,8 @@ from callgate.graph.state import CallResult, ExecuteInput, ToolCall
 from callgate.graph.writer import emit
 from callgate.tools.runner import ToolRun, run_tool
 from callgate.tools.summaries import failure_summary, preview, result_summary, sources_in
+
+log = logging.getLogger(__name__)
 
 
 def make_execute(settings: LoopSettings):
@@ -80,9 +83,13 @@ def _finished(call: ToolCall, run: ToolRun, tool: Any, runtime: Runtime[Context]
                           sources=[], duration_ms=duration, attempts=attempt, stored=False)
     stored = False
     if runtime.store is not None:
-        put_result(runtime.store, task["thread_id"], call["result_id"], call["name"],
-                   call["args"], run.data)
-        stored = True
+        try:
+            put_result(runtime.store, task["thread_id"], call["result_id"], call["name"],
+                       call["args"], run.data)
+            stored = True
+        except Exception:  # the summary still reaches the model; only the full copy is lost
+            log.warning("could not store result %s of %s", call["result_id"], call["name"],
+                        exc_info=True)
     return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
                       error=None,
                       summary=result_summary(tool.summarizer, call["name"], run.data, limit),
