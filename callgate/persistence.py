@@ -178,25 +178,17 @@ def _opened(target: _Target) -> Iterator[Persistence]:
     opened = False
     try:
         if target.backend == "postgres":
-            from langgraph.checkpoint.postgres import PostgresSaver
-            from langgraph.store.postgres import PostgresStore
-
-            with PostgresSaver.from_conn_string(target.conn) as saver, \
-                    PostgresStore.from_conn_string(target.conn) as store:
-                saver.setup()
-                store.setup()
-                opened = True
-                yield Persistence(saver, store, "postgres", target.shown)
+            from langgraph.checkpoint.postgres import PostgresSaver as Saver
+            from langgraph.store.postgres import PostgresStore as Store
         else:
-            from langgraph.checkpoint.sqlite import SqliteSaver
-            from langgraph.store.sqlite import SqliteStore
-
-            with SqliteSaver.from_conn_string(target.conn) as saver, \
-                    SqliteStore.from_conn_string(target.conn) as store:
-                saver.setup()
-                store.setup()
-                opened = True
-                yield Persistence(saver, store, "sqlite", target.shown)
+            from langgraph.checkpoint.sqlite import SqliteSaver as Saver  # type: ignore[assignment]
+            from langgraph.store.sqlite import SqliteStore as Store  # type: ignore[assignment]
+        with Saver.from_conn_string(target.conn) as saver, \
+                Store.from_conn_string(target.conn) as store:
+            saver.setup()
+            store.setup()
+            opened = True
+            yield Persistence(saver, store, target.backend, target.shown)
     except errors as exc:
         if opened:
             raise
@@ -211,25 +203,21 @@ async def open_async_persistence(url: str | None = None) -> AsyncIterator[Persis
     opened = False
     try:
         if target.backend == "postgres":
-            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-            from langgraph.store.postgres.aio import AsyncPostgresStore
-
-            async with AsyncPostgresSaver.from_conn_string(target.conn) as saver, \
-                    AsyncPostgresStore.from_conn_string(target.conn) as store:
-                await saver.setup()
-                await store.setup()
-                opened = True
-                yield Persistence(saver, store, "postgres", target.shown)
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver as Saver
+            from langgraph.store.postgres.aio import AsyncPostgresStore as Store
         else:
-            from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-            from langgraph.store.sqlite.aio import AsyncSqliteStore
-
-            async with AsyncSqliteSaver.from_conn_string(target.conn) as saver, \
-                    AsyncSqliteStore.from_conn_string(target.conn) as store:
-                await saver.setup()
-                await store.setup()
-                opened = True
-                yield Persistence(saver, store, "sqlite", target.shown)
+            from langgraph.checkpoint.sqlite.aio import (  # type: ignore[assignment]
+                AsyncSqliteSaver as Saver,
+            )
+            from langgraph.store.sqlite.aio import (  # type: ignore[assignment]
+                AsyncSqliteStore as Store,
+            )
+        async with Saver.from_conn_string(target.conn) as saver, \
+                Store.from_conn_string(target.conn) as store:
+            await saver.setup()
+            await store.setup()
+            opened = True
+            yield Persistence(saver, store, target.backend, target.shown)
     except errors as exc:
         if opened:
             raise

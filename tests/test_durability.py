@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -26,6 +25,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 import callgate
 from callgate import build_agent
+from callgate.eval.overhead import checkpointer_bytes
 from callgate.graph.cancellation import pending_requests
 from callgate.models.scripted import ScriptedChatModel, tool_call
 from callgate.persistence import open_persistence
@@ -172,14 +172,6 @@ def test_sigkill_after_approval_neither_asks_again_nor_runs_twice(tmp_path: Path
 # --- big results stay out of the checkpoint ------------------------------------------------
 
 
-def _checkpointer_bytes(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
-        checkpoints = conn.execute("SELECT coalesce(sum(length(checkpoint) + "
-                                   "length(metadata)), 0) FROM checkpoints").fetchone()[0]
-        writes = conn.execute("SELECT coalesce(sum(length(value)), 0) FROM writes").fetchone()[0]
-    return int(checkpoints + writes)
-
-
 def _ten_turns(db: Path, size: int) -> tuple[int, list[float], Any]:
     def blob(n: int) -> str:
         """A result of n characters."""
@@ -201,7 +193,7 @@ def _ten_turns(db: Path, size: int) -> tuple[int, list[float], Any]:
             assert out["status"] == "done"
         last = out["tool_events"][-1]["id"]
         kept = callgate.get_result(agent, config, last)
-    return _checkpointer_bytes(db), seconds, kept
+    return checkpointer_bytes(str(db)), seconds, kept
 
 
 def test_ten_turns_of_10_mb_results_leave_the_checkpoint_small(tmp_path: Path) -> None:
