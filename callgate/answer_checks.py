@@ -76,6 +76,12 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
     return re.sub(r"[ \t]+\n", "\n", "".join(kept)).strip(), cut
 
 
+def runs_away(text: str) -> bool:
+    """Whether a reply being written has started to loop (what :func:`cut_repetition`
+    would cut): the rest of it would only be cut too, so decoding can stop."""
+    return cut_repetition(text)[1]
+
+
 def drop_echoes(text: str) -> tuple[str, bool]:
     """Remove sentences that repeat the loop's own instructions."""
     kept, dropped = [], False

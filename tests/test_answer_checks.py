@@ -108,3 +108,17 @@ def test_numbers_without_any_result_are_flagged() -> None:
     out = run([AIMessage("Your Wi-Fi password is 1234567890.")], [system_stats],
               "What is the guest Wi-Fi password?")
     assert out["answer_checks"] == ["numbers in no result or question: 1234567890"]
+
+
+def test_a_reply_that_starts_to_loop_stops_decoding() -> None:
+    """Streamed word by word (langchain-core's ``GenericFakeChatModel``): the reply stops
+    a few repeats in, not after the 200 the model would write."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    from callgate.graph.streaming import stream_reply
+
+    looping = "Final Answer: The CPU is busy. " + "CPU: 2.7% RAM: 3.6% " * 200
+    model = GenericFakeChatModel(messages=iter([AIMessage(looping)]))
+    _, raw = stream_reply(model, [HumanMessage("CPU?")], {}, "Final Answer:")
+    assert raw.startswith("Final Answer: The CPU is busy.")
+    assert raw.count("RAM: 3.6%") < 10

@@ -173,3 +173,38 @@ def test_a_tool_without_arguments_is_no_repeat_of_itself() -> None:
              "calls_written": 0}
     assert strategy.calls_so_far(state) == []  # the chosen tool has no arguments yet
     assert not strategy._after_args(state, "{}")["repeat_dropped"]
+
+
+def _refused(artist: str, kind: str = "ungrounded") -> list[Any]:
+    """The request, a call with an invented value, and the loop's refusal of it (what the
+    ``correct`` node adds)."""
+    call = {"id": "c0", "name": "play", "args": {"artist": artist, "minutes": 20},
+            "type": "tool_call"}
+    refusal = ToolMessage(f"'play' was called with values that appear nowhere in the "
+                          f"conversation (artist={artist!r}).", tool_call_id="c0", name="play",
+                          status="error", additional_kwargs={"callgate_correction": True,
+                                                             "callgate_refusal": kind})
+    return [HumanMessage(REQUEST), AIMessage("", tool_calls=[call]), refusal]
+
+
+def test_a_refused_call_is_decoded_again_from_the_conversations_values() -> None:
+    strategy = _strategy()  # its scripted model has no replies: nothing may be decoded
+    strategy.retry_refused = 3.0  # "play" scores 5.5 on REQUEST
+    state = {"messages": _refused("Frank Sinatra")}
+    chosen = strategy.choose(state, {})
+    assert chosen["chosen_tool"] == "play" and chosen["reply_text"] == "Action: play\n"
+    grammar = strategy._args_kwargs({**state, **chosen})["grammar"]
+    assert 'artist ::= "\\"" span "\\""' in grammar  # only words of the request
+    assert set(re.search(r"^minutes ::= (.*)$", grammar, re.M).group(1).split(" | ")) == {
+        '"20"', '"35"'}
+
+
+def test_no_retry_for_a_tool_the_request_is_not_about_or_an_invalid_call() -> None:
+    strategy = _strategy()
+    strategy.retry_refused = 3.0  # "play" scores 5.5 on REQUEST
+    assert strategy.retried_tool({"messages": _refused("X", kind="invalid")}) is None
+    unrelated = _refused("X")
+    unrelated[0] = HumanMessage("What is the capital of Peru?")  # shares no word with play
+    assert strategy.retried_tool({"messages": unrelated}) is None
+    strategy.retry_refused = None  # off: the model chooses again
+    assert strategy.retried_tool({"messages": _refused("X")}) is None

@@ -28,8 +28,12 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
         for call in state.get("pending_calls") or []:
             err = by_id.get(call["id"])
             text = _correction(err, registry, strategy) if err else NOT_RUN
+            # The refusal's kind travels with it: a decide strategy may answer a grounding
+            # refusal differently (ReAct re-decodes the call from the conversation's values).
+            marks = {**CORRECTION_MARK, "callgate_refusal": err.get("kind") or "invalid"} if (
+                err) else CORRECTION_MARK
             messages.append(ToolMessage(text, tool_call_id=call["id"], name=call.get("name"),
-                                        status="error", additional_kwargs=CORRECTION_MARK))
+                                        status="error", additional_kwargs=marks))
         loose = [e for e in errors if not e.get("id")]  # text the parser could not read
         if loose:
             messages.append(HumanMessage(_correction(loose[0], registry, strategy),

@@ -25,10 +25,12 @@ from langchain_core.messages.tool import ToolCallChunk, tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from callgate.answer_checks import runs_away
 from callgate.graph.cancellation import token_for
 from callgate.sanitize import StreamSanitizer
 
 NOSTREAM = {"tags": ["nostream"]}
+LOOP_CHECK_EVERY = 8  # chunks between checks for a looping reply
 
 
 class SanitizedRelay(BaseChatModel):
@@ -175,10 +177,12 @@ def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableC
     token = token_for(config)
 
     def source() -> Iterator[AIMessageChunk]:
-        for chunk in model.stream(messages, _nostream(config), **kwargs):
+        for n, chunk in enumerate(model.stream(messages, _nostream(config), **kwargs), 1):
             yield reply.clean(chunk, sanitizer)
             if token.cancelled:  # honoured between tokens, also while the answer is written
                 break
+            if n % LOOP_CHECK_EVERY == 0 and runs_away(reply.raw):
+                break  # a looping reply: the answer checks would cut the rest anyway
         tail = sanitizer.flush()
         if tail:
             yield AIMessageChunk(content=tail)
