@@ -20,7 +20,10 @@ _GROUPING = str.maketrans("{}[]", "()()")
 
 
 def calculator(expression: str) -> float | int:
-    """Evaluate an arithmetic expression, e.g. "17 * 23" or "sqrt(2) / 3"."""
+    """Evaluate an arithmetic expression: numbers, + - * / // % ** and parentheses, with
+    sqrt, log, exp, sin, cos, round, abs, min, max, pi and e."""
+    # No sample expression here: small models copied one ("17 * 23") into other tools'
+    # arguments (rag_search queries in `callgate eval answers`).
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23").
     text = expression.translate(_GROUPING).replace("^", "**").replace("×", "*")
     try:
