@@ -429,3 +429,14 @@ def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureF
     assert [row["id"] for row in data["questions"]] == expected
     assert all(row["split"] == "validate" for row in data["questions"])
     assert "all questions" in printed and "BFCL summary" in printed
+
+
+def test_react_options_from_the_command_line() -> None:
+    from callgate.eval.cli import _react_options
+
+    assert _react_options(["retry_refused=6", "coverage_names=true", "preselect=null"]) == {
+        "retry_refused": 6, "coverage_names": True, "preselect": None}
+    with pytest.raises(SystemExit, match="retry_refused"):  # the message lists the knobs
+        _react_options(["no_such_knob=1"])
+    with pytest.raises(SystemExit, match="NAME=VALUE"):
+        _react_options(["retry_refused"])

@@ -67,7 +67,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
         if not official_available():
             raise SystemExit("--checker official needs bfcl-eval: "
                              "pip install --no-deps bfcl-eval")
-    options: dict[str, Any] = {}
+    options = _react_options(args.react_option)
     if args.required_only:
         options["include_optional"] = False
     categories = _categories(args.categories)
@@ -95,6 +95,28 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     if args.report:
         print(f"report: {report.write(args.report)}")
     return 0
+
+
+def _react_options(pairs: list[str] | None) -> dict[str, Any]:
+    """``--react-option NAME=VALUE`` pairs: ReactStrategy knobs, values read as JSON
+    (``true``, ``6.0``, ``null``) or else taken as text."""
+    import inspect
+    import json
+
+    from callgate.graph.decide_react import ReactStrategy
+
+    known = set(inspect.signature(ReactStrategy).parameters) - {"model", "registry"}
+    options: dict[str, Any] = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in known:
+            raise SystemExit(f"--react-option {pair!r}: expected NAME=VALUE with NAME one of "
+                             f"{', '.join(sorted(known))}")
+        try:
+            options[name] = json.loads(value)
+        except ValueError:
+            options[name] = value
+    return options
 
 
 def _native_model(spec: str, server_url: str | None) -> tuple[Any, Any]:
@@ -236,6 +258,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     bfcl.add_argument("--no-grounding", action="store_true",
                       help="accept argument values that appear nowhere in the question "
                            "(grounding is on by default for llama.cpp models on ReAct)")
+    bfcl.add_argument("--react-option", action="append", metavar="NAME=VALUE",
+                      help="a ReactStrategy knob for this run, e.g. retry_refused=6 or "
+                           "coverage_names=true (repeatable; see callgate.graph.decide_react)")
     bfcl.add_argument("--required-only", action="store_true",
                       help="ReAct+grammar: constrain arguments to required parameters only")
     bfcl.add_argument("--tool-choice", help="native path: force the first call: 'required', "
