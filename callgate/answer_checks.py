@@ -132,7 +132,7 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     """Apply every check; ``results`` are this turn's ok result summaries and previews."""
     results = list(results)
     check = AnswerCheck(text)
-    check.text, cut = cut_repetition(check.text)
+    check.text, cut = cut_repetition(check.text, most=1)
     if cut:
         check.notes.append("repetition cut")
     check.text, echoed = drop_echoes(check.text)
