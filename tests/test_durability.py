@@ -324,7 +324,8 @@ def test_cancel_while_the_final_answer_is_written() -> None:
                 time.sleep(0.05)
                 yield chunk
 
-    model = SlowWords(messages=iter([AIMessage(" ".join(["word"] * 200))]))
+    # Distinct words: a looping reply would stop decoding by itself (streaming.runs_away).
+    model = SlowWords(messages=iter([AIMessage(" ".join(f"word{i}" for i in range(200)))]))
     agent = build_agent(model, [], tool_format="native")
     timer = threading.Timer(0.5, callgate.cancel, args=("answering",))
     timer.start()
