@@ -122,3 +122,24 @@ def test_a_reply_that_starts_to_loop_stops_decoding() -> None:
     _, raw = stream_reply(model, [HumanMessage("CPU?")], {}, "Final Answer:")
     assert raw.startswith("Final Answer: The CPU is busy.")
     assert raw.count("RAM: 3.6%") < 10
+
+
+def test_a_reply_with_tool_calls_is_never_cut_for_looping_text() -> None:
+    """A native reply whose text loops but which carries a tool call streams to its end."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+
+    from callgate.graph.streaming import stream_reply
+
+    class LoopingThenCall(GenericFakeChatModel):
+        def _stream(self, *args: Any, **kwargs: Any):
+            from langchain_core.outputs import ChatGenerationChunk
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[
+                {"name": "system_stats", "args": "{}", "id": "c1", "index": 0}]))
+            for _ in range(100):
+                yield ChatGenerationChunk(message=AIMessageChunk(content="Checking. "))
+
+    model = LoopingThenCall(messages=iter([]))
+    message, raw = stream_reply(model, [HumanMessage("CPU?")], {})
+    assert raw.count("Checking.") == 100
+    assert [c["name"] for c in message.tool_calls] == ["system_stats"]

@@ -177,11 +177,14 @@ def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableC
     token = token_for(config)
 
     def source() -> Iterator[AIMessageChunk]:
+        calling = False  # a reply with tool calls streams to its end: never cut them off
         for n, chunk in enumerate(model.stream(messages, _nostream(config), **kwargs), 1):
-            yield reply.clean(chunk, sanitizer)
+            cleaned = reply.clean(chunk, sanitizer)
+            calling = calling or bool(cleaned.tool_call_chunks)
+            yield cleaned
             if token.cancelled:  # honoured between tokens, also while the answer is written
                 break
-            if n % LOOP_CHECK_EVERY == 0 and runs_away(reply.raw):
+            if not calling and n % LOOP_CHECK_EVERY == 0 and runs_away(reply.raw):
                 break  # a looping reply: the answer checks would cut the rest anyway
         tail = sanitizer.flush()
         if tail:
