@@ -289,3 +289,45 @@ def test_all_data_schemas_are_valid_json_schema() -> None:
         for q in load_questions(category, VENDORED_DIR):
             for f in q.functions:
                 jsonschema.Draft202012Validator.check_schema(to_json_schema(f["parameters"]))
+
+
+def test_schema_conversion_makes_contradictory_enums_satisfiable() -> None:
+    """Schemas written by hand in BFCL's style whose enum contradicts the type: as
+    written no value validates; converted, the enum's members do."""
+    jsonschema = pytest.importorskip("jsonschema")
+    bfcl = {"type": "dict", "properties": {
+        "flag": {"type": "boolean", "enum": ["True", "False", "dontcare"]},
+        "seats": {"type": "integer", "enum": ["1", "2", "dontcare"], "default": "dontcare"},
+        "level": {"type": "integer", "enum": ["low", "high"]},
+        "colours": {"type": "array", "items": {"type": "string"}, "enum": ["red", "blue"]},
+        "size": {"type": "integer", "enum": [1, 2]},
+    }}
+    props = to_json_schema(bfcl)["properties"]
+    assert props["flag"] == {"type": "string", "enum": ["True", "False", "dontcare"]}
+    assert props["seats"] == {"type": "integer", "enum": [1, 2], "default": "dontcare"}
+    assert props["level"] == {"type": "string", "enum": ["low", "high"]}
+    assert props["colours"] == {"type": "array",
+                                "items": {"type": "string", "enum": ["red", "blue"]}}
+    assert props["size"] == {"type": "integer", "enum": [1, 2]}  # consistent: unchanged
+    schema = to_json_schema(bfcl)
+    for value in ({"flag": "True"}, {"seats": 2}, {"level": "low"}, {"colours": ["blue"]}):
+        jsonschema.validate(value, schema)
+
+
+def test_every_enum_of_the_data_has_a_member_that_validates() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+
+    def walk(schema: dict) -> None:
+        if isinstance(schema.get("enum"), list):
+            bare = {k: v for k, v in schema.items() if k not in ("default", "description")}
+            assert any(jsonschema.Draft202012Validator(bare).is_valid(m)
+                       for m in schema["enum"]), schema
+        for sub in schema.get("properties", {}).values():
+            walk(sub)
+        if isinstance(schema.get("items"), dict):
+            walk(schema["items"])
+
+    for category in CATEGORIES:
+        for q in load_questions(category):  # the shared half when present, else vendored
+            for f in q.functions:
+                walk(to_json_schema(f["parameters"]))

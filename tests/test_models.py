@@ -12,7 +12,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, Field
 
-from callgate.models.bundled import BUNDLED_SPEC, bundled_model_path
+from callgate.models.bundled import BUNDLED_SPEC, bundled_model_path, runtime_model_path
 from callgate.models.grammar import (
     args_grammar,
     bound_schema,
@@ -53,6 +53,42 @@ def test_bundled_path_exists() -> None:
     assert path.is_file() and path.suffix == ".gguf"
     assert path.stat().st_size > 50_000_000
     assert BUNDLED_SPEC == "bundled"
+
+
+@pytest.mark.llama
+def test_bundled_model_runs_as_a_q8_copy_made_once(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from llama_cpp import Llama
+
+    monkeypatch.setenv("CALLGATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CALLGATE_BUNDLED_AS_SHIPPED", raising=False)
+    copy = runtime_model_path()
+    assert copy.parent == tmp_path / "cache" and copy.name.endswith(".Q8_0.gguf")
+    assert [p.name for p in copy.parent.iterdir()] == [copy.name]  # no partial file left
+    made = copy.stat().st_mtime_ns
+    assert runtime_model_path() == copy and copy.stat().st_mtime_ns == made  # made once
+    assert ModelConfig(provider="gguf", model=BUNDLED_SPEC).model_path == copy
+    llama = Llama(model_path=str(copy), n_ctx=64, verbose=False)
+    shipped = Llama(model_path=str(bundled_model_path()), n_ctx=64, verbose=False,
+                    vocab_only=True)
+    try:
+        assert llama.metadata["general.file_type"] == "7"  # LLAMA_FTYPE_MOSTLY_Q8_0
+        assert llama.n_vocab() == shipped.n_vocab()
+    finally:
+        llama.close()
+        shipped.close()
+
+
+def test_bundled_model_as_shipped_when_asked_or_when_no_copy_can_be_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLGATE_BUNDLED_AS_SHIPPED", "1")
+    assert runtime_model_path() == bundled_model_path()
+    monkeypatch.delenv("CALLGATE_BUNDLED_AS_SHIPPED")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("CALLGATE_CACHE_DIR", str(blocker))
+    with pytest.warns(UserWarning, match="running the shipped bundled model"):
+        assert runtime_model_path() == bundled_model_path()
 
 
 @pytest.mark.llama
@@ -232,6 +268,18 @@ def test_bound_schema() -> None:
     required_only = bound_schema(Order.model_json_schema(), include_optional=False)
     assert "note" not in required_only["properties"] and "tags" not in required_only["properties"]
     assert args_grammar({}) == args_grammar({"type": "object", "properties": {}})
+
+
+def test_bound_schema_offers_no_enum_member_its_type_rules_out() -> None:
+    schema = {"type": "object", "properties": {
+        "flag": {"type": "boolean", "enum": ["True", True, False]},
+        "n": {"type": "integer", "enum": [1, "2", True, 3.0]},
+        "none_fit": {"type": "integer", "enum": ["a", "b"]},  # unsatisfiable: left as is
+    }}
+    props = bound_schema(schema)["properties"]
+    assert props["flag"]["enum"] == [True, False]
+    assert props["n"]["enum"] == [1, 3.0]
+    assert props["none_fit"]["enum"] == ["a", "b"]
 
 
 @pytest.mark.llama

@@ -298,3 +298,20 @@ def test_the_turn_ends_when_the_last_call_used_no_number_left() -> None:
     # A first call that takes none of the request's numbers ends the turn too.
     state = _after_calls({"a": 1, "b": 1}, request=request)
     assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": FORCE_BIAS}
+
+
+def test_answer_bias_applies_after_a_step_whose_calls_ran_only() -> None:
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    strategy = _hypot_strategy(answer_bias=3.0)
+    request = HumanMessage("the usual triangle, please")
+    call = AIMessage("", tool_calls=[{"name": "hypot", "args": {"a": 3, "b": 4},
+                                      "id": "c1", "type": "tool_call"}])
+    first = {"messages": [request]}
+    assert "logit_bias" not in strategy._choice_kwargs(first)  # nothing ran yet
+    after = {"messages": [request, call, ToolMessage("5.0", tool_call_id="c1")]}
+    assert strategy._choice_kwargs(after)["logit_bias"] == {"Final": 3.0}
+    correcting = {"messages": [request, call, HumanMessage(
+        "fix it", additional_kwargs={"callgate_correction": True})]}
+    assert "logit_bias" not in strategy._choice_kwargs(correcting)
+    assert "logit_bias" not in _hypot_strategy()._choice_kwargs(after)  # off by default

@@ -166,12 +166,14 @@ class Attempt:
     unreadable replies included; ``invalid`` those that failed validation or parsing;
     ``ungrounded`` schema-valid calls refused because their values were not in the
     question (grounding). ``corrections``: correction rounds sent; ``fixed``: corrections
-    after which the next attempt was valid."""
+    after which the next attempt was valid. ``invalid_errors``: why each invalid one was
+    refused (the validator's or parser's message)."""
 
     calls: list[dict[str, dict[str, Any]]] = field(default_factory=list)
     outcomes: list[str] | None = None
     attempted: int = 0
     invalid: int = 0
+    invalid_errors: list[str] = field(default_factory=list)
     ungrounded: int = 0
     corrections: int = 0
     fixed: int = 0
@@ -201,6 +203,7 @@ class QuestionResult:
     corrections: int
     fixed: int
     seconds: float
+    invalid_errors: list[str] = field(default_factory=list)
     error: str | None = None
     split: str = ""
     outcomes: list[str] | None = None
@@ -220,6 +223,9 @@ class Answerer(Protocol):
     name: str
 
     def __call__(self, question: BfclQuestion) -> Attempt: ...
+
+
+ANSWER_TOKENS = 1  # the answer's length under the grammar (see CallgateAnswerer.graph)
 
 
 # --- callgate as an answerer -----------------------------------------------------------------
@@ -278,11 +284,14 @@ class CallgateAnswerer:
 
             strategy = ReactStrategy(self.model, ToolRegistry(), grammar=self.grammar)
             knobs = ("include_optional", "thought", "max_tokens", "args_tokens",
-                     "end_turn_bias", "preselect", "coverage")
+                     "end_turn_bias", "preselect", "coverage", "answer_bias")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             prompt = prompts.react_system([("tool", "description", {"type": "object"})])
             out["react"]["prompt_sha1"] = hashlib.sha1(prompt.encode()).hexdigest()[:10]
+            if self.grammar:
+                out["react"]["answer_tokens"] = self.react_options.get("answer_tokens",
+                                                                       ANSWER_TOKENS)
             if self.grounding is None:
                 out["grounding"] = strategy.grounding
         elif self.grounding is None:
@@ -302,6 +311,12 @@ class CallgateAnswerer:
         strategy = make_strategy(self.model, registry, tool_format=self.tool_format,
                                  grammar=self.grammar if self.tool_format == "react" else None,
                                  tool_choice=self._forced(registry))
+        if self.tool_format == "react" and self.grammar:
+            # BFCL scores calls only, and under the grammar a chosen "Final Answer:" ends
+            # the turn whatever text follows (a final answer parses as no call): one token
+            # of it is enough. (The stream is read only between nodes, so stopping at the
+            # answer's task comes after it has been written.)
+            strategy.answer_tokens = ANSWER_TOKENS
         for key, value in self.react_options.items():
             if not hasattr(strategy, key):
                 raise ValueError(f"unknown ReAct option {key!r}")
@@ -383,6 +398,7 @@ class CallgateAnswerer:
         invalid = [c for c in checked if c.get("outcome") == "invalid" or (
             c.get("error") and not c.get("outcome") and c.get("kind") != "ungrounded")]
         attempt.invalid += len(loose) + len(invalid)
+        attempt.invalid_errors += [str(c.get("error") or "")[:300] for c in [*loose, *invalid]]
         attempt.ungrounded += len(ungrounded)
         valid = [c for c in checked if not c.get("error") and not c.get("skipped")
                  and c.get("outcome") in (None, "repeat")]
@@ -494,7 +510,8 @@ class BfclReport:
                  "ok_executed": None if r.ok_executed is None else int(r.ok_executed),
                  "own_ok": None if r.own_ok is None else int(r.own_ok),
                  "calls": r.calls, "outcomes": r.outcomes, "s": r.seconds,
-                 "why": f"error: {r.error[:100]}" if r.error else r.reason[:100]}
+                 "why": f"error: {r.error[:100]}" if r.error else r.reason[:100],
+                 **({"invalid": r.invalid_errors} if r.invalid_errors else {})}
                 for r in self.results]
         return out
 
@@ -613,6 +630,7 @@ def answer_question(answerer: Callable[[BfclQuestion], Attempt], question: BfclQ
     return QuestionResult(id=question.id, category=question.category, ok=strict.ok,
                           reason=reason, calls=attempt.calls, outcomes=attempt.outcomes,
                           attempted=attempt.attempted, invalid=attempt.invalid,
+                          invalid_errors=attempt.invalid_errors,
                           corrections=attempt.corrections, fixed=attempt.fixed,
                           seconds=round(seconds, 3), error=attempt.error,
                           ungrounded=attempt.ungrounded, split=question.split,

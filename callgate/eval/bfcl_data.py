@@ -147,6 +147,8 @@ def to_json_schema(bfcl_parameters: dict[str, Any]) -> dict[str, Any]:
     elif bfcl_type is not None and (mapped := _TYPE_MAP.get(bfcl_type, bfcl_type)):
         out["type"] = mapped
     out.update({k: v for k, v in bfcl_parameters.items() if k in _KEEP})
+    if isinstance(out.get("enum"), list):
+        _reconcile_enum(out)
     props = bfcl_parameters.get("properties")
     if isinstance(props, dict):
         out["properties"] = {k: to_json_schema(v) for k, v in props.items()}
@@ -155,7 +157,52 @@ def to_json_schema(bfcl_parameters: dict[str, Any]) -> dict[str, Any]:
     required = [r for r in bfcl_parameters.get("required") or [] if r in (props or {})]
     if required:
         out["required"] = required
+    if out.get("type") == "array" and "enum" in out:
+        # The enum lists the items' values (``["temperature", "humidity", ...]`` for an
+        # array of strings): as written, no array could match it.
+        out.setdefault("items", {})["enum"] = out.pop("enum")
     return out
+
+
+_FITS: dict[str, Any] = {"integer": int, "number": (int, float), "boolean": bool,
+                         "string": str, "object": dict}
+
+
+def _reconcile_enum(out: dict[str, Any]) -> None:
+    """Make a scalar ``enum`` agree with its ``type``; some BFCL schemas contradict
+    themselves (no value could validate), and BFCL's answers show what was meant:
+    numeric strings for an integer (``["1", "2", "dontcare"]``) are the numbers, and
+    otherwise (``boolean`` with ``["True", "False", "dontcare"]``) the members are."""
+    kind, members = out.get("type"), out["enum"]
+    fits = _FITS.get(kind) if isinstance(kind, str) else None
+    if fits is None or all(isinstance(m, fits) and not (
+            isinstance(m, bool) and kind != "boolean") for m in members):
+        return
+    if kind in ("integer", "number"):
+        numbers = [n for m in members if (n := _number(m, kind)) is not None]
+        if numbers:
+            out["enum"] = list(dict.fromkeys(numbers))
+            return
+    out["type"] = sorted({_JSON_TYPE[type(m)] for m in members if type(m) in _JSON_TYPE})
+    if len(out["type"]) == 1:
+        out["type"] = out["type"][0]
+
+
+_JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _number(member: Any, kind: str) -> int | float | None:
+    if isinstance(member, bool):
+        return None
+    if isinstance(member, int | float):
+        return member
+    try:
+        value = float(str(member))
+    except ValueError:
+        return None
+    if kind == "integer":
+        return int(value) if value.is_integer() else None
+    return int(value) if value.is_integer() else value
 
 
 def safe_name(name: str) -> str:

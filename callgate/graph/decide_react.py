@@ -139,7 +139,8 @@ class ReactStrategy:
                  spans: bool = False, known_numbers: bool = False,
                  mentioned_optional: bool = False, coverage_names: bool = False,
                  fast_forward: bool = False, tools_last: bool = False,
-                 further_values: bool = False, retry_refused: float | None = None) -> None:
+                 further_values: bool = False, retry_refused: float | None = None,
+                 answer_bias: float = 0.0) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -190,6 +191,10 @@ class ReactStrategy:
         # request is about (relevance score at least this, ``callgate.tools.relevance``) is
         # decoded again straight away, its values limited to the conversation's.
         self.retry_refused = retry_refused
+        # After a step whose calls ran (not while answering a correction), the choice of
+        # another call or the answer is biased this many logits towards the answer: SmolLM2
+        # tends to call a second, unrelated tool where the request asked for one.
+        self.answer_bias = answer_bias
         self._tools_last = tools_last
         self.system = prompts.react_system(
             ((t.name, t.description, t.schema) for t in registry), tools_last=tools_last)
@@ -255,7 +260,9 @@ class ReactStrategy:
         from callgate.models.grammar import choice_grammar
 
         grammar = choice_grammar(self.offered(state), thought=self.thought)
-        return self._kwargs(grammar=grammar, max_tokens=80)
+        bias = {"logit_bias": {"Final": self.answer_bias}} if self.answer_bias and (
+            turn_calls(state.get("messages") or []) and not _correcting(state)) else {}
+        return self._kwargs(grammar=grammar, max_tokens=80, **bias)
 
     def covered(self, state: dict[str, Any]) -> bool:
         """Whether the calls of this turn's earlier steps used every number of the request:

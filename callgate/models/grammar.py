@@ -318,6 +318,9 @@ class _Bounder:
         for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
             if isinstance(s.get(key), list):
                 s[key] = [self.node(x) for x in s[key]]
+        if isinstance(s.get("enum"), list) and isinstance(t, str):
+            # A member its own type rules out is a value validation refuses: never offer it.
+            s["enum"] = [m for m in s["enum"] if _json_type_fits(m, t)] or s["enum"]
         if "enum" in s or "const" in s or "$ref" in s:
             return s
         if t == "string" and "pattern" not in s and "format" not in s:
@@ -347,6 +350,18 @@ class _Bounder:
             s["additionalProperties"] = self.any_scalar()
         elif isinstance(extra, dict):
             s["additionalProperties"] = self.node(extra)
+
+
+def _json_type_fits(value: Any, kind: str) -> bool:
+    """Whether ``value`` is of JSON Schema type ``kind`` (``True`` is no integer)."""
+    if kind == "integer":
+        return not isinstance(value, bool) and (
+            isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    kinds = {"string": str, "boolean": bool, "array": list, "object": dict,
+             "null": type(None)}
+    return kind not in kinds or isinstance(value, kinds[kind])
 
 
 def _is_no_args(schema: dict[str, Any]) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 
-from callgate.models.bundled import BUNDLED_ALIASES, BUNDLED_SPEC, bundled_model_path
+from callgate.models.bundled import BUNDLED_ALIASES, BUNDLED_SPEC, runtime_model_path
 
 __all__ = [
     "ModelConfig",
@@ -69,7 +69,7 @@ class ModelConfig:
         if self.provider != "gguf":
             raise ValueError(f"provider {self.provider!r} has no model file")
         if self.model in BUNDLED_ALIASES:
-            return bundled_model_path()
+            return runtime_model_path()
         return Path(self.model).expanduser()
 
 
