@@ -175,6 +175,9 @@ def test_a_refused_call_with_no_correction_left_still_counts() -> None:
     assert result.calls == [{"math.hypot": {"x": "4", "y": 5}}]
     assert result.ok_executed is True  # nothing ran
     assert (result.attempted, result.invalid, result.corrections) == (2, 2, 1)
+    # Why each was refused goes to the report with the question.
+    assert len(result.invalid_errors) == 2
+    assert all("'x'" in e and "string" in e for e in result.invalid_errors)
 
 
 def test_invalid_calls_count_and_a_fixed_correction_is_seen() -> None:
@@ -285,6 +288,7 @@ def test_report_figures_and_json(tmp_path: Path) -> None:
     first = data["questions"][0]
     assert (first["id"], first["split"], first["ok"], first["outcomes"]) == (
         "simple_python_0", "tune", 1, ["ok"])
+    assert "invalid" not in first  # only questions with refused invalid calls carry reasons
     table = format_table(report)
     assert "simple_python" in table and "BFCL summary" in table and "N/A" in table
     assert "validate %" in table and "+0.0 (noise)" in table
@@ -418,6 +422,7 @@ def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureF
         assert figures["valid_call_rate"] in (None, 1.0), name
     assert data["all_questions"]["attempted_calls"] > 0
     assert data["settings"]["grammar"] is True and data["settings"]["tool_format"] == "react"
+    assert data["settings"]["react"]["answer_tokens"] == 1  # BFCL scores calls, not answers
     assert data["split"] == "validate" and "tune" not in data["summary"]
     assert [row["name"] for row in data["summary"]["all"]] == [
         "non_live_ast", "live", "irrelevance", "relevance", "overall"]
