@@ -37,6 +37,8 @@ def test_strings_are_spans_of_whole_words_copied_with_what_joins_them() -> None:
     # A quote or a line break between words ends a span (it would need JSON escaping
     # inside the value and is rarely part of one).
     assert _rule(span_rules('say "hi"\nthere'), "sw0") == '"say"'
+    # An identifier with underscores is one word: it can be copied whole.
+    assert _rule(span_rules("database main_db"), "sw1") == '"main_db"'
 
 
 def test_argument_grammar_limits_strings_and_numbers_to_the_question() -> None:

@@ -144,7 +144,7 @@ FREE_TEXT_WORDS = frozenset({
     "instructions", "reason", "date", "time", "datetime", "url", "path", "email",
 })
 _SPAN = "CALLGATE_SPAN"  # placeholder const, replaced by the span rule after conversion
-_SPAN_WORD = re.compile(r"[^\W_]+")
+_SPAN_WORD = re.compile(r"\w+")  # identifiers (main_db, user_id) are one word
 _SPAN_JOIN = re.compile(r"[ ,.'&/:+-]{1,3}")  # what may join two words inside one span
 _MAX_SPAN_WORDS = 400  # the span rule grows with the text; beyond, the latest words
 
