@@ -31,6 +31,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from callgate.answer_checks import numbers_in as answer_numbers_in
 from callgate.graph.context import Context, limits_of
 from callgate.graph.decide_native import tools_allowed
 from callgate.graph.settings import LoopSettings
@@ -99,6 +100,16 @@ class Call(TypedDict):
     args: dict[str, Any]
 
 
+def _turn_start(messages: list[AnyMessage]) -> int:
+    """Index of the user's latest request (the loop's correction messages are not one)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage) and not message.additional_kwargs.get(
+                "callgate_correction"):
+            return index
+    return 0
+
+
 def turn_calls(messages: list[AnyMessage]) -> list[Call]:
     """The calls made in the earlier steps of this turn (since the user's latest request;
     the loop's correction messages do not start a turn)."""
@@ -116,6 +127,19 @@ def _correcting(state: dict[str, Any]) -> bool:
     """Whether this reply answers the loop's correction (the latest message is one)."""
     messages = state.get("messages") or []
     return bool(messages) and bool(messages[-1].additional_kwargs.get("callgate_correction"))
+
+
+def _leaves(value: Any) -> set[str]:
+    """The strings and numbers inside a value, lower-cased: the items a call is about."""
+    if isinstance(value, dict):
+        return set().union(set(), *(_leaves(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(set(), *(_leaves(v) for v in value))
+    if value is None or isinstance(value, bool) or value == "":
+        return set()
+    if isinstance(value, int | float):
+        return {f"{float(value):g}"}
+    return {str(value).strip().lower()}
 
 
 def _args_of(raw: str) -> dict[str, Any] | None:
@@ -140,7 +164,11 @@ class ReactStrategy:
                  mentioned_optional: bool = False, coverage_names: bool = False,
                  fast_forward: bool = False, tools_last: bool = False,
                  further_values: bool = False, retry_refused: float | None = None,
-                 answer_bias: float = 0.0) -> None:
+                 answer_bias: float = 0.0, choose_values: bool = False,
+                 value_margin: float = 3.0, reuse_penalty: float = 0.0,
+                 keep_supported: bool = True, new_items: bool = False,
+                 value_floor: float = -4.0, number_nudge: bool = True,
+                 grounded_answers: bool = False) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -195,6 +223,21 @@ class ReactStrategy:
         # another call or the answer is biased this many logits towards the answer: SmolLM2
         # tends to call a second, unrelated tool where the request asked for one.
         self.answer_bias = answer_bias
+        # Each string or number argument chosen again among the values the conversation
+        # offers, ranked by the model (callgate.graph.choose_values); the model's own
+        # value stays when supported, or ``value_margin`` more likely than all the offers.
+        self.choose_values = choose_values
+        self.value_margin = value_margin
+        self.reuse_penalty = reuse_penalty
+        self.keep_supported = keep_supported
+        self.value_floor = value_floor
+        self.number_nudge = number_nudge
+        # Once a turn has results, the answer (under the grammar) states no number but
+        # those the results and the user's words hold (callgate.models.grammar).
+        self.grounded_answers = grounded_answers
+        # A call after the turn's first must bring a value no earlier call gave (see
+        # ``_restates``): SmolLM2 tends to restate its call with another tool or argument.
+        self.new_items = new_items
         self._tools_last = tools_last
         self.system = prompts.react_system(
             ((t.name, t.description, t.schema) for t in registry), tools_last=tools_last)
@@ -259,7 +302,8 @@ class ReactStrategy:
     def _choice_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar
 
-        grammar = choice_grammar(self.offered(state), thought=self.thought)
+        grammar = choice_grammar(self.offered(state), thought=self.thought,
+                                 numbers=self.answer_numbers(state.get("messages") or []))
         bias = {"logit_bias": {"Final": self.answer_bias}} if self.answer_bias and (
             turn_calls(state.get("messages") or []) and not _correcting(state)) else {}
         return self._kwargs(grammar=grammar, max_tokens=80, **bias)
@@ -421,7 +465,7 @@ class ReactStrategy:
         # A further call in the same step copies the previous call's values unless nudged:
         # the first digits of the request's unused numbers get a bias (digits are single
         # tokens for llama.cpp's common tokenizers).
-        if not self.coverage or not state.get("calls_written"):
+        if not self.coverage or not self.number_nudge or not state.get("calls_written"):
             return {}
         # A number's first digit, or a name (a text key biases its first token).
         firsts = {n.lstrip("-")[0] if n.lstrip("-")[:1].isdigit() else n
@@ -442,15 +486,56 @@ class ReactStrategy:
             # once more, nudged twice as hard towards those items (then the rule drops it).
             _, raw = stream_reply(self.model, prefill, config, silent=True,
                                   **self._args_kwargs(state, nudge=RETRY_NUDGE))
+        if self.choose_values and self.grammar:
+            raw = self._values_chosen(state, raw)
         return self._after_args(state, raw)
+
+    def _values_chosen(self, state: dict[str, Any], raw: str) -> str:
+        """The decoded arguments with each value chosen among those the conversation
+        offers (:mod:`callgate.graph.choose_values`)."""
+        from callgate.graph.choose_values import ValueChooser
+
+        args = _args_of(raw)
+        tool = state["chosen_tool"]
+        if not args:
+            return raw
+        chooser = ValueChooser(self.model, margin=self.value_margin,
+                               reuse_penalty=self.reuse_penalty, floor=self.value_floor,
+                               keep_supported=self.keep_supported)
+        earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
+        chosen = chooser.choose(self.messages(state) + [AIMessage(state["reply_text"])],
+                                "Action Input: ", tool, args,
+                                self.registry.get(tool).schema,  # type: ignore[union-attr]
+                                conversation_text(state.get("messages") or []), earlier)
+        return json.dumps(chosen, ensure_ascii=False)
 
     def _repeats(self, state: dict[str, Any], raw: str) -> bool:
         args = _args_of(raw)
         return bool(self.coverage and args is not None and Call(
             name=state["chosen_tool"], args=args) in self.calls_so_far(state))
 
+    def _restates(self, state: dict[str, Any], raw: str) -> bool:
+        """With ``new_items``: a call after the turn's first that brings no item (a string
+        or number, not an enum member) that an earlier call of the turn did not already
+        give: it restates them."""
+        if not self.new_items:
+            return False
+        earlier = self.calls_so_far(state)
+        args = _args_of(raw)
+        if not earlier or args is None:
+            return False
+        seen = set().union(*(self._items(call["name"], call["args"]) for call in earlier))
+        return not self._items(state["chosen_tool"], args) - seen
+
+    def _items(self, tool: str, args: dict[str, Any]) -> set[str]:
+        """What a call is about: its values, less those an enum of its tool offers."""
+        spec = self.registry.get(tool)
+        properties = (spec.schema.get("properties") or {}) if spec else {}
+        return _leaves({k: v for k, v in args.items()
+                        if "enum" not in (properties.get(k) or {})})
+
     def _after_args(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
-        if self._repeats(state, raw):
+        if self._repeats(state, raw) or self._restates(state, raw):
             return self._drop_repeat(state)
         return {"reply_text": f"{state['reply_text']}Action Input: {raw}",
                 "calls_written": state.get("calls_written", 0) + 1, "chosen_tool": None,
@@ -499,8 +584,32 @@ class ReactStrategy:
     def write_answer(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, None,
                               tool_names=self.registry.names,
-                              **self._kwargs(max_tokens=self.answer_tokens))
+                              **self._answer_kwargs(state.get("messages") or []))
         return {"reply_text": state["reply_text"] + raw}
+
+    def answer_numbers(self, messages: list[AnyMessage]) -> list[str] | None:
+        """With ``grounded_answers`` (and a grammar): once this turn has results, the
+        numbers an answer may state — those the results, the turn's calls and the user's
+        words hold, as written. None: the answer's numbers are free."""
+        if not (self.grounded_answers and self.grammar):
+            return None
+        turn = messages[_turn_start(messages):]
+        results = [m.text for m in turn if isinstance(m, ToolMessage)]
+        if not results:
+            return None
+        said = [m.text for m in messages if isinstance(m, HumanMessage)
+                and not m.additional_kwargs.get("callgate_correction")]
+        calls = [json.dumps(c["args"]) for m in turn if isinstance(m, AIMessage)
+                 for c in m.tool_calls]
+        return sorted({n for text in [*results, *said, *calls] for n in answer_numbers_in(text)})
+
+    def _answer_kwargs(self, messages: list[AnyMessage]) -> dict[str, Any]:
+        """Decoding settings for the rest of an answer (after ``Final Answer:``)."""
+        from callgate.models.grammar import answer_grammar
+
+        numbers = self.answer_numbers(messages)
+        grammar = {} if numbers is None else {"grammar": answer_grammar(numbers, rest=True)}
+        return self._kwargs(max_tokens=self.answer_tokens, **grammar)
 
     def parse(self, state: dict[str, Any]) -> dict[str, Any]:
         step = state.get("step", 0) + 1
@@ -576,9 +685,10 @@ class ReactStrategy:
 
     def answer_now(self, messages: list[AnyMessage], instruction: str,
                    config: RunnableConfig) -> str:
+        kwargs = (self._answer_kwargs(messages) if self._can_prefill()
+                  else self._kwargs(max_tokens=self.answer_tokens))
         _, raw = stream_reply(self.model, self._final_inputs(messages, instruction), config,
-                              None, tool_names=self.registry.names,
-                              **self._kwargs(max_tokens=self.answer_tokens))
+                              None, tool_names=self.registry.names, **kwargs)
         return self._final_text(raw)
 
     def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None:

@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from callgate.tools.candidates import FREE_TEXT_WORDS, is_free_text
+
 if TYPE_CHECKING:
     from llama_cpp import Llama, LlamaGrammar
 
 __all__ = [
     "FREE_TEXT_WORDS",
     "Values",
+    "answer_grammar",
     "args_grammar",
     "bound_schema",
     "choice_grammar",
@@ -65,11 +68,13 @@ def choice_grammar(
     thought: bool = True,
     max_thought_chars: int | None = None,
     max_final_chars: int | None = None,
+    numbers: Sequence[str] | None = None,
 ) -> str:
     """Phase-1 grammar: optional `Thought:` line, then `Action: <tool>\\n` or `Final Answer: ...`.
 
     The action branch ends right after the newline, so the grammar completes and the model
-    can only stop there; the caller appends `Action Input: ` and runs phase 2.
+    can only stop there; the caller appends `Action Input: ` and runs phase 2. With
+    ``numbers``, the answer writes no number but those (:func:`answer_grammar`).
     """
     names = list(dict.fromkeys(tool_names))
     if any(not n or "\n" in n for n in names):
@@ -85,7 +90,11 @@ def choice_grammar(
         branches.append("action")
         rules.append('action ::= "Action: " tool "\\n"')
         rules.append("tool ::= " + " | ".join(gbnf_literal(n) for n in names))
-    if allow_final:
+    if allow_final and numbers is not None:
+        branches.append("final")
+        rules.append('final ::= "Final Answer: " answer')
+        rules.append(_answer_rules(numbers))
+    elif allow_final:
         branches.append("final")
         # First char is non-blank so "Final Answer: " + token " Paris" tokenizes naturally.
         rules.append(
@@ -100,6 +109,43 @@ def choice_grammar(
         )
         rules.append("tchar ::= [^\\r\\n\\x00]")
     return "\n".join([root, *rules]) + "\n"
+
+
+def answer_grammar(numbers: Sequence[str], *, rest: bool = False) -> str:
+    """Grammar for an answer's text in which every number is one of ``numbers`` (as
+    written in the results and the user's words) or a citation id like ``[R2]``: the
+    model cannot state a figure no tool returned. Other text is free. ``rest``: the
+    text continues an answer already begun (it may start with a blank)."""
+    root = "root ::= part* num?" if rest and _literals(numbers) else (
+        "root ::= part*" if rest else "root ::= answer")
+    return root + "\n" + _answer_rules(numbers) + "\n"
+
+
+def _literals(numbers: Sequence[str]) -> list[str]:
+    return sorted({n for n in numbers if n and re.fullmatch(r"[-+]?[\d.,_eE+-]+", n)},
+                  key=len, reverse=True)
+
+
+def _answer_rules(numbers: Sequence[str]) -> str:
+    # A number is a whole literal followed by a non-digit (or the end), so "17" cannot
+    # grow into "171"; "[R" digits "]" keeps citations possible. The first character is
+    # not blank, so "Final Answer: " + a token " Paris" is not forced apart.
+    literals = _literals(numbers)
+    number = " | ".join(gbnf_literal(n) for n in literals)
+    rules = [
+        'cite ::= "[R" [0-9] [0-9]? "]"',
+        "text ::= [^0-9\\x00-\\x08\\x0B-\\x1F\\x7F]",
+    ]
+    if literals:
+        rules += [
+            "answer ::= (first | cite | num text) part* num? | num",
+            "part ::= text | cite | num text",
+            f"num ::= {number}",
+        ]
+    else:
+        rules += ["answer ::= (first | cite) part*", "part ::= text | cite"]
+    rules.append("first ::= [^ \\t\\r\\n\\x00-\\x1F0-9\\x7F]")
+    return "\n".join(rules)
 
 
 def next_action_grammar(tool_names: Sequence[str]) -> str:
@@ -134,15 +180,6 @@ def _upto(n: int | None) -> str:
     return f"{{0,{n - 1}}}" if n > 1 else "{0,0}"
 
 
-# The escape to free text: a string argument whose name or description has one of these
-# words holds text the user need not have written word for word (a search query, a
-# summary, a formula, a date in the tool's format), so it is not limited to spans.
-FREE_TEXT_WORDS = frozenset({
-    "query", "prompt", "text", "message", "content", "summary", "description", "title",
-    "body", "comment", "note", "question", "keyword", "keywords", "search", "expression",
-    "formula", "function", "equation", "code", "sql", "command", "script", "instruction",
-    "instructions", "reason", "date", "time", "datetime", "url", "path", "email",
-})
 _SPAN = "CALLGATE_SPAN"  # placeholder const, replaced by the span rule after conversion
 _SPAN_WORD = re.compile(r"\w+")  # identifiers (main_db, user_id) are one word
 _SPAN_JOIN = re.compile(r"[ ,.'&/:+-]{1,3}")  # what may join two words inside one span
@@ -164,13 +201,7 @@ class Values:
     free: frozenset[str] = field(default_factory=frozenset)
 
     def is_free(self, name: str, spec: dict[str, Any]) -> bool:
-        words = set(re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower()))
-        described = set(re.findall(r"[a-z]+", str(spec.get("description") or "").lower()))
-        return name in self.free or bool(words & FREE_TEXT_WORDS) or bool(
-            described & {"query", "search", "summary", "free", "formula", "expression"})
-
-
-_CAMEL = re.compile(r"([a-z])([A-Z])")
+        return name in self.free or is_free_text(name, spec)
 
 
 def span_rules(text: str) -> str:

@@ -20,11 +20,12 @@ import atexit
 import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -40,6 +41,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import ConfigDict, Field
 
 from callgate.models.grammar import compile_grammar, grammar_error
+from callgate.models.ranking import Ranked, TokenTrie, best_first, log_softmax
 
 if TYPE_CHECKING:
     from llama_cpp import Llama, LlamaGrammar, StoppingCriteriaList
@@ -77,6 +79,17 @@ class _Loaded:
     lock: threading.Lock = field(default_factory=threading.Lock)
     valid_grammars: set[str] = field(default_factory=set)
     prompt_cached: int = 0  # leading KV-cache tokens that were decoded as part of a prompt
+    end_ids: dict[str, np.ndarray] = field(default_factory=dict)  # see tokens_starting
+
+    def tokens_starting(self, chars: str) -> np.ndarray:
+        """Ids of the tokens whose text starts with one of ``chars`` (cached)."""
+        if chars not in self.end_ids:
+            llama = self.llama
+            texts = (llama.detokenize([i]) for i in range(llama.n_vocab()))
+            starts = tuple(c.encode("utf-8") for c in chars)
+            self.end_ids[chars] = np.array(
+                [i for i, text in enumerate(texts) if text.startswith(starts)], dtype=np.intc)
+        return self.end_ids[chars]
 
     def limit_prefix_reuse(self, tokens: list[int]) -> None:
         """Let llama-cpp reuse only cached KV that a fresh run would compute identically.
@@ -283,6 +296,58 @@ class ChatLlamaCppText(BaseChatModel):
     def count_tokens(self, text: str) -> int:
         """Number of tokens `text` takes for this model."""
         return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def rank(
+        self,
+        messages: Sequence[BaseMessage],
+        candidates: Sequence[str],
+        end: str,
+        *,
+        until: Callable[[Ranked], bool] | None = None,
+        max_expansions: int = 64,
+    ) -> list[Ranked]:
+        """``candidates`` (continuations of the last, prefilled message) from the most
+        likely down, each with ``log P(candidate, then a token starting with one of end)``,
+        until ``until`` accepts one (:func:`callgate.models.ranking.best_first`).
+
+        Each candidate is tokenized on its own: the prefill should end where a new token
+        starts in any case (after ``: "`` for a string, after ``:`` for a number written
+        with its leading space)."""
+        import llama_cpp
+
+        loaded = self.loaded
+        llama = loaded.llama
+        texts = list(dict.fromkeys(c for c in candidates if c))
+        if not texts:
+            return []
+        trie = TokenTrie([llama.tokenize(t.encode("utf-8"), add_bos=False, special=False)
+                          for t in texts])
+        end_ids = loaded.tokens_starting(end)
+        n_vocab = llama.n_vocab()
+
+        def last_logprobs() -> np.ndarray:
+            row = llama_cpp.llama_get_logits_ith(llama.ctx, -1)
+            return log_softmax(np.ctypeslib.as_array(row, shape=(n_vocab,)))
+
+        with loaded.lock:
+            prompt = self._prompt_tokens(messages, loaded, 1)
+            loaded.limit_prefix_reuse(prompt)
+            llama.n_tokens = llama.longest_token_prefix(
+                llama.input_ids[:llama.n_tokens].tolist(), prompt)
+            llama.eval(prompt[llama.n_tokens:])
+            root = last_logprobs()
+
+            def expand(path: tuple[int, ...]) -> np.ndarray:
+                llama.n_tokens = len(prompt)
+                llama.eval(path)
+                return last_logprobs()
+
+            try:
+                return best_first(texts, trie, root, expand, end_ids, until=until,
+                                  max_expansions=max_expansions)
+            finally:
+                # Back to the prompt alone: what the next call may reuse.
+                llama.n_tokens = len(prompt)
 
     # -- prompt -----------------------------------------------------------------------
 

@@ -594,8 +594,9 @@ def _values_text(value: Any) -> str:
 
 
 def numbers_in(text: str) -> list[str]:
-    """The numbers written in ``text`` (``5``, ``-4``, ``1,000``, ``2.5e-3``), as written."""
-    return [m.group() for m in _NUMBER.finditer(text)]
+    """The numbers written in ``text`` (``5``, ``-4``, ``1,000``, ``2.5e-3``), as written;
+    not an exponent (the ``2`` of ``m/s^2``), which is part of a unit, not an item."""
+    return [m.group() for m in _NUMBER.finditer(text) if text[m.start() - 1:m.start()] != "^"]
 
 
 def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:

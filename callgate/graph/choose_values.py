@@ -1,0 +1,147 @@
+"""Argument values the model cannot invent: each one chosen among what the conversation
+offers, ranked by the model's own probability.
+
+After the grammar has decoded a call's arguments (the model's wish), each top-level
+string or number argument is chosen again, left to right, among the values the
+conversation supports (:mod:`callgate.tools.candidates`: spans of its words, its
+numbers; an enum's members), ranked as whole values by the model
+(:meth:`callgate.models.llamacpp.ChatLlamaCppText.rank`). The model's own value stays
+only when the conversation supports it too, or when it is more likely than the best
+supported one by ``margin`` (log-probability): then it is a value the model needs and
+the conversation lacks, which grounding refuses — how callgate tells a question no tool
+fits. A further call of the same turn pays ``reuse_penalty`` for each value an earlier
+call of that tool gave the same argument, so that calls go through the items the user
+listed instead of repeating the first.
+
+Free text (a search query, a message, a date in the tool's format) stays the model's,
+and an optional argument with an invented value is left to grounding, which drops it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage
+
+from callgate.models.ranking import Ranked
+from callgate.tools.candidates import is_free_text, number_values, spans
+from callgate.tools.grounding import ungrounded_args
+
+__all__ = ["ValueChooser"]
+
+STRING_END = '"'
+NUMBER_END = ",}]\n"
+
+
+@dataclass(frozen=True)
+class _Offer:
+    """One argument's candidates as the model would write them after ``"name":``."""
+
+    texts: list[str]  # continuations of the prefill
+    values: list[Any]  # the JSON values they stand for
+    quoted: bool  # the prefill opens a string (``"name": "``)
+    closed: bool = False  # an enum: every value the grammar allowed is an offer
+
+
+@dataclass
+class ValueChooser:
+    """Chooses a call's argument values (see the module docstring)."""
+
+    model: Any  # a ChatLlamaCppText: it has ``rank``
+    margin: float = 3.0
+    floor: float = -4.0  # an unsupported value gives way only to an offer this likely
+    reuse_penalty: float = 2.0
+    enums: bool = True
+    # The model's own value stays when the conversation has it (enums are ranked anyway:
+    # greedy decoding picked a member by its first token).
+    keep_supported: bool = True
+    max_expansions: int = 48
+
+    def choose(self, prompt: list[AnyMessage], head: str, tool: str, args: dict[str, Any],
+               schema: dict[str, Any], context: str,
+               earlier: list[dict[str, Any]]) -> dict[str, Any]:
+        """``args`` with each value chosen again. ``prompt`` ends with the reply so far;
+        ``head`` is what the reply has before the arguments (``Action Input: ``);
+        ``earlier``: the arguments of this turn's earlier calls to the same tool."""
+        properties = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        chosen: dict[str, Any] = {}
+        for name, value in args.items():
+            spec = properties.get(name)
+            offer = self._offer(name, spec, context) if isinstance(spec, dict) else None
+            if offer is None or (name not in required
+                                 and ungrounded_args({name: value}, schema, context)):
+                chosen[name] = value
+                continue
+            prefix = json.dumps(chosen, ensure_ascii=False)[:-1] if chosen else "{"
+            prefix += (", " if chosen else "") + json.dumps(name) + ":"
+            prefill = [*prompt[:-1], AIMessage(prompt[-1].text + head + prefix
+                                               + (' "' if offer.quoted else ""))]
+            # An enum's other member is another option, not another item the user listed.
+            used = [] if offer.closed else [call[name] for call in earlier if name in call]
+            chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
+        return chosen
+
+    def _offer(self, name: str, spec: dict[str, Any], context: str) -> _Offer | None:
+        kind = spec.get("type")
+        if isinstance(spec.get("enum"), list) and spec["enum"]:
+            if not self.enums:
+                return None
+            members = spec["enum"]
+            if all(isinstance(m, str) for m in members):
+                return _Offer([_inner(m) for m in members], list(members), quoted=True,
+                              closed=True)
+            return _Offer([" " + json.dumps(m, ensure_ascii=False) for m in members],
+                          list(members), quoted=False, closed=True)
+        if {"const", "pattern", "format", "$ref", "anyOf", "oneOf", "allOf"} & spec.keys():
+            return None
+        if kind == "string" and not is_free_text(name, spec):
+            found = spans(context)
+            return _Offer([_inner(s) for s in found], found, quoted=True) if found else None
+        if kind in ("integer", "number"):
+            found = number_values(context, spec)
+            return _Offer([" " + json.dumps(n) for n in found], found,
+                          quoted=False) if found else None
+        return None
+
+    def _best(self, prefill: list[AnyMessage], offer: _Offer, wish: Any, used: list[Any],
+              name: str, schema: dict[str, Any], context: str) -> Any:
+        """The supported value with the highest score, or the model's own ``wish`` when it
+        is unsupported yet ``margin`` more likely than every supported one."""
+        if isinstance(wish, str) != offer.quoted or isinstance(wish, bool):
+            return wish  # a value of another kind than the offer: not ours to replace
+        own = _inner(wish) if offer.quoted else " " + json.dumps(wish, ensure_ascii=False)
+        values = dict(zip(offer.texts, offer.values, strict=True))
+        supported = own in values or not ungrounded_args({name: wish}, schema, context)
+        if supported and self.keep_supported and not used and not offer.closed:
+            return wish
+        if own not in values:
+            values[own] = wish
+        repeated = {_inner(u) if offer.quoted else " " + json.dumps(u, ensure_ascii=False)
+                    for u in used if isinstance(u, str) == offer.quoted}
+
+        def penalty(text: str) -> float:
+            unsupported = text == own and not supported
+            return (self.margin if unsupported else 0.0) + (
+                self.reuse_penalty if text in repeated else 0.0)
+
+        def settled(item: Ranked) -> bool:
+            # Scores only fall from here on: an item with no penalty beats all the rest.
+            return penalty(item.text) == 0.0
+
+        ranked = self.model.rank(prefill, list(values), STRING_END if offer.quoted
+                                 else NUMBER_END, until=settled,
+                                 max_expansions=self.max_expansions)
+        if not ranked:
+            return wish
+        best = max(ranked, key=lambda item: item.logprob - penalty(item.text))
+        if not supported and best.text != own and best.logprob < self.floor:
+            best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
+        return values[best.text]
+
+
+def _inner(value: str) -> str:
+    """A string as it stands between the quotes of its JSON text."""
+    return json.dumps(value, ensure_ascii=False)[1:-1]

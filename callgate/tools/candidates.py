@@ -1,0 +1,79 @@
+"""The values an argument can take from the conversation: spans of its words, its numbers.
+
+A small model asked for a value it should copy ("restaurants in Manhattan") often writes
+one it half remembers ("Manchester"). These are the values that copying allows; the ReAct
+path ranks them by the model's own probability (:mod:`callgate.graph.choose_values`).
+Free text — a search query, a message, a date in the tool's own format — is the model's
+to compose: :func:`is_free_text` says which arguments those are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from callgate.tools.relevance import number_readings
+
+__all__ = ["FREE_TEXT_WORDS", "is_free_text", "number_values", "spans"]
+
+# A string argument whose name or description has one of these words holds text the user
+# need not have written word for word (a search query, a summary, a formula, a date in the
+# tool's format), so its value is not limited to spans of the conversation.
+FREE_TEXT_WORDS = frozenset({
+    "query", "prompt", "text", "message", "content", "summary", "description", "title",
+    "body", "comment", "note", "question", "keyword", "keywords", "search", "expression",
+    "formula", "function", "equation", "code", "sql", "command", "script", "instruction",
+    "instructions", "reason", "date", "time", "datetime", "url", "path", "email",
+})
+_DESCRIBED_FREE = frozenset({"query", "search", "summary", "free", "formula", "expression"})
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+
+_WORD = re.compile(r"\w+")  # identifiers (main_db, user_id) are one word
+# What may join two words inside one value: a space, or a little punctuation and maybe a
+# space ("Manhattan, NY", "192.168.0.1", "http://x.org", "secure*pass", "McDonald's").
+_JOIN = re.compile(r" |[^\w\s\"]{1,3} ?")
+_TRAILING = re.compile(r"[+#]+")  # "C++", "C#", "Guardian Sword+"
+MAX_SPAN_WORDS = 8
+MAX_TEXT_WORDS = 400  # beyond, the latest words
+
+
+def is_free_text(name: str, spec: dict[str, Any]) -> bool:
+    """Whether a string argument is text the model composes rather than copies."""
+    words = set(re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower()))
+    described = set(re.findall(r"[a-z]+", str(spec.get("description") or "").lower()))
+    return bool(words & FREE_TEXT_WORDS) or bool(described & _DESCRIBED_FREE)
+
+
+def spans(text: str, max_words: int = MAX_SPAN_WORDS) -> list[str]:
+    """Every run of up to ``max_words`` whole words of ``text``, with what joins them as
+    written, in order of first appearance (a trailing ``+`` or ``#`` kept as a variant)."""
+    words = list(_WORD.finditer(text))[-MAX_TEXT_WORDS:]
+    out: dict[str, None] = {}
+    for i, first in enumerate(words):
+        end = first.end()
+        for j in range(i, min(len(words), i + max_words)):
+            if j > i and not _JOIN.fullmatch(text[end:words[j].start()]):
+                break
+            end = words[j].end()
+            value = text[first.start():end]
+            out[value] = None
+            if trailing := _TRAILING.match(text, end):
+                out[value + trailing.group()] = None
+    return list(out)
+
+
+def number_values(text: str, spec: dict[str, Any]) -> list[int | float]:
+    """The numbers of ``text`` (digits, words, percents as fractions) an integer or number
+    argument with schema ``spec`` accepts."""
+    integer = spec.get("type") == "integer"
+    low, high = spec.get("minimum"), spec.get("maximum")
+    out: dict[str, int | float] = {}
+    for value in sorted(number_readings(text)):
+        if integer and not float(value).is_integer():
+            continue
+        if (low is not None and value < low) or (high is not None and value > high):
+            continue
+        number = int(value) if float(value).is_integer() else value
+        out[json.dumps(number)] = number
+    return list(out.values())

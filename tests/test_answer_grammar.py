@@ -1,0 +1,84 @@
+"""Answers that state no number the results do not hold (grammar-constrained, llama.cpp).
+
+The grammar text is checked directly; that it holds the real bundled model to the
+results' numbers is checked on the model itself (llama marker), with a prompt that makes
+it want to write another figure.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from callgate.answer_checks import invented_numbers
+from callgate.graph.decide_react import ReactStrategy
+from callgate.models.grammar import answer_grammar, choice_grammar
+from callgate.tools.registry import ToolRegistry
+
+
+def calculator(expression: str) -> str:
+    """Evaluate arithmetic."""
+    return "0"
+
+
+class GrammarCapable:
+    """Stands in for a llama.cpp chat model where only the strategy's own logic runs."""
+
+    text_only: ClassVar[bool] = True
+    llama = None
+
+
+def strategy(**options: Any) -> ReactStrategy:
+    return ReactStrategy(GrammarCapable(), ToolRegistry([calculator]),  # type: ignore[arg-type]
+                         grammar=True, **options)
+
+
+def turn_with_result() -> list[Any]:
+    return [HumanMessage("What is 17 * 23?"),
+            AIMessage("", tool_calls=[{"id": "c1", "name": "calculator",
+                                       "args": {"expression": "17 * 23"}}]),
+            ToolMessage("[R1] calculator: 391", tool_call_id="c1", name="calculator")]
+
+
+def test_the_answer_may_state_the_results_and_the_users_numbers() -> None:
+    numbers = strategy(grounded_answers=True).answer_numbers(turn_with_result())
+    assert numbers is not None and {"17", "23", "391"} <= set(numbers)
+
+
+def test_numbers_are_free_before_any_result_or_when_switched_off() -> None:
+    assert strategy(grounded_answers=True).answer_numbers(
+        [HumanMessage("What is 17 * 23?")]) is None
+    assert strategy(grounded_answers=False).answer_numbers(turn_with_result()) is None
+
+
+def test_a_new_request_starts_without_the_earlier_turns_results() -> None:
+    messages = [*turn_with_result(), AIMessage("391 [R1]"), HumanMessage("And 2 + 2?")]
+    assert strategy(grounded_answers=True).answer_numbers(messages) is None
+
+
+def test_grammar_text_offers_only_the_listed_numbers_and_citations() -> None:
+    text = answer_grammar(["391", "17"])
+    assert '"391"' in text and '"17"' in text and '"[R"' in text
+    assert "text ::= [^0-9" in text  # every other character is free, digits are not
+    assert "num ::=" not in answer_grammar([])
+    assert 'final ::= "Final Answer: " answer' in choice_grammar(["calc"], numbers=["5"])
+
+
+@pytest.mark.llama
+def test_the_bundled_model_states_only_the_results_numbers() -> None:
+    from callgate.models.spec import load_model
+
+    model, _ = load_model("bundled")
+    prompt = [SystemMessage("Answer with numbers."),
+              HumanMessage("List the first ten prime numbers, then the result."),
+              HumanMessage("Observation: [R1] calculator: 391"),
+              AIMessage("Final Answer:")]
+    free = model.invoke(prompt, max_tokens=40, temperature=0.0).text
+    held = model.invoke(prompt, max_tokens=40, temperature=0.0,
+                        grammar=answer_grammar(["391", "10"], rest=True)).text
+    assert invented_numbers(free, ["391", "10"]), free  # the prompt makes it invent some
+    assert not invented_numbers(held, ["391", "10"]), held
+    assert re.search(r"\w", held)

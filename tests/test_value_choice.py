@@ -1,0 +1,309 @@
+"""Values the model cannot invent: candidates from the conversation, ranked by the model.
+
+The search (`callgate.models.ranking.best_first`) is checked against brute force on a
+made-up distribution; the chooser's policy (`callgate.graph.choose_values`) with a ranker
+that replays fixed scores — a stand-in, not a language model; the ranking itself on the
+real bundled model (llama marker), against each candidate scored token by token.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from callgate.graph.choose_values import ValueChooser
+from callgate.models.ranking import Ranked, TokenTrie, best_first, log_softmax
+from callgate.tools.candidates import is_free_text, number_values, spans
+
+# --- the search -------------------------------------------------------------------------------
+
+VOCAB = 6
+END = 5  # the token that ends a value
+
+
+def table_model(seed: int) -> Any:
+    """Log-probabilities of the next token after each path: random, but fixed per path."""
+
+    def expand(path: tuple[int, ...]) -> np.ndarray:
+        rng = np.random.default_rng(abs(hash((seed, path))) % 2**32)
+        return log_softmax(rng.normal(0, 2, VOCAB))
+
+    return expand
+
+
+def brute_force(tokenized: list[list[int]], expand: Any) -> list[float]:
+    scores = []
+    for tokens in tokenized:
+        total, path = 0.0, ()
+        for token in tokens:
+            total += float(expand(path)[token])
+            path = (*path, token)
+        scores.append(total + float(expand(path)[END]))
+    return scores
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_best_first_ranks_exactly_as_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    tokenized = [list(rng.integers(0, END, rng.integers(1, 5))) for _ in range(12)]
+    texts = [f"c{i}" for i in range(len(tokenized))]
+    expand = table_model(seed)
+    ranked = best_first(texts, TokenTrie(tokenized), expand(()), expand,
+                        np.array([END]), max_expansions=1000)
+    expected = brute_force(tokenized, expand)
+    # Candidates with the same tokens are the same value: each ranked once per text.
+    assert sorted(r.text for r in ranked) == sorted(texts)
+    for item in ranked:
+        assert math.isclose(item.logprob, expected[texts.index(item.text)], abs_tol=1e-9)
+    assert [r.logprob for r in ranked] == sorted((r.logprob for r in ranked), reverse=True)
+
+
+def test_best_first_stops_when_told_and_spends_fewer_decodes() -> None:
+    tokenized = [[0, 1, 2], [0, 1, 3], [1], [2, 2], [3, 4, 4, 4]]
+    texts = ["a", "b", "c", "d", "e"]
+    expand = table_model(3)
+    calls: list[tuple[int, ...]] = []
+
+    def counted(path: tuple[int, ...]) -> np.ndarray:
+        calls.append(path)
+        return expand(path)
+
+    everything = best_first(texts, TokenTrie(tokenized), expand(()), expand, np.array([END]))
+    first = best_first(texts, TokenTrie(tokenized), expand(()), counted, np.array([END]),
+                       until=lambda item: True)
+    assert first == everything[:1]
+    assert len(calls) < sum(len(t) for t in tokenized)
+
+
+def test_best_first_out_of_budget_returns_what_is_complete() -> None:
+    expand = table_model(5)
+    ranked = best_first(["a", "b"], TokenTrie([[0], [1, 2, 3, 4]]), expand(()), expand,
+                        np.array([END]), max_expansions=1)
+    assert len(ranked) <= 1
+
+
+# --- the candidates -----------------------------------------------------------------------------
+
+
+def test_spans_are_runs_of_whole_words_as_written() -> None:
+    found = spans("Find 5 restaurants in Manhattan, NY with C++ for 'ABC Ltd.'")
+    for value in ("Manhattan", "Manhattan, NY", "restaurants in Manhattan", "C++", "ABC Ltd",
+                  "5"):
+        assert value in found
+    assert "anhattan" not in found and "Manhattan," not in found
+    assert all(len(v.split()) <= 8 for v in found)
+
+
+def test_spans_keep_identifiers_hosts_and_paths_whole() -> None:
+    found = spans("host pg.example.org, db main_db, path /foo/bar, key secure*pass123")
+    assert {"pg.example.org", "main_db", "foo/bar", "secure*pass123"} <= set(found)
+
+
+def test_spans_do_not_cross_quotes_or_lines() -> None:
+    found = spans('say "hello" now\nthen stop')
+    assert not any('"' in v or "\n" in v for v in found)
+
+
+def test_number_values_fit_the_argument() -> None:
+    text = "a 5% rate on 1,000 dollars for twenty years, 2.5 times"
+    assert number_values(text, {"type": "number"}) == [0.05, 2.5, 5, 20, 1000]
+    assert number_values(text, {"type": "integer"}) == [5, 20, 1000]
+    assert number_values(text, {"type": "integer", "minimum": 10, "maximum": 100}) == [20]
+
+
+def test_free_text_arguments_are_the_models_to_write() -> None:
+    assert is_free_text("query", {})
+    assert is_free_text("searchQuery", {})
+    assert is_free_text("x", {"description": "A free-form summary"})
+    assert not is_free_text("city", {"description": "The city name"})
+
+
+# --- the chooser's policy, with a ranker that replays fixed scores -------------------------------
+
+
+class FixedRanker:
+    """Ranks candidates by a fixed table of log-probabilities (unknown texts: -50)."""
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self.scores = scores
+        self.calls: list[list[str]] = []
+
+    def rank(self, prompt: Any, candidates: list[str], end: str, *, until: Any = None,
+             max_expansions: int = 64) -> list[Ranked]:
+        self.calls.append(list(candidates))
+        ranked = sorted((Ranked(c, self.scores.get(c, -50.0)) for c in candidates),
+                        key=lambda r: -r.logprob)
+        out = []
+        for item in ranked:
+            out.append(item)
+            if until is not None and until(item):
+                break
+        return out
+
+
+SCHEMA = {"type": "object", "properties": {
+    "city": {"type": "string"}, "count": {"type": "integer"},
+    "query": {"type": "string"}, "unit": {"type": "string"},
+    "mode": {"type": "string", "enum": ["fast", "slow"]}},
+    "required": ["city", "count", "query"]}
+REQUEST = "Find 5 Thai restaurants in Manhattan, slow please"
+PROMPT = [SystemMessage("tools"), HumanMessage(REQUEST), AIMessage("Action: find\n")]
+
+
+def choose(ranker: FixedRanker, args: dict[str, Any], earlier: list[dict[str, Any]] | None = None,
+           **options: Any) -> dict[str, Any]:
+    chooser = ValueChooser(ranker, **options)
+    return chooser.choose(PROMPT, "Action Input: ", "find", args, SCHEMA, REQUEST,
+                          earlier or [])
+
+
+def test_an_invented_value_gives_way_to_the_best_supported_one() -> None:
+    ranker = FixedRanker({"Manchester": -2.8, "Manhattan": -3.2, "Thai": -6.0})
+    assert choose(ranker, {"city": "Manchester", "count": 5, "query": "x"})["city"] == (
+        "Manhattan")
+
+
+def test_an_offer_below_the_floor_does_not_replace_an_invented_value() -> None:
+    # Nothing the conversation offers is a likely value: the question lacks it.
+    ranker = FixedRanker({"Manchester": -5.0, "Manhattan": -6.5})
+    out = choose(ranker, {"city": "Manchester", "count": 5, "query": "x"}, floor=-4.0)
+    assert out["city"] == "Manchester"
+
+
+def test_an_invented_value_far_more_likely_than_any_offer_stays() -> None:
+    # The conversation lacks what the model needs: grounding will refuse the call.
+    ranker = FixedRanker({"Paris": -1.0, "Manhattan": -9.0})
+    out = choose(ranker, {"city": "Paris", "count": 5, "query": "x"}, margin=3.0)
+    assert out["city"] == "Paris"
+
+
+def test_supported_values_and_free_text_stay_without_a_ranking() -> None:
+    ranker = FixedRanker({})
+    args = {"city": "Manhattan", "count": 5, "query": "best thai food"}
+    assert choose(ranker, args) == args
+    assert ranker.calls == []
+
+
+def test_an_invented_optional_value_is_left_to_grounding() -> None:
+    ranker = FixedRanker({"Thai": -1.0})
+    out = choose(ranker, {"city": "Manhattan", "count": 5, "query": "x", "unit": "miles"})
+    assert out["unit"] == "miles" and ranker.calls == []
+
+
+def test_enum_members_are_ranked_whole() -> None:
+    ranker = FixedRanker({"fast": -2.0, "slow": -0.5})
+    out = choose(ranker, {"city": "Manhattan", "count": 5, "query": "x", "mode": "fast"})
+    assert out["mode"] == "slow"
+    assert ranker.calls == [["fast", "slow"]]
+
+
+def test_numbers_come_from_the_conversation() -> None:
+    ranker = FixedRanker({" 10": -0.5, " 5": -1.0})
+    out = choose(ranker, {"city": "Manhattan", "count": 10, "query": "x"})
+    assert out["count"] == 5 and " 5" in ranker.calls[0]
+
+
+def test_a_further_call_pays_for_repeating_an_earlier_value() -> None:
+    request_scores = {"Manhattan": -1.0, "Thai": -2.0}
+    earlier = [{"city": "Manhattan", "count": 5, "query": "x"}]
+    args = {"city": "Manhattan", "count": 5, "query": "x"}
+    assert choose(FixedRanker(request_scores), args, earlier, reuse_penalty=2.0)["city"] == (
+        "Thai")
+    assert choose(FixedRanker(request_scores), args, earlier, reuse_penalty=0.5)["city"] == (
+        "Manhattan")
+
+
+# --- the ranking on the real model ---------------------------------------------------------------
+
+
+@pytest.mark.llama
+def test_rank_on_the_bundled_model_is_exact_and_leaves_the_model_as_it_was() -> None:
+    import llama_cpp
+
+    from callgate.models.spec import load_model
+
+    model, _ = load_model("bundled")
+    prompt = [SystemMessage("You fill in tool arguments."),
+              HumanMessage("I want 5 Thai restaurants near Manhattan, New York."),
+              AIMessage('Action: find_restaurants\nAction Input: {"location": "')]
+    before = model.invoke(prompt, max_tokens=8, temperature=0.0, stop=['"']).text
+    candidates = ["Manhattan", "Manhattan, New York", "Thai", "New York"]
+    ranked = model.rank(prompt, candidates, '"')
+    assert sorted(r.text for r in ranked) == sorted(candidates)
+    assert [r.logprob for r in ranked] == sorted((r.logprob for r in ranked), reverse=True)
+
+    # Each candidate scored on its own, one token at a time from a fresh context.
+    llama = model.llama
+    tokens = model._prompt_tokens(prompt, model.loaded, 1)
+    ends = model.loaded.tokens_starting('"')
+
+    def row() -> np.ndarray:
+        logits = llama_cpp.llama_get_logits_ith(llama.ctx, -1)
+        return log_softmax(np.ctypeslib.as_array(logits, shape=(llama.n_vocab(),)))
+
+    with model.loaded.lock:
+        for item in ranked:
+            llama.reset()
+            llama.eval(tokens)
+            total = 0.0
+            for token in llama.tokenize(item.text.encode(), add_bos=False, special=False):
+                total += float(row()[token])
+                llama.eval([token])
+            total += float(np.logaddexp.reduce(row()[ends]))
+            assert math.isclose(item.logprob, total, abs_tol=0.05), (item, total)
+        llama.reset()
+        model.loaded.prompt_cached = 0
+    # Greedy decoding after a ranking writes what it wrote before.
+    model.rank(prompt, candidates, '"')
+    assert model.invoke(prompt, max_tokens=8, temperature=0.0, stop=['"']).text == before
+    assert json.dumps(ranked[0].text)  # a plain string
+
+
+# --- a further call must bring something new ------------------------------------------------------
+
+
+def get_weather(city: str, unit: str = "celsius") -> str:
+    """Weather for a city."""
+    return "sunny"
+
+
+def restates(raw: str, reply: str, *, earlier_steps: list[Any] | None = None) -> bool:
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.registry import ToolRegistry
+
+    class GrammarCapable:
+        text_only = True
+        llama = None
+
+    registry = ToolRegistry([get_weather])
+    registry.get("get_weather").schema["properties"]["unit"]["enum"] = ["celsius", "fahrenheit"]
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True,  # type: ignore[arg-type]
+                             new_items=True)
+    messages = [HumanMessage("Weather in Paris and Rome?"), *(earlier_steps or [])]
+    state = {"messages": messages, "reply_text": reply, "chosen_tool": "get_weather",
+             "calls_written": reply.count("Action Input:")}
+    return strategy._restates(state, raw)
+
+
+def test_a_further_call_with_a_new_item_is_kept() -> None:
+    reply = 'Action: get_weather\nAction Input: {"city": "Paris"}\nAction: get_weather\n'
+    assert not restates('{"city": "Rome"}', reply)
+
+
+def test_a_further_call_that_only_restates_is_dropped() -> None:
+    reply = 'Action: get_weather\nAction Input: {"city": "Paris"}\nAction: get_weather\n'
+    assert restates('{"city": "paris"}', reply)
+    # another enum member is another option, not another item the user listed
+    assert restates('{"city": "Paris", "unit": "fahrenheit"}', reply)
+
+
+def test_the_turns_first_call_and_calls_after_earlier_steps() -> None:
+    assert not restates('{"city": "Paris"}', "Action: get_weather\n")
+    earlier = [AIMessage("", tool_calls=[{"id": "c1", "name": "get_weather",
+                                          "args": {"city": "Paris"}}])]
+    assert restates('{"city": "Paris"}', "Action: get_weather\n", earlier_steps=earlier)
