@@ -25,6 +25,7 @@ _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citation
                            r"[ \t]*:.*$")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?|\n")
 _WORD = re.compile(r"\w+")
+_LOOPED = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)  # a phrase back to back
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
 INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the results
 
@@ -60,8 +61,16 @@ class AnswerCheck:
 def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
     """Keep each sentence or line at most ``most`` times; also cut a phrase repeated
     back to back (``a()a()a()…``)."""
-    looped = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)
-    text, loops = looped.subn(r"\1", text)
+    loops = 0
+
+    def once(match: re.Match[str]) -> str:
+        nonlocal loops
+        if not re.search(r"[^\W\d_]", match[1]):
+            return match[0]  # digits ("14.700000000000001") are a number, not a loop
+        loops += 1
+        return match[1]
+
+    text = _LOOPED.sub(once, text)
     seen: dict[str, int] = {}
     kept: list[str] = []
     cut = loops > 0

@@ -143,3 +143,17 @@ def test_a_reply_with_tool_calls_is_never_cut_for_looping_text() -> None:
     message, raw = stream_reply(model, [HumanMessage("CPU?")], {})
     assert raw.count("Checking.") == 100
     assert [c["name"] for c in message.tool_calls] == ["system_stats"]
+
+
+def test_a_long_number_is_not_a_loop() -> None:
+    from callgate.answer_checks import cut_repetition
+
+    assert cut_repetition("It is 14.700000000000001 or 1000000000.") == (
+        "It is 14.700000000000001 or 1000000000.", False)
+
+
+def test_the_calculator_hides_float_rounding() -> None:
+    from callgate.tools.builtin.calculator import calculator
+
+    assert calculator("3.5 * 4.2") == 14.7
+    assert calculator("10 / 4") == 2.5 and calculator("2 ** 10") == 1024

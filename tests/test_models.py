@@ -469,3 +469,15 @@ def test_logit_bias_by_text_steers_a_grammar_choice(chat: ChatLlamaCppText) -> N
                                 temperature=0.0, max_tokens=4,
                                 logit_bias={word: 100.0}).text for word in ("yes", "no")}
     assert pushed == {"yes": "yes", "no": "no"}
+
+
+def test_a_pattern_the_converter_cannot_read_constrains_nothing_but_does_not_crash() -> None:
+    # llama-cpp-python's JSON-schema converter rejects "(?:" (an AssertionError): an MCP or
+    # user tool with such a pattern still gets a grammar; validation checks the pattern.
+    from callgate.models.grammar import args_grammar
+
+    schema = {"type": "object", "properties": {"x": {"type": "string",
+                                                     "pattern": "^(?:a|b)+$"}},
+              "required": ["x"]}
+    grammar = args_grammar(schema)
+    assert "x-kv" in grammar and "(?:" not in grammar

@@ -99,3 +99,38 @@ def test_the_choice_grammar_names_only_the_offered_tools() -> None:
     # The prompt still lists every tool.
     system = ReactStrategy(model, _registry()).messages(state)[0].text
     assert "gdp_by_state_year" in system and "legal_case_fetch" in system
+
+
+def _builtin_like() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def calculator(expression: str) -> str:
+        """Exact arithmetic: powers and roots. Numbers, + - * / % and parentheses."""
+        return "0"
+
+    @registry.tool()
+    def system_stats() -> str:
+        """Current CPU, memory and disk usage of this computer (percent)."""
+        return "ok"
+
+    @registry.tool()
+    def web_search(query: str, max_results: int = 5) -> str:
+        """Search the web; returns up to max_results (1-10) results."""
+        return "ok"
+
+    return registry
+
+
+def test_arithmetic_operators_count_as_words() -> None:
+    assert relevant_tools(_builtin_like(), "What is 15% of 80?") == ["calculator"]
+    assert relevant_tools(_builtin_like(), "What is 3.5 * 4.2?") == ["calculator"]
+
+
+def test_numbers_are_not_what_a_request_is_about() -> None:
+    # "10" of the request is not the "10" of web_search's "(1-10)".
+    assert tool_scores(_builtin_like(), "Raise 2 to 10")["web_search"] == 0
+
+
+def test_a_plural_meets_its_singular() -> None:
+    assert relevant_tools(_builtin_like(), "What is the square root of 2?") == ["calculator"]

@@ -53,8 +53,6 @@ from callgate.tools.relevance import (
 
 FINAL = "Final Answer:"
 FORCE_BIAS = 8.0  # a logit bias that settles a two-way grammar choice
-UNUSED_NUMBER_BIAS = 4.0
-RETRY_NUDGE = 2.0  # a repeated further call is decoded once more with this times the bias
 
 
 class ReactState(AgentState, total=False):
@@ -164,11 +162,11 @@ class ReactStrategy:
                  mentioned_optional: bool = False, coverage_names: bool = False,
                  fast_forward: bool = False, tools_last: bool = False,
                  further_values: bool = False, retry_refused: float | None = None,
-                 answer_bias: float = 0.0, choose_values: bool = False,
-                 value_margin: float = 3.0, reuse_penalty: float = 0.0,
-                 keep_supported: bool = True, new_items: bool = False,
-                 value_floor: float = -4.0, number_nudge: bool = True,
-                 grounded_answers: bool = False) -> None:
+                 answer_bias: float = 0.0, choose_values: bool = True,
+                 value_margin: float = 3.0, reuse_penalty: float = 2.0,
+                 keep_supported: bool = True, new_items: bool = True,
+                 value_floor: float = -4.0,
+                 grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -231,7 +229,6 @@ class ReactStrategy:
         self.reuse_penalty = reuse_penalty
         self.keep_supported = keep_supported
         self.value_floor = value_floor
-        self.number_nudge = number_nudge
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
         self.grounded_answers = grounded_answers
@@ -315,8 +312,7 @@ class ReactStrategy:
                     and turn_calls(state.get("messages") or [])
                     and self._numbers_left(state) == [])
 
-    def _args_kwargs(self, state: dict[str, Any], *, short: bool = False,
-                     nudge: float = 1.0) -> dict[str, Any]:
+    def _args_kwargs(self, state: dict[str, Any], *, short: bool = False) -> dict[str, Any]:
         from callgate.models.grammar import args_grammar
 
         schema = self.registry.get(state["chosen_tool"]).schema  # type: ignore[union-attr]
@@ -329,8 +325,7 @@ class ReactStrategy:
         grammar = (args_grammar(schema, include_optional=False, max_string_chars=60,
                                 max_array_items=3, values=values) if short else
                    args_grammar(schema, include_optional=optional, values=values))
-        bias = {} if short else self._further_call_bias(state, nudge)
-        return self._kwargs(grammar=grammar, stop=[], max_tokens=self.args_tokens, **bias)
+        return self._kwargs(grammar=grammar, stop=[], max_tokens=self.args_tokens)
 
     def calls_so_far(self, state: dict[str, Any]) -> list[Call]:
         """Every call of this turn so far: the earlier steps' and this reply's, in order."""
@@ -461,18 +456,6 @@ class ReactStrategy:
     def _prefill(self, state: dict[str, Any], suffix: str) -> list[AnyMessage]:
         return [*self.messages(state), AIMessage(state["reply_text"] + suffix)]
 
-    def _further_call_bias(self, state: dict[str, Any], nudge: float = 1.0) -> dict[str, Any]:
-        # A further call in the same step copies the previous call's values unless nudged:
-        # the first digits of the request's unused numbers get a bias (digits are single
-        # tokens for llama.cpp's common tokenizers).
-        if not self.coverage or not self.number_nudge or not state.get("calls_written"):
-            return {}
-        # A number's first digit, or a name (a text key biases its first token).
-        firsts = {n.lstrip("-")[0] if n.lstrip("-")[:1].isdigit() else n
-                  for n in self._numbers_left(state) or []}
-        return {"logit_bias": dict.fromkeys(firsts, UNUSED_NUMBER_BIAS * nudge)} if (
-            firsts) else {}
-
     def fill_args(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         prefill = self._prefill(state, "Action Input: ")
         message, raw = stream_reply(self.model, prefill, config, silent=True,
@@ -480,12 +463,6 @@ class ReactStrategy:
         if _ran_out(message):
             _, raw = stream_reply(self.model, prefill, config, silent=True,
                                   **self._args_kwargs(state, short=True))
-        elif self._repeats(state, raw) and state.get("calls_written") and (
-                self._numbers_left(state)):
-            # A further call that repeats one while the request lists items no call used:
-            # once more, nudged twice as hard towards those items (then the rule drops it).
-            _, raw = stream_reply(self.model, prefill, config, silent=True,
-                                  **self._args_kwargs(state, nudge=RETRY_NUDGE))
         if self.choose_values and self.grammar:
             raw = self._values_chosen(state, raw)
         return self._after_args(state, raw)

@@ -258,11 +258,27 @@ def args_grammar(
             spans |= _limit_values(name, spec, values)
     if _is_no_args(bounded):
         return 'root ::= "{" space "}" space\nspace ::= " "?\n'
-    gbnf = _strict_json_chars(json_schema_to_gbnf(json.dumps(bounded)))
+    try:
+        gbnf = json_schema_to_gbnf(json.dumps(bounded))
+    except (AssertionError, ValueError, KeyError, NotImplementedError):
+        # llama-cpp-python's converter takes only part of regex syntax ("(?:" fails): a
+        # pattern it cannot read constrains nothing here; validation still checks it.
+        gbnf = json_schema_to_gbnf(json.dumps(_without_patterns(bounded)))
+    gbnf = _strict_json_chars(gbnf)
     if spans:
         gbnf = gbnf.replace(gbnf_literal(json.dumps(_SPAN)), '"\\"" span "\\""')
         gbnf += "\n" + span_rules(values.text or "")  # type: ignore[union-attr]
     return gbnf + "\n"
+
+
+def _without_patterns(schema: Any) -> Any:
+    """``schema`` with every ``pattern`` keyword removed."""
+    if isinstance(schema, dict):
+        return {k: _without_patterns(v) for k, v in schema.items() if k != "pattern"
+                or not isinstance(v, str)}
+    if isinstance(schema, list):
+        return [_without_patterns(v) for v in schema]
+    return schema
 
 
 def _limit_values(name: str, spec: Any, values: Values) -> bool:

@@ -9,7 +9,8 @@ the best (``relevant_tools``); the prompt still lists every tool.
 A tool's score counts the distinct words it shares with the request: three for a word of
 its name, one for a word of its description, a half for a word of an argument name.
 Words are compared on their first five letters (a crude stem: "standardization" and
-"standardize", "populations" and "population"). SQLite FTS5's ``bm25`` was the library
+"standardize", "populations" and "population"); the arithmetic operators ``+ * / % ^``
+count as words too. SQLite FTS5's ``bm25`` was the library
 candidate, but its inverse document frequency vanishes over a handful of documents (a
 word in one of two tools scores zero), which is exactly the case here.
 """
@@ -35,9 +36,16 @@ _STOP = frozenset({
 })
 
 
+_OPERATOR = re.compile(r"[+*/%^×÷]")  # "17 * 23", "15% of 80": arithmetic is about them
+
+
 def _stems(text: str) -> set[str]:
     words = _WORD.findall(_CAMEL.sub(r"\1 \2", text).lower())
-    return {w[:5] for w in words if len(w) > 1 and w not in _STOP}
+    # Numbers are values, not what a request is about ("10" in a description's "1-10").
+    # A plural's "s" goes first ("roots" and "root" meet).
+    return {(w[:-1] if len(w) > 3 and w.endswith("s") else w)[:5] for w in words
+            if len(w) > 1 and w not in _STOP and not w.isdigit()} | set(
+        _OPERATOR.findall(text))
 
 
 def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:

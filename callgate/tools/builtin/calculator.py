@@ -17,11 +17,10 @@ _FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": 
               "log": math.log, "exp": math.exp, "sin": math.sin, "cos": math.cos}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 _GROUPING = str.maketrans("{}[]", "()()")
-
-
 def calculator(expression: str) -> float | int:
-    """Evaluate an arithmetic expression: numbers, + - * / // % ** and parentheses, with
-    sqrt, log, exp, sin, cos, round, abs, min, max, pi and e."""
+    """Exact arithmetic: add, subtract, multiply, divide, percentages, powers and roots.
+    The expression has numbers, + - * / // % ** and parentheses, with sqrt, log, exp,
+    sin, cos, round, abs, min, max, pi and e."""
     # No sample expression here: small models copied one ("17 * 23") into other tools'
     # arguments (rag_search queries in `callgate eval answers`).
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23").
@@ -30,7 +29,10 @@ def calculator(expression: str) -> float | int:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
         raise ValueError(f"not an arithmetic expression: {expression!r}") from exc
-    return _eval(tree.body)
+    value = _eval(tree.body)
+    # 3.5 * 4.2 is 14.7, not 14.700000000000001: twelve significant digits hide the
+    # binary rounding of floats without changing any figure a person would write.
+    return float(f"{value:.12g}") if isinstance(value, float) else value
 
 
 def _eval(node: ast.AST) -> Any:
