@@ -8,9 +8,11 @@ Without a grammar, ``choose`` lets the model write the whole reply (cut at
 ``Observation:``). With grammar-constrained decoding (llama.cpp models), ``choose``
 constrains the choice to ``Action: <tool>`` (among the tools the request is about, see
 ``callgate.tools.relevance``) or ``Final Answer:``, ``fill_args`` constrains the
-arguments to the chosen tool's JSON schema, and ``next_action`` lets the model add
-another call to the same step (parallel calls) or end its turn. ``parse`` reads any
-format models write; strict validation still runs after it, in the loop.
+arguments to the chosen tool's JSON schema and then chooses each value again among those
+the conversation offers (``callgate.graph.choose_values``), and ``next_action`` lets the
+model add another call to the same step (parallel calls) or end its turn. Once a turn has
+results, the answer states no number they do not hold. ``parse`` reads any format models
+write; strict validation still runs after it, in the loop.
 """
 
 from __future__ import annotations
@@ -111,14 +113,8 @@ def _turn_start(messages: list[AnyMessage]) -> int:
 def turn_calls(messages: list[AnyMessage]) -> list[Call]:
     """The calls made in the earlier steps of this turn (since the user's latest request;
     the loop's correction messages do not start a turn)."""
-    out: list[Call] = []
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage) and not message.additional_kwargs.get(
-                "callgate_correction"):
-            break
-        if isinstance(message, AIMessage):
-            out[:0] = [Call(name=c["name"], args=c["args"]) for c in message.tool_calls]
-    return out
+    return [Call(name=c["name"], args=c["args"]) for m in messages[_turn_start(messages):]
+            if isinstance(m, AIMessage) for c in m.tool_calls]
 
 
 def _correcting(state: dict[str, Any]) -> bool:
@@ -463,7 +459,7 @@ class ReactStrategy:
         if _ran_out(message):
             _, raw = stream_reply(self.model, prefill, config, silent=True,
                                   **self._args_kwargs(state, short=True))
-        if self.choose_values and self.grammar:
+        if self.choose_values and self.grammar and hasattr(self.model, "rank"):
             raw = self._values_chosen(state, raw)
         return self._after_args(state, raw)
 
