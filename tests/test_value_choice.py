@@ -264,6 +264,31 @@ def test_rank_on_the_bundled_model_is_exact_and_leaves_the_model_as_it_was() -> 
     assert json.dumps(ranked[0].text)  # a plain string
 
 
+@pytest.mark.llama
+def test_rank_stops_decoding_once_the_run_is_cancelled() -> None:
+    from callgate.graph.cancellation import CancelToken
+    from callgate.models.spec import load_model
+
+    model, _ = load_model("bundled")
+    prompt = [HumanMessage("Weather in Paris, Rome or Oslo?"),
+              AIMessage('Action: get_weather\nAction Input: {"city": "')]
+    candidates = ["Paris", "Rome", "Oslo", "Paris, Rome"]
+    token = CancelToken()
+    token.cancel()
+    assert model.rank(prompt, candidates, '"', cancel_token=token) == []
+
+    # Cancelled while ranking (here: as the first candidate completes): no further decode.
+    token = CancelToken()
+
+    def cancel_at_first(_item: object) -> bool:
+        token.cancel()
+        return False
+
+    assert model.rank(prompt, candidates, '"', until=cancel_at_first,
+                      cancel_token=token) == []
+    assert len(model.rank(prompt, candidates, '"')) == len(candidates)
+
+
 # --- a further call must bring something new ------------------------------------------------------
 
 

@@ -226,6 +226,10 @@ def _run_cancel_token() -> CancelToken | None:
     return token_for(config)
 
 
+class _RankingCancelled(Exception):
+    """Raised between the decodes of a ranking once its run is cancelled."""
+
+
 def _abort_criteria(token: CancelToken | None) -> StoppingCriteriaList | None:
     """Stop decoding at the next token once ``token`` is cancelled (checked per token)."""
     if token is None:
@@ -305,6 +309,7 @@ class ChatLlamaCppText(BaseChatModel):
         *,
         until: Callable[[Ranked], bool] | None = None,
         max_expansions: int = 64,
+        cancel_token: CancelToken | None = None,
     ) -> list[Ranked]:
         """``candidates`` (continuations of the last, prefilled message) from the most
         likely down, each with ``log P(candidate, then a token starting with one of end)``,
@@ -312,9 +317,13 @@ class ChatLlamaCppText(BaseChatModel):
 
         Each candidate is tokenized on its own: the prefill should end where a new token
         starts in any case (after ``: "`` for a string, after ``:`` for a number written
-        with its leading space)."""
+        with its leading space). Once ``cancel_token`` (else the run's own) is cancelled,
+        no further decode is made and nothing is ranked."""
         import llama_cpp
 
+        token = cancel_token or _run_cancel_token()
+        if token is not None and token.cancelled:
+            return []
         loaded = self.loaded
         llama = loaded.llama
         texts = list(dict.fromkeys(c for c in candidates if c))
@@ -338,6 +347,8 @@ class ChatLlamaCppText(BaseChatModel):
             root = last_logprobs()
 
             def expand(path: tuple[int, ...]) -> np.ndarray:
+                if token is not None and token.cancelled:
+                    raise _RankingCancelled
                 llama.n_tokens = len(prompt)
                 llama.eval(path)
                 return last_logprobs()
@@ -345,6 +356,8 @@ class ChatLlamaCppText(BaseChatModel):
             try:
                 return best_first(texts, trie, root, expand, end_ids, until=until,
                                   max_expansions=max_expansions)
+            except _RankingCancelled:
+                return []
             finally:
                 # Back to the prompt alone: what the next call may reuse.
                 llama.n_tokens = len(prompt)
