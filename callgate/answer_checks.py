@@ -20,7 +20,7 @@ from callgate.prompts.react import REACT_SYSTEM
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
 from callgate.tools.grounding import grounding_error
 
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)")
 _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
                            r"[ \t]*:.*$")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?|\n")

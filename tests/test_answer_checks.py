@@ -54,6 +54,13 @@ def test_numbers_from_the_results_or_the_question_are_fine() -> None:
     assert out["final_answer"].startswith("The CPU is at 12.5% on 2 cores [R1].")
 
 
+def test_a_number_with_its_unit_is_still_a_number() -> None:
+    from callgate.answer_checks import numbers_in
+
+    assert numbers_in("15C, 20km/h, up 3d 4h, [R1], v2 and 1,000.") == [
+        "15", "20", "3", "4", "1,000"]
+
+
 def test_a_failed_call_is_not_cited_and_the_answer_says_so() -> None:
     bad = tool_call("calculator", {"expression": "{17} * 23"})
     out = run([bad, tool_call("calculator", {"expression": "{17} * 23"}),
@@ -156,4 +163,5 @@ def test_the_calculator_hides_float_rounding() -> None:
     from callgate.tools.builtin.calculator import calculator
 
     assert calculator("3.5 * 4.2") == 14.7
+    assert calculator("1234567890123 * 1.0") == 1234567890123.0  # every digit a float holds
     assert calculator("10 / 4") == 2.5 and calculator("2 ** 10") == 1024

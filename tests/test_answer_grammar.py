@@ -59,6 +59,20 @@ def test_a_new_request_starts_without_the_earlier_turns_results() -> None:
     assert strategy(grounded_answers=True).answer_numbers(messages) is None
 
 
+def test_a_refused_call_and_the_loops_reply_to_it_are_not_results() -> None:
+    from callgate.tools.grounding import CORRECTION_MARK
+
+    refused = [HumanMessage("What is 17 * 23?"),
+               AIMessage("", tool_calls=[{"id": "c0", "name": "calculator",
+                                          "args": {"expression": "3333 * 23"}}]),
+               ToolMessage("'3333' is not in the conversation", tool_call_id="c0",
+                           status="error", additional_kwargs=CORRECTION_MARK)]
+    assert strategy(grounded_answers=True).answer_numbers(refused) is None
+    numbers = strategy(grounded_answers=True).answer_numbers(
+        [*refused, *turn_with_result()[1:]])
+    assert numbers is not None and "391" in numbers and "3333" not in numbers
+
+
 def test_grammar_text_offers_only_the_listed_numbers_and_citations() -> None:
     text = answer_grammar(["391", "17"])
     assert '"391"' in text and '"17"' in text and '"[R"' in text

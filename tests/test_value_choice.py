@@ -114,6 +114,7 @@ def test_number_values_fit_the_argument() -> None:
     assert number_values(text, {"type": "number"}) == [0.05, 2.5, 5, 20, 1000]
     assert number_values(text, {"type": "integer"}) == [5, 20, 1000]
     assert number_values(text, {"type": "integer", "minimum": 10, "maximum": 100}) == [20]
+    assert number_values("1e999 or 7", {"type": "number"}) == [7]  # no infinity
 
 
 def test_free_text_arguments_are_the_models_to_write() -> None:
@@ -297,7 +298,13 @@ def get_weather(city: str, unit: str = "celsius") -> str:
     return "sunny"
 
 
-def restates(raw: str, reply: str, *, earlier_steps: list[Any] | None = None) -> bool:
+def cpu_load() -> str:
+    """The CPU's load."""
+    return "12%"
+
+
+def restates(raw: str, reply: str, *, earlier_steps: list[Any] | None = None,
+             tool: str = "get_weather") -> bool:
     from callgate.graph.decide_react import ReactStrategy
     from callgate.tools.registry import ToolRegistry
 
@@ -305,12 +312,12 @@ def restates(raw: str, reply: str, *, earlier_steps: list[Any] | None = None) ->
         text_only = True
         llama = None
 
-    registry = ToolRegistry([get_weather])
+    registry = ToolRegistry([get_weather, cpu_load])
     registry.get("get_weather").schema["properties"]["unit"]["enum"] = ["celsius", "fahrenheit"]
     strategy = ReactStrategy(GrammarCapable(), registry, grammar=True,  # type: ignore[arg-type]
                              new_items=True)
     messages = [HumanMessage("Weather in Paris and Rome?"), *(earlier_steps or [])]
-    state = {"messages": messages, "reply_text": reply, "chosen_tool": "get_weather",
+    state = {"messages": messages, "reply_text": reply, "chosen_tool": tool,
              "calls_written": reply.count("Action Input:")}
     return strategy._restates(state, raw)
 
@@ -325,6 +332,19 @@ def test_a_further_call_that_only_restates_is_dropped() -> None:
     assert restates('{"city": "paris"}', reply)
     # another enum member is another option, not another item the user listed
     assert restates('{"city": "Paris", "unit": "fahrenheit"}', reply)
+
+
+def test_a_call_with_nothing_to_list_is_new_once_per_tool() -> None:
+    reply = 'Action: get_weather\nAction Input: {"city": "Paris"}\nAction: cpu_load\n'
+    assert not restates("{}", reply, tool="cpu_load")
+    again = reply + "Action Input: {}\nAction: cpu_load\n"
+    assert restates("{}", again, tool="cpu_load")
+
+
+def test_numbers_are_items_to_the_last_digit() -> None:
+    reply = 'Action: get_weather\nAction Input: {"city": 1234567}\nAction: get_weather\n'
+    assert not restates('{"city": 1234568}', reply)
+    assert restates('{"city": 1234567.0}', reply)
 
 
 def test_the_turns_first_call_and_calls_after_earlier_steps() -> None:

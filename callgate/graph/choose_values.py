@@ -53,7 +53,6 @@ class ValueChooser:
     margin: float = 3.0
     floor: float = -4.0  # an unsupported value gives way only to an offer this likely
     reuse_penalty: float = 2.0
-    enums: bool = True
     # The model's own value stays when the conversation has it (enums are ranked anyway:
     # greedy decoding picked a member by its first token).
     keep_supported: bool = True
@@ -87,8 +86,6 @@ class ValueChooser:
     def _offer(self, name: str, spec: dict[str, Any], context: str) -> _Offer | None:
         kind = spec.get("type")
         if isinstance(spec.get("enum"), list) and spec["enum"]:
-            if not self.enums:
-                return None
             members = spec["enum"]
             if all(isinstance(m, str) for m in members):
                 return _Offer([_inner(m) for m in members], list(members), quoted=True,

@@ -132,7 +132,7 @@ def _leaves(value: Any) -> set[str]:
     if value is None or isinstance(value, bool) or value == "":
         return set()
     if isinstance(value, int | float):
-        return {f"{float(value):g}"}
+        return {repr(float(value))}  # 5 and 5.0 are one item; every digit counts
     return {str(value).strip().lower()}
 
 
@@ -497,15 +497,21 @@ class ReactStrategy:
         args = _args_of(raw)
         if not earlier or args is None:
             return False
+        tool = state["chosen_tool"]
+        items = self._items(tool, args)
+        if not items:  # nothing to list (no arguments, or options only): a new tool is new
+            return any(call["name"] == tool for call in earlier)
         seen = set().union(*(self._items(call["name"], call["args"]) for call in earlier))
-        return not self._items(state["chosen_tool"], args) - seen
+        return not items - seen
 
     def _items(self, tool: str, args: dict[str, Any]) -> set[str]:
         """What a call is about: its values, less those an enum of its tool offers."""
         spec = self.registry.get(tool)
         properties = (spec.schema.get("properties") or {}) if spec else {}
-        return _leaves({k: v for k, v in args.items()
-                        if "enum" not in (properties.get(k) or {})})
+        def listed(spec: Any) -> bool:
+            return not (isinstance(spec, dict) and "enum" in spec)
+
+        return _leaves({k: v for k, v in args.items() if listed(properties.get(k))})
 
     def _after_args(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
         if self._repeats(state, raw) or self._restates(state, raw):
@@ -567,13 +573,16 @@ class ReactStrategy:
         if not (self.grounded_answers and self.grammar):
             return None
         turn = messages[_turn_start(messages):]
-        results = [m.text for m in turn if isinstance(m, ToolMessage)]
+        # The loop's own replies to refused calls are not results, nor are their values.
+        answered = {m.tool_call_id: m.text for m in turn if isinstance(m, ToolMessage)
+                    and not m.additional_kwargs.get("callgate_correction")}
+        results = list(answered.values())
         if not results:
             return None
         said = [m.text for m in messages if isinstance(m, HumanMessage)
                 and not m.additional_kwargs.get("callgate_correction")]
         calls = [json.dumps(c["args"]) for m in turn if isinstance(m, AIMessage)
-                 for c in m.tool_calls]
+                 for c in m.tool_calls if c.get("id") in answered]
         return sorted({n for text in [*results, *said, *calls] for n in answer_numbers_in(text)})
 
     def _answer_kwargs(self, messages: list[AnyMessage]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ to compose: :func:`is_free_text` says which arguments those are.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -67,11 +68,12 @@ def number_values(text: str, spec: dict[str, Any]) -> list[int | float]:
     """The numbers of ``text`` (digits, words, percents as fractions) an integer or number
     argument with schema ``spec`` accepts."""
     integer = spec.get("type") == "integer"
-    low, high = spec.get("minimum"), spec.get("maximum")
+    low, high = (bound if isinstance(bound, int | float) and not isinstance(bound, bool)
+                 else None for bound in (spec.get("minimum"), spec.get("maximum")))
     out: dict[str, int | float] = {}
     for value in sorted(number_readings(text)):
-        if integer and not float(value).is_integer():
-            continue
+        if not math.isfinite(value) or (integer and not float(value).is_integer()):
+            continue  # "1e999" reads as infinity, which JSON cannot write
         if (low is not None and value < low) or (high is not None and value > high):
             continue
         number = int(value) if float(value).is_integer() else value

@@ -30,9 +30,9 @@ def calculator(expression: str) -> float | int:
     except SyntaxError as exc:
         raise ValueError(f"not an arithmetic expression: {expression!r}") from exc
     value = _eval(tree.body)
-    # 3.5 * 4.2 is 14.7, not 14.700000000000001: twelve significant digits hide the
-    # binary rounding of floats without changing any figure a person would write.
-    return float(f"{value:.12g}") if isinstance(value, float) else value
+    # 3.5 * 4.2 is 14.7, not 14.700000000000001: fifteen significant digits (all a float
+    # holds exactly) hide the binary rounding without changing a figure the float states.
+    return float(f"{value:.15g}") if isinstance(value, float) else value
 
 
 def _eval(node: ast.AST) -> Any:
