@@ -134,3 +134,30 @@ def test_numbers_are_not_what_a_request_is_about() -> None:
 
 def test_a_plural_meets_its_singular() -> None:
     assert relevant_tools(_builtin_like(), "What is the square root of 2?") == ["calculator"]
+
+
+def test_an_operator_inside_a_word_or_address_is_not_arithmetic() -> None:
+    from callgate.tools.registry import ToolRegistry
+
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def wind(station: str) -> str:
+        """Wind speed in km/h and/or knots, from https://wind.example.org **live**."""
+        return "ok"
+
+    for request in ("What is 3/4 of 80?", "What is 2 * 3?", "Is 15% a lot?"):
+        assert tool_scores(registry, request)["wind"] == 0, request
+
+
+def test_a_word_ending_in_s_that_is_not_a_plural_keeps_it() -> None:
+    from callgate.tools.registry import ToolRegistry
+
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def list_classes(school: str) -> str:
+        """The classes of a school."""
+        return "ok"
+
+    assert tool_scores(registry, "Which class is this?")["list_classes"] > 0

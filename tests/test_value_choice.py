@@ -352,3 +352,26 @@ def test_the_turns_first_call_and_calls_after_earlier_steps() -> None:
     earlier = [AIMessage("", tool_calls=[{"id": "c1", "name": "get_weather",
                                           "args": {"city": "Paris"}}])]
     assert restates('{"city": "Paris"}', "Action: get_weather\n", earlier_steps=earlier)
+
+
+def test_a_valid_call_sent_back_unrun_is_made_again_by_the_corrected_reply() -> None:
+    from langchain_core.messages import ToolMessage
+
+    from callgate.graph.decide_react import turn_calls
+    from callgate.prompts.correction import NOT_RUN
+    from callgate.tools.grounding import CORRECTION_MARK
+
+    reply = AIMessage("", tool_calls=[
+        {"id": "c1", "name": "get_weather", "args": {"city": "Paris"}},
+        {"id": "c2", "name": "get_weather", "args": {"city": "Lyon"}}])
+    answers = [ToolMessage(NOT_RUN, tool_call_id="c1", status="error",
+                           additional_kwargs=CORRECTION_MARK),
+               ToolMessage("'Lyon' is not in the conversation", tool_call_id="c2",
+                           status="error",
+                           additional_kwargs={**CORRECTION_MARK, "callgate_refusal": "ungrounded"})]
+    messages = [HumanMessage("Weather in Paris and Rome?"), reply, *answers]
+    # The refused call was made; the valid one beside it was not run, so not made.
+    assert turn_calls(messages) == [{"name": "get_weather", "args": {"city": "Lyon"}}]
+    assert not restates('{"city": "Paris"}', "Action: get_weather\n",
+                        earlier_steps=[reply, *answers])
+    assert restates('{"city": "Lyon"}', "Action: get_weather\n", earlier_steps=[reply, *answers])

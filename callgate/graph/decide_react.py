@@ -112,9 +112,15 @@ def _turn_start(messages: list[AnyMessage]) -> int:
 
 def turn_calls(messages: list[AnyMessage]) -> list[Call]:
     """The calls made in the earlier steps of this turn (since the user's latest request;
-    the loop's correction messages do not start a turn)."""
-    return [Call(name=c["name"], args=c["args"]) for m in messages[_turn_start(messages):]
-            if isinstance(m, AIMessage) for c in m.tool_calls]
+    the loop's correction messages do not start a turn). A refused call counts (the model
+    made it); a valid call sent back unrun beside it does not: the corrected reply, which
+    stands in for the refused one, makes it again."""
+    turn = messages[_turn_start(messages):]
+    unrun = {m.tool_call_id for m in turn if isinstance(m, ToolMessage)
+             and m.additional_kwargs.get("callgate_correction")
+             and not m.additional_kwargs.get("callgate_refusal")}
+    return [Call(name=c["name"], args=c["args"]) for m in turn
+            if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") not in unrun]
 
 
 def _correcting(state: dict[str, Any]) -> bool:

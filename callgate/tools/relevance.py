@@ -36,14 +36,18 @@ _STOP = frozenset({
 })
 
 
-_OPERATOR = re.compile(r"[+*/%^×÷]")  # "17 * 23", "15% of 80": arithmetic is about them
+# "17 * 23", "15% of 80": arithmetic is about them. An operator counts where it stands
+# between numbers or blanks, not inside "km/h", "and/or", a URL or markdown's "**".
+_OPERATOR = re.compile(r"(?:(?<=[\s\d()])|^)[+*/%^×÷](?=[\s\d().,;:?!]|$)")
+_NOT_PLURAL = ("ss", "us", "is")  # "class", "virus", "analysis" keep their "s"
 
 
 def _stems(text: str) -> set[str]:
     words = _WORD.findall(_CAMEL.sub(r"\1 \2", text).lower())
     # Numbers are values, not what a request is about ("10" in a description's "1-10").
     # A plural's "s" goes first ("roots" and "root" meet).
-    return {(w[:-1] if len(w) > 3 and w.endswith("s") else w)[:5] for w in words
+    return {(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith(_NOT_PLURAL)
+             else w)[:5] for w in words
             if len(w) > 1 and w not in _STOP and not w.isdigit()} | set(
         _OPERATOR.findall(text))
 

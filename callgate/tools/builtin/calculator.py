@@ -19,7 +19,7 @@ _CONSTANTS = {"pi": math.pi, "e": math.e}
 _GROUPING = str.maketrans("{}[]", "()()")
 def calculator(expression: str) -> float | int:
     """Exact arithmetic: add, subtract, multiply, divide, percentages, powers and roots.
-    The expression has numbers, + - * / // % ** and parentheses, with sqrt, log, exp,
+    The expression has numbers, + - * / // % ^ ** and parentheses, with sqrt, log, exp,
     sin, cos, round, abs, min, max, pi and e."""
     # No sample expression here: small models copied one ("17 * 23") into other tools'
     # arguments (rag_search queries in `callgate eval answers`).
