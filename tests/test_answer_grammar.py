@@ -96,3 +96,45 @@ def test_the_bundled_model_states_only_the_results_numbers() -> None:
     assert invented_numbers(free, ["391", "10"]), free  # the prompt makes it invent some
     assert not invented_numbers(held, ["391", "10"]), held
     assert re.search(r"\w", held)
+
+
+def test_the_rest_of_an_answer_finishes_a_number_or_citation_cut_off_mid_way() -> None:
+    numbers = ["391", "17", "3.5"]
+    assert '"91"' in answer_grammar(numbers, rest=True, after="Final Answer: It is 3")
+    # "17" is whole and no literal goes on from it: the rest starts with a non-digit.
+    assert answer_grammar(numbers, rest=True, after="Final Answer: 17").startswith(
+        "root ::= (text part* num?)?\n")
+    # "3" may be "3.5" or "391" in progress, never a number of its own.
+    assert answer_grammar(numbers, rest=True, after="= 3").startswith(
+        'root ::= (".5" | "91") (text part* num?)?\n')
+    assert '".5"' in answer_grammar(numbers, rest=True, after="It is 3")
+    assert "[0-9] [0-9]? \"]\"" in answer_grammar(numbers, rest=True, after="It is [R")
+    assert answer_grammar(numbers, rest=True, after="It is").startswith("root ::= part*")
+
+
+@pytest.mark.llama
+@pytest.mark.parametrize("after", ["Final Answer: It is 3", "Final Answer: 17", "See [R",
+                                   "See [R1", "Final Answer: It is", "x 3.", "[R1] 2-3"])
+def test_every_resumed_answer_grammar_compiles(after: str) -> None:
+    from callgate.models.grammar import grammar_error
+    from callgate.models.spec import load_model
+
+    model, _ = load_model("bundled")
+    assert grammar_error('root ::= ("a" | ', model.llama) is not None  # the parser checks
+    gbnf = answer_grammar(["391", "17", "3.5", "-35"], rest=True, after=after)
+    assert grammar_error(gbnf, model.llama) is None, gbnf
+
+
+@pytest.mark.llama
+def test_the_bundled_model_finishes_the_number_it_was_cut_off_in() -> None:
+    from callgate.models.spec import load_model
+
+    model, _ = load_model("bundled")
+    prompt = [SystemMessage("Answer with numbers."),
+              HumanMessage("What is 17 * 23?"),
+              HumanMessage("Observation: [R1] calculator: 391"),
+              AIMessage("Final Answer: 17 * 23 = 3")]
+    rest = model.invoke(prompt, max_tokens=12, temperature=0.0,
+                        grammar=answer_grammar(["391", "17", "23"], rest=True,
+                                               after="Final Answer: 17 * 23 = 3")).text
+    assert rest.startswith("91"), rest

@@ -569,7 +569,8 @@ class ReactStrategy:
     def write_answer(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, None,
                               tool_names=self.registry.names,
-                              **self._answer_kwargs(state.get("messages") or []))
+                              **self._answer_kwargs(state.get("messages") or [],
+                                                    after=state["reply_text"]))
         return {"reply_text": state["reply_text"] + raw}
 
     def answer_numbers(self, messages: list[AnyMessage]) -> list[str] | None:
@@ -591,12 +592,14 @@ class ReactStrategy:
                  for c in m.tool_calls if c.get("id") in answered]
         return sorted({n for text in [*results, *said, *calls] for n in answer_numbers_in(text)})
 
-    def _answer_kwargs(self, messages: list[AnyMessage]) -> dict[str, Any]:
-        """Decoding settings for the rest of an answer (after ``Final Answer:``)."""
+    def _answer_kwargs(self, messages: list[AnyMessage], after: str = "") -> dict[str, Any]:
+        """Decoding settings for the rest of an answer (after ``Final Answer:`` and
+        ``after``, the answer's beginning, when the choice of answer wrote one)."""
         from callgate.models.grammar import answer_grammar
 
         numbers = self.answer_numbers(messages)
-        grammar = {} if numbers is None else {"grammar": answer_grammar(numbers, rest=True)}
+        grammar = {} if numbers is None else {
+            "grammar": answer_grammar(numbers, rest=True, after=after)}
         return self._kwargs(max_tokens=self.answer_tokens, **grammar)
 
     def parse(self, state: dict[str, Any]) -> dict[str, Any]:

@@ -111,14 +111,44 @@ def choice_grammar(
     return "\n".join([root, *rules]) + "\n"
 
 
-def answer_grammar(numbers: Sequence[str], *, rest: bool = False) -> str:
+def answer_grammar(numbers: Sequence[str], *, rest: bool = False, after: str = "") -> str:
     """Grammar for an answer's text in which every number is one of ``numbers`` (as
     written in the results and the user's words) or a citation id like ``[R2]``: the
     model cannot state a figure no tool returned. Other text is free. ``rest``: the
-    text continues an answer already begun (it may start with a blank)."""
-    root = "root ::= part* num?" if rest and _literals(numbers) else (
-        "root ::= part*" if rest else "root ::= answer")
-    return root + "\n" + _answer_rules(numbers) + "\n"
+    text continues an answer already begun (it may start with a blank); ``after``: that
+    answer so far, whose last number or citation may have been cut off mid-way (the
+    rest first finishes it: "3" of "391" goes on with "91")."""
+    literals = _literals(numbers)
+    body = "answer" if not rest else _resume(after, literals,
+                                             "part* num?" if literals else "part*")
+    return f"root ::= {body}\n{_answer_rules(numbers)}\n"
+
+
+_OPEN_CITE = re.compile(r"\[(R\d{0,2})?$")
+_OPEN_NUMBER = re.compile(r"[-+\d.,_eE]*\d$")
+
+
+def _resume(after: str, literals: Sequence[str], tail: str) -> str:
+    """The root of an answer's rest (``tail``), first finishing the citation or number
+    ``after`` ends in."""
+    if cite := _OPEN_CITE.search(after):
+        written = len(cite.group()) - 1  # of "R", digit, digit
+        close = ['"R" [0-9] [0-9]? "]"', '[0-9] [0-9]? "]"', '[0-9]? "]"', '"]"'][written]
+        return f"(({close} | text) {tail})?"  # "[R" may be plain text too: "[Reuters]"
+    run = _OPEN_NUMBER.search(after)
+    if run is None:
+        return tail
+    # Any suffix of the run may be where the number began ("2-3": "-3" or "3").
+    text = run.group()
+    starts = [text[i:] for i in range(len(text)) if text[i] in "+-0123456789"]
+    ends = sorted({lit[len(s):] for s in starts for lit in literals
+                   if lit.startswith(s) and len(lit) > len(s)}, key=lambda e: (-len(e), e))
+    go_on = f"(text {tail})?"  # after a whole number, a non-digit or nothing
+    if not ends:
+        return go_on
+    close = "(" + " | ".join(gbnf_literal(e) for e in ends) + ")"
+    finished = any(s in literals for s in starts)
+    return f"({close} {go_on} | text {tail})?" if finished else f"{close} {go_on}"
 
 
 def _literals(numbers: Sequence[str]) -> list[str]:
