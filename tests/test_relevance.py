@@ -161,3 +161,13 @@ def test_a_word_ending_in_s_that_is_not_a_plural_keeps_it() -> None:
         return "ok"
 
     assert tool_scores(registry, "Which class is this?")["list_classes"] > 0
+
+
+def test_the_builtin_tools_route_a_question_about_the_users_notes_to_rag_search() -> None:
+    from callgate.eval.answers import builtin_registry, load_set
+
+    with builtin_registry(load_set()) as registry:
+        tools = [registry.get(name) for name in registry.names]
+        assert relevant_tools(tools, "What is the guest Wi-Fi password in my notes?") == [
+            "rag_search"]
+        assert relevant_tools(tools, "How busy is this computer's CPU?") == ["system_stats"]

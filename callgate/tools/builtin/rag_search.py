@@ -22,9 +22,9 @@ from callgate.tools.summaries import ITEM_CHARS, TOP_ITEMS, clip
 
 NAME = "rag_search"
 DESCRIPTION = (
-    "Search the user's local documents and return the most relevant passages, each with "
-    "its source file and location. Searches this conversation's documents and the shared "
-    "ones; set global to true to search every indexed document."
+    "Search the user's own documents, notes and files and return the most relevant "
+    "passages, each with its source file and location. Searches this conversation's "
+    "documents and the shared ones; set global to true to search every indexed document."
 )
 
 
