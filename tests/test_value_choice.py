@@ -290,6 +290,25 @@ def test_rank_stops_decoding_once_the_run_is_cancelled() -> None:
     assert len(model.rank(prompt, candidates, '"')) == len(candidates)
 
 
+@pytest.mark.llama
+def test_rank_keeps_room_for_its_longest_candidate_in_a_full_context() -> None:
+    from callgate.models.bundled import runtime_model_path
+    from callgate.models.llamacpp import ChatLlamaCppText
+
+    # 256: llama.cpp pads a smaller n_ctx up to 256 while llama-cpp-python keeps the
+    # requested size for its token buffer.
+    model = ChatLlamaCppText(model_path=str(runtime_model_path()), n_ctx=256)
+    history: list[Any] = []
+    for i in range(20):  # more earlier turns than n_ctx holds: the oldest are dropped
+        history += [HumanMessage(f"Earlier question number {i} about the weather?"),
+                    AIMessage(f"Earlier answer number {i}.")]
+    prompt = [*history, HumanMessage("Weather in Paris?"),
+              AIMessage('Action: get_weather\nAction Input: {"city": "')]
+    long = "Paris, " + ", ".join(f"district {i}" for i in range(12))  # ~40 tokens
+    ranked = model.rank(prompt, ["Paris", long], '"')
+    assert sorted(r.text for r in ranked) == sorted(["Paris", long])
+
+
 # --- a further call must bring something new ------------------------------------------------------
 
 

@@ -329,8 +329,9 @@ class ChatLlamaCppText(BaseChatModel):
         texts = list(dict.fromkeys(c for c in candidates if c))
         if not texts:
             return []
-        trie = TokenTrie([llama.tokenize(t.encode("utf-8"), add_bos=False, special=False)
-                          for t in texts])
+        paths = [llama.tokenize(t.encode("utf-8"), add_bos=False, special=False)
+                 for t in texts]
+        trie = TokenTrie(paths)
         end_ids = loaded.tokens_starting(end)
         n_vocab = llama.n_vocab()
 
@@ -339,7 +340,8 @@ class ChatLlamaCppText(BaseChatModel):
             return log_softmax(np.ctypeslib.as_array(row, shape=(n_vocab,)))
 
         with loaded.lock:
-            prompt = self._prompt_tokens(messages, loaded, 1)
+            # Room for the longest candidate and its end: its decode must fit in n_ctx.
+            prompt = self._prompt_tokens(messages, loaded, max(map(len, paths)) + 1)
             loaded.limit_prefix_reuse(prompt)
             llama.n_tokens = llama.longest_token_prefix(
                 llama.input_ids[:llama.n_tokens].tolist(), prompt)
