@@ -81,15 +81,23 @@ def test_grammar_text_offers_only_the_listed_numbers_and_citations() -> None:
     assert 'final ::= "Final Answer: " answer' in choice_grammar(["calc"], numbers=["5"])
 
 
-@pytest.mark.llama
-def test_the_bundled_model_states_only_the_results_numbers() -> None:
+@pytest.fixture(scope="module")
+def bundled() -> Any:
     from callgate.models.spec import load_model
 
-    model, _ = load_model("bundled")
-    prompt = [SystemMessage("Answer with numbers."),
-              HumanMessage("List the first ten prime numbers, then the result."),
-              HumanMessage("Observation: [R1] calculator: 391"),
-              AIMessage("Final Answer:")]
+    return load_model("bundled")[0]
+
+
+def answering(question: str, begun: str = "Final Answer:") -> list[Any]:
+    """A prompt at the answer, after the calculator returned 391."""
+    return [SystemMessage("Answer with numbers."), HumanMessage(question),
+            HumanMessage("Observation: [R1] calculator: 391"), AIMessage(begun)]
+
+
+@pytest.mark.llama
+def test_the_bundled_model_states_only_the_results_numbers(bundled: Any) -> None:
+    model = bundled
+    prompt = answering("List the first ten prime numbers, then the result.")
     free = model.invoke(prompt, max_tokens=40, temperature=0.0).text
     held = model.invoke(prompt, max_tokens=40, temperature=0.0,
                         grammar=answer_grammar(["391", "10"], rest=True)).text
@@ -115,26 +123,18 @@ def test_the_rest_of_an_answer_finishes_a_number_or_citation_cut_off_mid_way() -
 @pytest.mark.llama
 @pytest.mark.parametrize("after", ["Final Answer: It is 3", "Final Answer: 17", "See [R",
                                    "See [R1", "Final Answer: It is", "x 3.", "[R1] 2-3"])
-def test_every_resumed_answer_grammar_compiles(after: str) -> None:
+def test_every_resumed_answer_grammar_compiles(after: str, bundled: Any) -> None:
     from callgate.models.grammar import grammar_error
-    from callgate.models.spec import load_model
 
-    model, _ = load_model("bundled")
-    assert grammar_error('root ::= ("a" | ', model.llama) is not None  # the parser checks
+    assert grammar_error('root ::= ("a" | ', bundled.llama) is not None  # the parser checks
     gbnf = answer_grammar(["391", "17", "3.5", "-35"], rest=True, after=after)
-    assert grammar_error(gbnf, model.llama) is None, gbnf
+    assert grammar_error(gbnf, bundled.llama) is None, gbnf
 
 
 @pytest.mark.llama
-def test_the_bundled_model_finishes_the_number_it_was_cut_off_in() -> None:
-    from callgate.models.spec import load_model
-
-    model, _ = load_model("bundled")
-    prompt = [SystemMessage("Answer with numbers."),
-              HumanMessage("What is 17 * 23?"),
-              HumanMessage("Observation: [R1] calculator: 391"),
-              AIMessage("Final Answer: 17 * 23 = 3")]
-    rest = model.invoke(prompt, max_tokens=12, temperature=0.0,
-                        grammar=answer_grammar(["391", "17", "23"], rest=True,
-                                               after="Final Answer: 17 * 23 = 3")).text
+def test_the_bundled_model_finishes_the_number_it_was_cut_off_in(bundled: Any) -> None:
+    begun = "Final Answer: 17 * 23 = 3"
+    rest = bundled.invoke(answering("What is 17 * 23?", begun), max_tokens=12,
+                          temperature=0.0, grammar=answer_grammar(
+                              ["391", "17", "23"], rest=True, after=begun)).text
     assert rest.startswith("91"), rest

@@ -131,10 +131,8 @@ def _correcting(state: dict[str, Any]) -> bool:
 
 def _leaves(value: Any) -> set[str]:
     """The strings and numbers inside a value, lower-cased: the items a call is about."""
-    if isinstance(value, dict):
-        return set().union(set(), *(_leaves(v) for v in value.values()))
-    if isinstance(value, list):
-        return set().union(set(), *(_leaves(v) for v in value))
+    if isinstance(value, dict | list):
+        return set().union(*map(_leaves, value.values() if isinstance(value, dict) else value))
     if value is None or isinstance(value, bool) or value == "":
         return set()
     if isinstance(value, int | float):
@@ -514,10 +512,8 @@ class ReactStrategy:
         """What a call is about: its values, less those an enum of its tool offers."""
         spec = self.registry.get(tool)
         properties = (spec.schema.get("properties") or {}) if spec else {}
-        def listed(spec: Any) -> bool:
-            return not (isinstance(spec, dict) and "enum" in spec)
-
-        return _leaves({k: v for k, v in args.items() if listed(properties.get(k))})
+        options = {k for k, p in properties.items() if isinstance(p, dict) and "enum" in p}
+        return _leaves({k: v for k, v in args.items() if k not in options})
 
     def _after_args(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
         if self._repeats(state, raw) or self._restates(state, raw):

@@ -17,6 +17,8 @@ _FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": 
               "log": math.log, "exp": math.exp, "sin": math.sin, "cos": math.cos}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 _GROUPING = str.maketrans("{}[]", "()()")
+
+
 def calculator(expression: str) -> float | int:
     """Exact arithmetic: add, subtract, multiply, divide, percentages, powers and roots.
     The expression has numbers, + - * / // % ^ ** and parentheses, with sqrt, log, exp,
