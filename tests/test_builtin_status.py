@@ -119,3 +119,24 @@ def test_calculator_is_exact_and_safe() -> None:
     for bad in ("__import__('os')", "{17: 1}", "2 ** 100000", "True + 1"):
         with pytest.raises(ValueError):
             calculator(bad)
+    assert calculator("15% * 80") == 12 and calculator("50%") == 0.5  # percentages
+    assert calculator("15 % 4") == 3  # an operand after "%": the remainder
+
+
+def test_calculator_schema_admits_only_arithmetic() -> None:
+    """The expression's pattern is what a grammar lets a model write (llama.cpp compiles
+    it) and what validation holds every caller to: no braces, words or "=" signs."""
+    from callgate.models.grammar import args_grammar, compile_grammar
+    from callgate.tools.builtin.calculator import calculator_tool
+    from callgate.tools.validation import compile_schema
+
+    tool = calculator_tool()
+    check = compile_schema(tool.schema).check
+    for good in ("17 * 23", "(12 + 8) * 3", "sqrt(2)", "2^10 + pi", "15% * 80", "17 × 23"):
+        assert check({"expression": good}).ok, good
+    for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101, ""):
+        assert not check({"expression": bad}).ok, bad
+    gbnf = args_grammar(tool.schema)
+    rule = next(line for line in gbnf.splitlines() if line.startswith("expression ::="))
+    assert "[0-9(-]" in rule and '"sqr"' in rule and "{" not in rule  # the pattern, compiled
+    compile_grammar(gbnf)

@@ -9,7 +9,7 @@ the best (``relevant_tools``); the prompt still lists every tool.
 A tool's score counts the distinct words it shares with the request: three for a word of
 its name, one for a word of its description, a half for a word of an argument name.
 Words are compared on their first five letters (a crude stem: "standardization" and
-"standardize", "populations" and "population"); the arithmetic operators ``+ * / % ^``
+"standardize", "populations" and "population"); the arithmetic operators ``+ - * / % ^``
 count as words too. SQLite FTS5's ``bm25`` was the library
 candidate, but its inverse document frequency vanishes over a handful of documents (a
 word in one of two tools scores zero), which is exactly the case here.
@@ -37,8 +37,9 @@ _STOP = frozenset({
 
 
 # "17 * 23", "15% of 80": arithmetic is about them. An operator counts where it stands
-# between numbers or blanks, not inside "km/h", "and/or", a URL or markdown's "**".
-_OPERATOR = re.compile(r"(?:(?<=[\s\d()])|^)[+*/%^×÷](?=[\s\d().,;:?!]|$)")
+# between numbers or blanks, not inside "km/h", "and/or", a URL or markdown's "**"; a
+# minus only between blanks ("999 - 457"), as "1-10", "x-ray" and "-5" are no operators.
+_OPERATOR = re.compile(r"(?:(?<=[\s\d()])|^)[+*/%^×÷](?=[\s\d().,;:?!]|$)|(?<= )-(?= )")
 _NOT_PLURAL = ("ss", "us", "is")  # "class", "virus", "analysis" keep their "s"
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from typing import Any
+import re
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from callgate.tools.registry import Tool, ToolRegistry
 
@@ -17,16 +20,34 @@ _FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": 
               "log": math.log, "exp": math.exp, "sin": math.sin, "cos": math.cos}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 _GROUPING = str.maketrans("{}[]", "()()")
+# What the tool's schema lets a caller write, so grammar-constrained decoding (llama.cpp
+# turns the pattern into grammar rules) cannot write anything else: SmolLM2 wrote
+# "{12 + 8} * 3 }" and whole sentences ("15% of 80 is 15 * 80 = 100") as expressions.
+_NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS], key=len, reverse=True))
+# It opens with a number, a name, "(" or "-" (not ".+ 250") and ends with one, ")" or "%"
+# (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway; the bound keeps a
+# looping model from writing hundreds of tokens (a pattern is not bounded by maxLength).
+EXPRESSION_PATTERN = (f"^([0-9(-]|{_NAMES})(([0-9]|[-+*/%^()., ×÷]|{_NAMES}){{0,98}}"
+                      f"([0-9)%]|{_NAMES}))?$")
+# "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
+# stays the remainder.
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*%(?!\s*[\w(.])")
 
 
-def calculator(expression: str) -> float | int:
-    """Exact arithmetic: add, subtract, multiply, divide, percentages, powers and roots.
-    The expression has numbers, + - * / // % ^ ** and parentheses, with sqrt, log, exp,
-    sin, cos, round, abs, min, max, pi and e."""
+def calculator(
+    expression: Annotated[str, Field(
+        pattern=EXPRESSION_PATTERN,
+        description="numbers, + - * / // % ^ ** and parentheses, with sqrt, log, exp, sin, "
+                    "cos, round, abs, min, max, pi and e")],
+) -> float | int:
+    """Exact arithmetic: add, subtract, multiply, divide, percentages, powers
+    (squared, cubed) and roots. Operators: + - * / // % ^ **."""
     # No sample expression here: small models copied one ("17 * 23") into other tools'
     # arguments (rag_search queries in `callgate eval answers`).
-    # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23").
-    text = expression.translate(_GROUPING).replace("^", "**").replace("×", "*")
+    # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
+    # when the function is called directly; the schema's pattern keeps them out of calls.
+    text = _PERCENT.sub(r"(\1/100)", expression.translate(_GROUPING))
+    text = text.replace("^", "**").replace("×", "*").replace("÷", "/")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:

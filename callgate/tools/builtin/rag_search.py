@@ -21,10 +21,12 @@ from callgate.tools.registry import Tool, ToolRegistry
 from callgate.tools.summaries import ITEM_CHARS, TOP_ITEMS, clip
 
 NAME = "rag_search"
+# Its name already says "search": a description saying it again put rag_search beside
+# web_search for every "search the web for ..." (callgate.tools.relevance scores words).
 DESCRIPTION = (
-    "Search the user's own documents, notes and files and return the most relevant "
-    "passages, each with its source file and location. Searches this conversation's "
-    "documents and the shared ones; set global to true to search every indexed document."
+    "Find the most relevant passages in the user's own documents, notes and files, each "
+    "with its source file and location. Looks in this conversation's documents and the "
+    "shared ones; set global to true to look in every indexed document."
 )
 
 

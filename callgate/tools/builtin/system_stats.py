@@ -16,7 +16,8 @@ CPU_SAMPLE_S = 0.2
 
 
 def system_stats() -> dict:
-    """Current CPU, memory and disk usage of this computer (percent), load and uptime."""
+    """This machine's number of CPUs, current CPU, memory and disk usage (percent), load
+    and uptime."""
     disk_root = Path.home().anchor or "/"  # "/" on POSIX, the home drive on Windows
     stats: dict[str, Any] = {
         # A first cpu_percent() without an interval compares with nothing: sample instead.
@@ -46,10 +47,14 @@ def system_stats_tool() -> Tool:
 
 
 def summarize_stats(tool: str, data: Any) -> str:
-    """One line: ``[system_stats] cpu 12%, memory 41%, disk 63% (/), load 0.4 0.3 0.2``."""
+    """One line: ``[system_stats] cpu 12% (2 CPUs), memory 41%, disk 63% (/), load 0.4 0.3
+    0.2, up 5h 22m``."""
     if not isinstance(data, dict):
         return f"[{tool}] no data"
-    parts = [f"cpu {data.get('cpu_percent')}%", f"memory {data.get('memory_percent')}%",
+    cpu = f"cpu {data.get('cpu_percent')}%"
+    if isinstance(data.get("cpu_count"), int):
+        cpu += f" ({data['cpu_count']} CPU{'s' if data['cpu_count'] != 1 else ''})"
+    parts = [cpu, f"memory {data.get('memory_percent')}%",
              f"disk {data.get('disk_percent')}% ({data.get('disk_path', '/')})"]
     if data.get("load_average"):
         parts.append("load " + " ".join(str(x) for x in data["load_average"]))
