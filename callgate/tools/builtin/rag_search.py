@@ -35,7 +35,7 @@ class RagSearchArgs(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    query: str = Field(description="What to look for, in plain words.")
+    query: str = Field(description="The words to look for, taken from the question.")
     limit: int = Field(3, ge=1, le=10, description="How many passages to return (1-10).")
     global_: bool = Field(False, alias="global",
                           description="Search all indexed documents, not only this "
