@@ -21,7 +21,7 @@ async def test_tool_and_summary() -> None:
     data = await tool.runnable.ainvoke({})
     summary = tool.summarizer("system_stats", data)
     assert summary.startswith("[system_stats] cpu ") and "\n" not in summary
-    assert f"% ({data['cpu_count']} CPU" in summary
+    assert summary.endswith(f", {data['cpu_count']} CPU" + ("s" if data["cpu_count"] > 1 else ""))
     assert "memory" in summary and "disk" in summary and len(summary) <= 200
     assert summarize_stats("system_stats", {
         "cpu_percent": 12.5, "memory_percent": 40.0, "disk_percent": 63.1, "disk_path": "/",
@@ -30,4 +30,4 @@ async def test_tool_and_summary() -> None:
     # The number of CPUs answers "how many CPUs/cores does this machine have?".
     assert summarize_stats("system_stats", {
         "cpu_count": 1, "cpu_percent": 3.0, "memory_percent": 5.0, "disk_percent": 7.0,
-    }) == "[system_stats] cpu 3.0% (1 CPU), memory 5.0%, disk 7.0% (/)"
+    }) == "[system_stats] cpu 3.0%, memory 5.0%, disk 7.0% (/), 1 CPU"

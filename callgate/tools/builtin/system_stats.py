@@ -47,14 +47,11 @@ def system_stats_tool() -> Tool:
 
 
 def summarize_stats(tool: str, data: Any) -> str:
-    """One line: ``[system_stats] cpu 12% (2 CPUs), memory 41%, disk 63% (/), load 0.4 0.3
-    0.2, up 5h 22m``."""
+    """One line: ``[system_stats] cpu 12%, memory 41%, disk 63% (/), load 0.4 0.3 0.2,
+    up 5h 22m, 2 CPUs``."""
     if not isinstance(data, dict):
         return f"[{tool}] no data"
-    cpu = f"cpu {data.get('cpu_percent')}%"
-    if isinstance(data.get("cpu_count"), int):
-        cpu += f" ({data['cpu_count']} CPU{'s' if data['cpu_count'] != 1 else ''})"
-    parts = [cpu, f"memory {data.get('memory_percent')}%",
+    parts = [f"cpu {data.get('cpu_percent')}%", f"memory {data.get('memory_percent')}%",
              f"disk {data.get('disk_percent')}% ({data.get('disk_path', '/')})"]
     if data.get("load_average"):
         parts.append("load " + " ".join(str(x) for x in data["load_average"]))
@@ -62,4 +59,6 @@ def summarize_stats(tool: str, data: Any) -> str:
         days, rest = divmod(data["uptime_s"], 86400)
         parts.append(f"up {days}d {rest // 3600}h" if days else
                      f"up {rest // 3600}h {rest % 3600 // 60}m")
+    if isinstance(data.get("cpu_count"), int):
+        parts.append(f"{data['cpu_count']} CPU{'s' if data['cpu_count'] != 1 else ''}")
     return f"[{tool}] " + ", ".join(parts)
