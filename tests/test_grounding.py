@@ -132,6 +132,15 @@ def test_unused_numbers_are_those_no_call_has_taken() -> None:
                                     {"rate": 0.05, "amount": 1000}]) == []
 
 
+def test_an_exponent_is_an_item_unless_it_belongs_to_a_unit_or_a_power_of_ten() -> None:
+    from callgate.tools.grounding import numbers_in, unused_numbers
+
+    assert numbers_in("What is 2^10 and 2^20?") == ["2", "10", "2", "20"]
+    assert unused_numbers("What is 2^10 and 2^20?", [{"expression": "2^10"}]) == ["20"]
+    assert numbers_in("g is 9.8 m/s^2; f(x) = x^2 + 3; (a+b)^2") == ["9.8", "3"]
+    assert numbers_in("The constant is 8.854 × 10^-12 F/m") == ["8.854", "10"]
+
+
 def test_search_queries_and_prompts_are_free_text() -> None:
     from callgate.tools.grounding import ungrounded_args
 

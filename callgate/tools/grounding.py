@@ -71,6 +71,7 @@ __all__ = ["CORRECTION_MARK", "conversation_text", "grounding_error", "numbers_i
 CORRECTION_MARK = {"callgate_correction": True}
 
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_UNIT_EXPONENT = re.compile(r"(?:[A-Za-z)]|(?<!\d)10)\^$")  # ends just before such an exponent
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
 
 # --- tables -------------------------------------------------------------------------------
@@ -595,8 +596,11 @@ def _values_text(value: Any) -> str:
 
 def numbers_in(text: str) -> list[str]:
     """The numbers written in ``text`` (``5``, ``-4``, ``1,000``, ``2.5e-3``), as written;
-    not an exponent (the ``2`` of ``m/s^2``), which is part of a unit, not an item."""
-    return [m.group() for m in _NUMBER.finditer(text) if text[m.start() - 1:m.start()] != "^"]
+    not a unit's exponent (the ``2`` of ``m/s^2`` or ``x^2``), part of the unit, nor a
+    power of ten's (``8.854 × 10^-12``), part of the number. Other numbers' exponents are
+    items: "2^10 and 2^20" lists 10 and 20."""
+    return [m.group() for m in _NUMBER.finditer(text)
+            if not _UNIT_EXPONENT.search(text, 0, m.start())]
 
 
 def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
