@@ -394,3 +394,60 @@ def test_a_valid_call_sent_back_unrun_is_made_again_by_the_corrected_reply() -> 
     assert not restates('{"city": "Paris"}', "Action: get_weather\n",
                         earlier_steps=[reply, *answers])
     assert restates('{"city": "Lyon"}', "Action: get_weather\n", earlier_steps=[reply, *answers])
+
+
+# --- a further call that would restate goes on to an item the user listed -----------------------
+
+TAX_SCHEMA = {"type": "object", "properties": {
+    "amount": {"type": "number"}, "city": {"type": "string"}}, "required": ["amount", "city"]}
+TAX_REQUEST = "Sales tax on $30.45 in Chicago and $52.33 in Sacramento?"
+# The model prefers the first call's values again, even after the reuse penalty.
+TAX_SCORES = {" 30.45": -0.1, " 52.33": -3.0, "Chicago": -0.5, "Sacramento": -3.0}
+
+
+def test_fresh_numbers_replace_the_first_number_argument_and_nothing_before_it() -> None:
+    prompt = [SystemMessage("tools"), HumanMessage(TAX_REQUEST), AIMessage("Action: tax\n")]
+    chooser = ValueChooser(FixedRanker(TAX_SCORES))
+    wish = {"city": "Chicago", "amount": 30.45}
+    earlier = [dict(wish)]
+    assert chooser.choose(prompt, "Action Input: ", "tax", wish, TAX_SCHEMA, TAX_REQUEST,
+                          earlier) == wish  # a restatement, which the no-repeat rule drops
+    out = chooser.choose(prompt, "Action Input: ", "tax", wish, TAX_SCHEMA, TAX_REQUEST,
+                         earlier, fresh=[52.33, 7.0])
+    assert out == {"city": "Chicago", "amount": 52.33}  # 7 is no value the request offers
+
+
+class RankingModel(FixedRanker):
+    """A FixedRanker the ReAct strategy takes for a grammar-capable llama.cpp model."""
+
+    text_only = True
+    llama = None
+
+
+def tax(amount: float, city: str) -> str:
+    """Sales tax on a purchase in a city."""
+    return "ok"
+
+
+def renewed_amount(*, correcting: bool = False, renew: bool = True) -> float:
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.registry import ToolRegistry
+
+    strategy = ReactStrategy(RankingModel(TAX_SCORES), ToolRegistry([tax]),  # type: ignore[arg-type]
+                             grammar=True, renew_repeats=renew)
+    messages: list[Any] = [HumanMessage(TAX_REQUEST)]
+    if correcting:
+        messages.append(HumanMessage("Your tool call was invalid: ...",
+                                     additional_kwargs={"callgate_correction": True}))
+    reply = 'Action: tax\nAction Input: {"amount": 30.45, "city": "Chicago"}\nAction: tax\n'
+    state = {"messages": messages, "reply_text": reply, "chosen_tool": "tax",
+             "calls_written": 1}
+    return json.loads(strategy._values_chosen(state, '{"amount": 30.45, "city": "Chicago"}'))[
+        "amount"]
+
+
+def test_a_further_call_that_would_restate_takes_a_number_no_call_has_used() -> None:
+    assert renewed_amount() == 52.33
+    assert renewed_amount(renew=False) == 30.45  # restates: dropped by the no-repeat rule
+    # Answering a correction, a repeat is how the model gives up: it is left to be dropped.
+    assert renewed_amount(correcting=True) == 30.45
