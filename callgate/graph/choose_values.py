@@ -20,7 +20,6 @@ and an optional argument with an invented value is left to grounding, which drop
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,16 +59,11 @@ class ValueChooser:
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, tool: str, args: dict[str, Any],
-               schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
-               fresh: Collection[float] = ()) -> dict[str, Any]:
+               schema: dict[str, Any], context: str,
+               earlier: list[dict[str, Any]]) -> dict[str, Any]:
         """``args`` with each value chosen again. ``prompt`` ends with the reply so far;
         ``head`` is what the reply has before the arguments (``Action Input: ``);
-        ``earlier``: the arguments of this turn's earlier calls to the same tool.
-
-        ``fresh``: numbers of the request no call has used yet. The first number argument
-        that can take one of them takes the one the model ranks highest, whatever it wished
-        (the arguments after it are chosen given that): a further call that would only
-        restate earlier ones goes on to an item the user listed instead."""
+        ``earlier``: the arguments of this turn's earlier calls to the same tool."""
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = {}
@@ -84,22 +78,10 @@ class ValueChooser:
             prefix += (", " if chosen else "") + json.dumps(name) + ":"
             prefill = [*prompt[:-1], AIMessage(prompt[-1].text + head + prefix
                                                + (' "' if offer.quoted else ""))]
-            if fresh and (new := _restricted(offer, fresh)):
-                chosen[name] = self._ranked_first(prefill, new)
-                fresh = ()
-                continue
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
         return chosen
-
-    def _ranked_first(self, prefill: list[AnyMessage], offer: _Offer) -> Any:
-        """The offer's value the model ranks highest."""
-        ranked = self.model.rank(prefill, offer.texts, NUMBER_END,
-                                 max_expansions=self.max_expansions)
-        values = dict(zip(offer.texts, offer.values, strict=True))
-        return values[max(ranked, key=lambda item: item.logprob).text] if ranked else (
-            offer.values[0])
 
     def _offer(self, name: str, spec: dict[str, Any], context: str) -> _Offer | None:
         kind = spec.get("type")
@@ -155,16 +137,6 @@ class ValueChooser:
         if not supported and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
-
-
-def _restricted(offer: _Offer, numbers: Collection[float]) -> _Offer | None:
-    """A number offer cut down to ``numbers``; None when it has none of them."""
-    if offer.quoted or offer.closed:
-        return None
-    wanted = {float(n) for n in numbers}
-    kept = [(t, v) for t, v in zip(offer.texts, offer.values, strict=True)
-            if isinstance(v, int | float) and float(v) in wanted]
-    return _Offer([t for t, _ in kept], [v for _, v in kept], quoted=False) if kept else None
 
 
 def _inner(value: str) -> str:

@@ -165,7 +165,7 @@ class ReactStrategy:
                  answer_bias: float = 0.0, choose_values: bool = True,
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, new_items: bool = True,
-                 value_floor: float = -4.0, renew_repeats: bool = True,
+                 value_floor: float = -4.0,
                  grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
@@ -229,12 +229,6 @@ class ReactStrategy:
         self.reuse_penalty = reuse_penalty
         self.keep_supported = keep_supported
         self.value_floor = value_floor
-        # A further call whose chosen values would only restate the turn's earlier calls
-        # (dropped: the no-repeat rule) is chosen again with its first number argument on
-        # a number of the request no call has used yet: SmolLM2 ended BFCL's parallel
-        # questions after one call, its second call repeating the first's numbers. Not
-        # while answering a correction, where a repeat is how the model gives up.
-        self.renew_repeats = renew_repeats
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
         self.grounded_answers = grounded_answers
@@ -486,17 +480,10 @@ class ReactStrategy:
                                reuse_penalty=self.reuse_penalty, floor=self.value_floor,
                                keep_supported=self.keep_supported)
         earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
-        prompt = self.messages(state) + [AIMessage(state["reply_text"])]
-        schema = self.registry.get(tool).schema  # type: ignore[union-attr]
-        context = conversation_text(state.get("messages") or [])
-        chosen = chooser.choose(prompt, "Action Input: ", tool, args, schema, context, earlier)
-        if self.renew_repeats and not _correcting(state):
-            raw = json.dumps(chosen, ensure_ascii=False)
-            left = self._numbers_left(state) if self._repeats(state, raw) or self._restates(
-                state, raw) else None
-            if fresh := [float(n.replace(",", "").replace("_", "")) for n in left or []]:
-                chosen = chooser.choose(prompt, "Action Input: ", tool, args, schema, context,
-                                        earlier, fresh=fresh)
+        chosen = chooser.choose(self.messages(state) + [AIMessage(state["reply_text"])],
+                                "Action Input: ", tool, args,
+                                self.registry.get(tool).schema,  # type: ignore[union-attr]
+                                conversation_text(state.get("messages") or []), earlier)
         return json.dumps(chosen, ensure_ascii=False)
 
     def _repeats(self, state: dict[str, Any], raw: str) -> bool:
