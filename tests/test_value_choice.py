@@ -394,3 +394,14 @@ def test_a_valid_call_sent_back_unrun_is_made_again_by_the_corrected_reply() -> 
     assert not restates('{"city": "Paris"}', "Action: get_weather\n",
                         earlier_steps=[reply, *answers])
     assert restates('{"city": "Lyon"}', "Action: get_weather\n", earlier_steps=[reply, *answers])
+
+
+def test_the_requests_spans_are_offered_after_a_long_tool_result() -> None:
+    # The latest 400 words are all the result's: the request's own words stay on offer.
+    context = REQUEST + "\n[R1] " + " ".join(f"word{i}" for i in range(500))
+    chooser = ValueChooser(FixedRanker({"Manchester": -2.8, "Manhattan": -3.2}))
+    args = {"city": "Manchester", "count": 5, "query": "x"}
+    assert chooser.choose(PROMPT, "Action Input: ", "find", args, SCHEMA, context,
+                          [])["city"] == "Manchester"  # nothing of the request offered
+    assert chooser.choose(PROMPT, "Action Input: ", "find", args, SCHEMA, context, [],
+                          request=REQUEST)["city"] == "Manhattan"

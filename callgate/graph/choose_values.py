@@ -59,17 +59,19 @@ class ValueChooser:
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, tool: str, args: dict[str, Any],
-               schema: dict[str, Any], context: str,
-               earlier: list[dict[str, Any]]) -> dict[str, Any]:
+               schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
+               request: str = "") -> dict[str, Any]:
         """``args`` with each value chosen again. ``prompt`` ends with the reply so far;
         ``head`` is what the reply has before the arguments (``Action Input: ``);
-        ``earlier``: the arguments of this turn's earlier calls to the same tool."""
+        ``earlier``: the arguments of this turn's earlier calls to the same tool;
+        ``request``: the user's request, whose spans are offered even where long tool
+        results have pushed it out of the conversation's latest words."""
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = {}
         for name, value in args.items():
             spec = properties.get(name)
-            offer = self._offer(name, spec, context) if isinstance(spec, dict) else None
+            offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
             if offer is None or (name not in required
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
@@ -83,7 +85,8 @@ class ValueChooser:
             chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
         return chosen
 
-    def _offer(self, name: str, spec: dict[str, Any], context: str) -> _Offer | None:
+    def _offer(self, name: str, spec: dict[str, Any], context: str,
+               request: str = "") -> _Offer | None:
         kind = spec.get("type")
         if isinstance(spec.get("enum"), list) and spec["enum"]:
             members = spec["enum"]
@@ -95,7 +98,8 @@ class ValueChooser:
         if {"const", "pattern", "format", "$ref", "anyOf", "oneOf", "allOf"} & spec.keys():
             return None
         if kind == "string" and not is_free_text(name, spec):
-            found = spans(context)
+            # The latest words first, as ever; the request's own spans where they fell out.
+            found = list(dict.fromkeys([*spans(context), *spans(request)]))
             return _Offer([_inner(s) for s in found], found, quoted=True) if found else None
         if kind in ("integer", "number"):
             found = number_values(context, spec)

@@ -483,7 +483,8 @@ class ReactStrategy:
         chosen = chooser.choose(self.messages(state) + [AIMessage(state["reply_text"])],
                                 "Action Input: ", tool, args,
                                 self.registry.get(tool).schema,  # type: ignore[union-attr]
-                                conversation_text(state.get("messages") or []), earlier)
+                                conversation_text(state.get("messages") or []), earlier,
+                                request=self._request(state))
         return json.dumps(chosen, ensure_ascii=False)
 
     def _repeats(self, state: dict[str, Any], raw: str) -> bool:
