@@ -121,6 +121,11 @@ def test_calculator_is_exact_and_safe() -> None:
             calculator(bad)
     assert calculator("15% * 80") == 12 and calculator("50%") == 0.5  # percentages
     assert calculator("15 % 4") == 3  # an operand after "%": the remainder
+    # operators as a question words them, which small models copy
+    assert calculator("144 divided by 16") == 9 and calculator("15% of 80") == 12
+    assert calculator("7 cubed") == 343 and calculator("2 to the power of 10") == 1024
+    assert calculator("3 squared plus 4 squared") == 25 and calculator("10 mod 3") == 1
+    assert repr(calculator("15% of 80")) == "12"  # a whole result reads as one
 
 
 def test_calculator_schema_admits_only_arithmetic() -> None:
@@ -132,9 +137,11 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
 
     tool = calculator_tool()
     check = compile_schema(tool.schema).check
-    for good in ("17 * 23", "(12 + 8) * 3", "sqrt(2)", "2^10 + pi", "15% * 80", "17 × 23"):
+    for good in ("17 * 23", "(12 + 8) * 3", "sqrt(2)", "2^10 + pi", "15% * 80", "17 × 23",
+                 "144 divided by 16", "7 cubed"):
         assert check({"expression": good}).ok, good
-    for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101, ""):
+    for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
+                "7 plus", ""):
         assert not check({"expression": bad}).ok, bad
     gbnf = args_grammar(tool.schema)
     rule = next(line for line in gbnf.splitlines() if line.startswith("expression ::="))

@@ -24,11 +24,19 @@ _GROUPING = str.maketrans("{}[]", "()()")
 # turns the pattern into grammar rules) cannot write anything else: SmolLM2 wrote
 # "{12 + 8} * 3 }" and whole sentences ("15% of 80 is 15 * 80 = 100") as expressions.
 _NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS], key=len, reverse=True))
-# It opens with a number, a name, "(" or "-" (not ".+ 250") and ends with one, ")" or "%"
-# (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway; the bound keeps a
-# looping model from writing hundreds of tokens (a pattern is not bounded by maxLength).
-EXPRESSION_PATTERN = (f"^([0-9(-]|{_NAMES})(([0-9]|[-+*/%^()., ×÷]|{_NAMES}){{0,98}}"
-                      f"([0-9)%]|{_NAMES}))?$")
+# Operators as the question words them, which a small model copies ("144 divided by 16",
+# "15% of 80", "7 cubed"): SmolLM2, held to symbols, wrote "144" or "7 * 7 * 7 * ...".
+_WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": "/",
+                   "plus": "+", "minus": "-", "times": "*", "over": "/", "of": "*",
+                   "mod": "%", "squared": "**2", "cubed": "**3"}
+_WORDS = "|".join(_WORD_OPERATORS)
+_WORD_OPERATOR = re.compile(rf"\b({_WORDS})\b")
+# It opens with a number, a name, "(" or "-" (not ".+ 250") and ends with one, ")", "%",
+# "squared" or "cubed" (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway;
+# the bound keeps a looping model from writing hundreds of tokens (a pattern is not
+# bounded by maxLength).
+EXPRESSION_PATTERN = (f"^([0-9(-]|{_NAMES})(([0-9]|[-+*/%^()., ×÷]|{_NAMES}|{_WORDS}){{0,98}}"
+                      f"([0-9)%]|{_NAMES}|squared|cubed))?$")
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*%(?!\s*[\w(.])")
@@ -38,7 +46,8 @@ def calculator(
     expression: Annotated[str, Field(
         pattern=EXPRESSION_PATTERN,
         description="numbers, + - * / // % ^ ** and parentheses, with sqrt, log, exp, sin, "
-                    "cos, round, abs, min, max, pi and e")],
+                    "cos, round, abs, min, max, pi and e; or the words plus, minus, times, "
+                    "divided by, of, squared, cubed, to the power of")],
 ) -> float | int:
     """Exact arithmetic: add, subtract, multiply, divide, percentages, powers
     (squared, cubed) and roots. Operators: + - * / // % ^ **."""
@@ -46,7 +55,9 @@ def calculator(
     # arguments (rag_search queries in `callgate eval answers`).
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
-    text = _PERCENT.sub(r"(\1/100)", expression.translate(_GROUPING))
+    text = _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1)]} ",
+                              expression.translate(_GROUPING))
+    text = _PERCENT.sub(r"(\1/100)", text)
     text = text.replace("^", "**").replace("×", "*").replace("÷", "/")
     try:
         tree = ast.parse(text, mode="eval")
@@ -55,7 +66,11 @@ def calculator(
     value = _eval(tree.body)
     # 3.5 * 4.2 is 14.7, not 14.700000000000001: fifteen significant digits (all a float
     # holds exactly) hide the binary rounding without changing a figure the float states.
-    return float(f"{value:.15g}") if isinstance(value, float) else value
+    if not isinstance(value, float):
+        return value
+    value = float(f"{value:.15g}")
+    # A whole result reads as one ("12", not "12.0", for 15% of 80).
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
 def _eval(node: ast.AST) -> Any:
