@@ -21,7 +21,9 @@ async def test_tool_and_summary() -> None:
     data = await tool.runnable.ainvoke({})
     summary = tool.summarizer("system_stats", data)
     assert summary.startswith("[system_stats] cpu ") and "\n" not in summary
-    assert summary.endswith(f", {data['cpu_count']} CPU" + ("s" if data["cpu_count"] > 1 else ""))
+    if isinstance(data["cpu_count"], int):  # psutil may not know
+        assert summary.endswith(f", {data['cpu_count']} CPU" + (
+            "s" if data["cpu_count"] != 1 else ""))
     assert "memory" in summary and "disk" in summary and len(summary) <= 200
     assert summarize_stats("system_stats", {
         "cpu_percent": 12.5, "memory_percent": 40.0, "disk_percent": 63.1, "disk_path": "/",

@@ -600,7 +600,7 @@ def numbers_in(text: str) -> list[str]:
     power of ten's (``8.854 × 10^-12``), part of the number. Other numbers' exponents are
     items: "2^10 and 2^20" lists 10 and 20."""
     return [m.group() for m in _NUMBER.finditer(text)
-            if not _UNIT_EXPONENT.search(text, 0, m.start())]
+            if not _UNIT_EXPONENT.search(text, max(0, m.start() - 4), m.start())]
 
 
 def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:

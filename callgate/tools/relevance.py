@@ -38,7 +38,8 @@ _STOP = frozenset({
 
 # "17 * 23", "15% of 80": arithmetic is about them. An operator counts where it stands
 # between numbers or blanks, not inside "km/h", "and/or", a URL or markdown's "**"; a
-# minus only between blanks ("999 - 457"), as "1-10", "x-ray" and "-5" are no operators.
+# minus only between blanks ("999 - 457", and a dash in prose too, which costs little: a
+# tool needs more than one word to stand out), as "1-10", "x-ray" and "-5" are no operators.
 _OPERATOR = re.compile(r"(?:(?<=[\s\d()])|^)[+*/%^×÷](?=[\s\d().,;:?!]|$)|(?<= )-(?= )")
 _NOT_PLURAL = ("ss", "us", "is")  # "class", "virus", "analysis" keep their "s"
 

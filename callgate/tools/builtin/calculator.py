@@ -28,15 +28,17 @@ _NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS], key=len, reverse=True))
 # "15% of 80", "7 cubed"): SmolLM2, held to symbols, wrote "144" or "7 * 7 * 7 * ...".
 _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": "/",
                    "plus": "+", "minus": "-", "times": "*", "over": "/", "of": "*",
-                   "mod": "%", "squared": "**2", "cubed": "**3"}
-_WORDS = "|".join(_WORD_OPERATORS)
-_WORD_OPERATOR = re.compile(rf"\b({_WORDS})\b")
-# It opens with a number, a name, "(" or "-" (not ".+ 250") and ends with one, ")", "%",
-# "squared" or "cubed" (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway;
-# the bound keeps a looping model from writing hundreds of tokens (a pattern is not
-# bounded by maxLength).
-EXPRESSION_PATTERN = (f"^([0-9(-]|{_NAMES})(([0-9]|[-+*/%^()., ×÷]|{_NAMES}|{_WORDS}){{0,98}}"
-                      f"([0-9)%]|{_NAMES}|squared|cubed))?$")
+                   "squared": "**2", "cubed": "**3"}
+_WORDS = "|".join([*_WORD_OPERATORS, "mod"])
+_WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
+_MOD = re.compile(r"\bmod\b")  # read after percentages: "5 mod -3" is no "5% - 3"
+# It opens with a number or a name and may stop there, or opens with "(" or "-" and goes
+# on (not ".+ 250", not a lone "-"); it ends with an operand, ")", "%", "squared" or
+# "cubed" (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway. The bound
+# keeps a looping model from writing hundreds of tokens (a pattern is not bounded by
+# maxLength).
+_MIDDLE = f"([0-9]|[-+*/%^()., ×÷]|{_NAMES}|{_WORDS}){{0,98}}([0-9)%]|{_NAMES}|squared|cubed)"
+EXPRESSION_PATTERN = f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE})$"
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*%(?!\s*[\w(.])")
@@ -57,7 +59,7 @@ def calculator(
     # when the function is called directly; the schema's pattern keeps them out of calls.
     text = _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1)]} ",
                               expression.translate(_GROUPING))
-    text = _PERCENT.sub(r"(\1/100)", text)
+    text = _MOD.sub("%", _PERCENT.sub(r"(\1/100)", text))
     text = text.replace("^", "**").replace("×", "*").replace("÷", "/")
     try:
         tree = ast.parse(text, mode="eval")
@@ -69,8 +71,9 @@ def calculator(
     if not isinstance(value, float):
         return value
     value = float(f"{value:.15g}")
-    # A whole result reads as one ("12", not "12.0", for 15% of 80).
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    # A whole result reads as one ("12", not "12.0", for 15% of 80), where fifteen digits
+    # state it exactly.
+    return int(value) if value.is_integer() and abs(value) < 1e15 else value
 
 
 def _eval(node: ast.AST) -> Any:
