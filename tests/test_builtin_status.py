@@ -126,6 +126,7 @@ def test_calculator_is_exact_and_safe() -> None:
     assert calculator("7 cubed") == 343 and calculator("2 to the power of 10") == 1024
     assert calculator("3 squared plus 4 squared") == 25 and calculator("10 mod 3") == 1
     assert calculator("5 mod -3") == -1  # the remainder, not 5% - 3
+    assert calculator("sqrt of 16") == 4 and calculator("15% of 80") == 12  # "of" twice
     # beyond fifteen digits a float is rounded: it stays a float, not an exact-looking int
     assert isinstance(calculator("1234567890123456 * 1.0"), float)
     assert repr(calculator("15% of 80")) == "12"  # a whole result reads as one

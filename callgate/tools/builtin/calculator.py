@@ -32,6 +32,8 @@ _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": 
 _WORDS = "|".join([*_WORD_OPERATORS, "mod"])
 _WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
 _MOD = re.compile(r"\bmod\b")  # read after percentages: "5 mod -3" is no "5% - 3"
+# "sqrt of 2" is sqrt(2), not sqrt * 2
+_FUNCTION_OF = re.compile(rf"\b({'|'.join(_FUNCTIONS)})\s+of\s+(-?(?:\d+(?:\.\d+)?|\.\d+|pi|e))\b")
 # It opens with a number or a name and may stop there, or opens with "(" or "-" and goes
 # on (not ".+ 250", not a lone "-"); it ends with an operand, ")", "%", "squared" or
 # "cubed" (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway. The bound
@@ -57,8 +59,8 @@ def calculator(
     # arguments (rag_search queries in `callgate eval answers`).
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
-    text = _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1)]} ",
-                              expression.translate(_GROUPING))
+    text = _FUNCTION_OF.sub(r"\1(\2)", expression.translate(_GROUPING))
+    text = _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1)]} ", text)
     text = _MOD.sub("%", _PERCENT.sub(r"(\1/100)", text))
     text = text.replace("^", "**").replace("×", "*").replace("÷", "/")
     try:
