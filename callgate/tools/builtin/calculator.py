@@ -33,7 +33,8 @@ _WORDS = "|".join([*_WORD_OPERATORS, "mod"])
 _WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
 _MOD = re.compile(r"\bmod\b")  # read after percentages: "5 mod -3" is no "5% - 3"
 # "sqrt of 2" is sqrt(2), not sqrt * 2
-_FUNCTION_OF = re.compile(rf"\b({'|'.join(_FUNCTIONS)})\s+of\s+(-?(?:\d+(?:\.\d+)?|\.\d+|pi|e))\b")
+_FUNCTION_OF = re.compile(rf"\b({'|'.join(_FUNCTIONS)})\s+of\s+"
+                          r"(-?(?:\d+(?:\.\d+)?|\.\d+|pi|e))\b")
 # It opens with a number or a name and may stop there, or opens with "(" or "-" and goes
 # on (not ".+ 250", not a lone "-"); it ends with an operand, ")", "%", "squared" or
 # "cubed" (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway. The bound
@@ -68,6 +69,8 @@ def calculator(
     except SyntaxError as exc:
         raise ValueError(f"not an arithmetic expression: {expression!r}") from exc
     value = _eval(tree.body)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"the result of {expression!r} is too large for a number")
     # 3.5 * 4.2 is 14.7, not 14.700000000000001: fifteen significant digits (all a float
     # holds exactly) hide the binary rounding without changing a figure the float states.
     if not isinstance(value, float):
