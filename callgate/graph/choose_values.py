@@ -11,7 +11,11 @@ supported one by ``margin`` (log-probability): then it is a value the model need
 the conversation lacks, which grounding refuses — how callgate tells a question no tool
 fits. A further call of the same turn pays ``reuse_penalty`` for each value an earlier
 call of that tool gave the same argument, so that calls go through the items the user
-listed instead of repeating the first.
+listed instead of repeating the first. With ``distinct``, one span of the conversation
+stands for one argument of a call (SmolLM2 copies a span into the next argument:
+``"city": "San Francisco", "state": "San Francisco"``): an optional argument repeating
+another's value is dropped, and of two required ones the argument that loses less by
+moving to its next-best value moves.
 
 Free text (a search query, a message, a date in the tool's format) stays the model's,
 and an optional argument with an invented value is left to grounding, which drops it.
@@ -56,6 +60,7 @@ class ValueChooser:
     # The model's own value stays when the conversation has it (enums are ranked anyway:
     # greedy decoding picked a member by its first token).
     keep_supported: bool = True
+    distinct: bool = False
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, tool: str, args: dict[str, Any],
@@ -69,6 +74,7 @@ class ValueChooser:
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = {}
+        spans_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}  # open string offers
         for name, value in args.items():
             spec = properties.get(name)
             offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
@@ -83,7 +89,59 @@ class ValueChooser:
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
-        return chosen
+            if offer.quoted and not offer.closed:
+                spans_of[name] = (prefill, offer)
+        return self._distinct(args, chosen, spans_of, required) if self.distinct else chosen
+
+    def _distinct(self, wishes: dict[str, Any], chosen: dict[str, Any],
+                  spans_of: dict[str, tuple[list[AnyMessage], _Offer]],
+                  required: set[str]) -> dict[str, Any]:
+        """One span per argument (see the module docstring): where two arguments of the
+        call hold the same string and one of them took it from the conversation's spans,
+        an optional one of them is dropped, or the one that loses less by moving to its
+        next-best value (an offer no argument holds, or the model's own wish) moves."""
+        out = dict(chosen)
+        strings = [n for n in out if isinstance(out[n], str) and out[n].strip()]
+        for index, name in enumerate(strings):
+            holder = next((n for n in strings[:index] if n in out and name in out
+                           and _folded(out[n]) == _folded(out[name])), None)
+            pair = [n for n in (holder, name) if n is not None and n in spans_of]
+            if holder is None or not pair:
+                continue
+            optional = [n for n in pair if n not in required]
+            if optional:
+                del out[optional[-1]]
+                continue
+            # Ranked at their own prefills, which hold the call as first chosen: close
+            # enough to settle which of the two the span fits worse.
+            moves = [(*self._next_best(*spans_of[n], out[n], wishes.get(n), out), n)
+                     for n in pair]
+            loss, value, mover = min(moves, key=lambda move: move[0])
+            if value is not None:
+                out[mover] = value
+        return out
+
+    def _next_best(self, prefill: list[AnyMessage], offer: _Offer, value: str, wish: Any,
+                   chosen: dict[str, Any]) -> tuple[float, Any]:
+        """What moving off ``value`` costs (its log-probability less that of the best
+        offer no argument of the call holds, or of the model's own ``wish``) and where it
+        moves; ``(inf, None)`` when there is nowhere to go."""
+        held = {_folded(v) for v in chosen.values() if isinstance(v, str)}
+        values = dict(zip(offer.texts, offer.values, strict=True))
+        own = _inner(value)
+        wished = _inner(wish) if isinstance(wish, str) and _folded(wish) not in held else None
+        if wished is not None:
+            values.setdefault(wished, wish)
+        texts = [t for t in dict.fromkeys([own, *values]) if t == own or _folded(t) not in held]
+        ranked = {r.text: r.logprob for r in self.model.rank(
+            prefill, texts, STRING_END, max_expansions=self.max_expansions)}
+        others = [(logprob, text) for text, logprob in ranked.items() if text != own
+                  and (logprob >= self.floor or text == wished)]
+        if own not in ranked or not others:
+            return float("inf"), None
+        logprob, text = max(others)
+        return ranked[own] - logprob, values[text]
+
 
     def _offer(self, name: str, spec: dict[str, Any], context: str,
                request: str = "") -> _Offer | None:
@@ -141,6 +199,10 @@ class ValueChooser:
         if not supported and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def _inner(value: str) -> str:

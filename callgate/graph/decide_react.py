@@ -165,6 +165,7 @@ class ReactStrategy:
                  answer_bias: float = 0.0, choose_values: bool = True,
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, new_items: bool = True,
+                 distinct_args: bool = False,
                  value_floor: float = -4.0,
                  grounded_answers: bool = True) -> None:
         self.model = model
@@ -228,6 +229,8 @@ class ReactStrategy:
         self.value_margin = value_margin
         self.reuse_penalty = reuse_penalty
         self.keep_supported = keep_supported
+        # One span of the conversation per argument of a call (ValueChooser.distinct).
+        self.distinct_args = distinct_args
         self.value_floor = value_floor
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
@@ -478,7 +481,8 @@ class ReactStrategy:
             return raw
         chooser = ValueChooser(self.model, margin=self.value_margin,
                                reuse_penalty=self.reuse_penalty, floor=self.value_floor,
-                               keep_supported=self.keep_supported)
+                               keep_supported=self.keep_supported,
+                               distinct=self.distinct_args)
         earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
         chosen = chooser.choose(self.messages(state) + [AIMessage(state["reply_text"])],
                                 "Action Input: ", tool, args,
