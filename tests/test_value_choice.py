@@ -219,6 +219,98 @@ def test_a_further_call_pays_for_repeating_an_earlier_value() -> None:
         "Manhattan")
 
 
+class PerArgumentRanker(FixedRanker):
+    """Fixed scores per argument: the argument is read off the prefill's last ``"name":``."""
+
+    def __init__(self, scores: dict[str, dict[str, float]]) -> None:
+        super().__init__({})
+        self.by_argument = scores
+
+    def rank(self, prompt: Any, candidates: list[str], end: str, *, until: Any = None,
+             max_expansions: int = 64) -> list[Ranked]:
+        argument = prompt[-1].text.rsplit('"', 3)[-3] if prompt[-1].text.endswith(
+            ' "') else prompt[-1].text.rsplit('"', 2)[-2]
+        self.scores = self.by_argument.get(argument, {})
+        return super().rank(prompt, candidates, end, until=until,
+                            max_expansions=max_expansions)
+
+
+PLACES = {"type": "object", "properties": {
+    "city": {"type": "string"}, "state": {"type": "string"},
+    "item": {"type": "string"}, "material": {"type": "string", "enum": ["bronze", "marble"]},
+    "region": {"type": "string"}},
+    "required": ["city", "state", "item"]}
+PLACES_REQUEST = "Crime in San Francisco, California, and a bronze horse for the hall"
+PLACES_PROMPT = [SystemMessage("tools"), HumanMessage(PLACES_REQUEST),
+                 AIMessage("Action: find\n")]
+
+
+def choose_places(ranker: FixedRanker, args: dict[str, Any], **options: Any) -> dict[str, Any]:
+    chooser = ValueChooser(ranker, **options)
+    return chooser.choose(PLACES_PROMPT, "Action Input: ", "find", args, PLACES,
+                          PLACES_REQUEST, [])
+
+
+def test_two_required_arguments_holding_one_span_settle_it_by_what_each_loses() -> None:
+    # The model copied the city into the state. The state loses 1.5 by moving to its next
+    # best offer, the city 4.0: the state moves.
+    ranker = PerArgumentRanker({
+        "state": {"San Francisco": -1.0, "California": -2.5, "horse": -6.0},
+        "city": {"San Francisco": -0.5, "California": -4.5}})
+    args = {"city": "San Francisco", "state": "San Francisco", "item": "horse"}
+    out = choose_places(ranker, args, distinct=True)
+    assert out == {"city": "San Francisco", "state": "California", "item": "horse"}
+    # Off (the default), the copy stays.
+    assert choose_places(ranker, args) == args
+
+
+def test_the_earlier_argument_moves_when_the_span_fits_it_worse() -> None:
+    ranker = PerArgumentRanker({
+        "city": {"California": -0.8, "San Francisco": -1.0},
+        "state": {"California": -0.2, "San Francisco": -5.0}})
+    args = {"city": "California", "state": "California", "item": "horse"}
+    out = choose_places(ranker, args, distinct=True)
+    assert out["city"] == "San Francisco" and out["state"] == "California"
+
+
+def test_the_models_own_value_is_a_place_to_move_to() -> None:
+    # The state's wish is not in the conversation and gives way to the city's span; with
+    # that span taken, the wish is the state's next-best value (grounding judges it).
+    ranker = PerArgumentRanker({
+        "state": {"San Francisco": -2.0, "Golden State": -9.0, "horse": -12.0},
+        "city": {"San Francisco": -0.5, "horse": -14.0}})
+    args = {"city": "San Francisco", "state": "Golden State", "item": "horse"}
+    assert choose_places(ranker, args)["state"] == "San Francisco"
+    assert choose_places(ranker, args, distinct=True)["state"] == "Golden State"
+
+
+def test_an_optional_argument_repeating_another_value_is_dropped() -> None:
+    ranker = PerArgumentRanker({})
+    args = {"city": "San Francisco", "state": "California", "item": "horse",
+            "region": "San Francisco"}
+    out = choose_places(ranker, args, distinct=True)
+    assert "region" not in out and out["city"] == "San Francisco"
+
+
+def test_a_span_equal_to_another_arguments_option_moves() -> None:
+    # "material" is an enum (an option, not a span); the item copied it and moves.
+    ranker = PerArgumentRanker({
+        "item": {"bronze": -0.5, "horse": -1.5},
+        "material": {"bronze": -0.1, "marble": -3.0}})
+    args = {"city": "San Francisco", "state": "California", "item": "bronze",
+            "material": "bronze"}
+    out = choose_places(ranker, args, distinct=True)
+    assert out["item"] == "horse" and out["material"] == "bronze"
+
+
+def test_a_shared_span_stays_when_neither_argument_has_anywhere_to_go() -> None:
+    ranker = PerArgumentRanker({"city": {"San Francisco": -0.1},
+                                "state": {"San Francisco": -0.1}})
+    args = {"city": "San Francisco", "state": "San Francisco", "item": "horse"}
+    out = choose_places(ranker, args, distinct=True, floor=-4.0)
+    assert out["city"] == out["state"] == "San Francisco"
+
+
 # --- the ranking on the real model ---------------------------------------------------------------
 
 
