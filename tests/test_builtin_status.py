@@ -130,6 +130,13 @@ def test_calculator_is_exact_and_safe() -> None:
     # beyond fifteen digits a float is rounded: it stays a float, not an exact-looking int
     assert isinstance(calculator("1234567890123456 * 1.0"), float)
     assert repr(calculator("15% of 80")) == "12"  # a whole result reads as one
+    # Written as people write it: thousands separators outside a function's arguments,
+    # a percentage added to a lone number changes it, "squared" after a power squares it.
+    assert calculator("15% of 1,200") == 180 and calculator("1,200 + 2,000,000") == 2001200
+    assert calculator("max(1,200)") == 200
+    assert calculator("100 + 10%") == 110 and calculator("100 - 10%") == 90
+    assert calculator("10 + 5% of 200") == 20 and calculator("100 + 10 % 3") == 101
+    assert calculator("2^3 squared") == 64 and calculator("2 + 3 squared") == 11
 
 
 def test_calculator_schema_admits_only_arithmetic() -> None:

@@ -45,6 +45,16 @@ EXPRESSION_PATTERN = f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE})$"
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*%(?!\s*[\w(.])")
+# A percentage added to or taken from a number that stands alone on its left changes
+# that number, as on a desk calculator: "100 + 10%" is 110, not 100.1 ("10 + 5% of 200"
+# stays 10 + 10).
+_PERCENT_CHANGE = re.compile(r"(?:^|(?<=\())(\s*(?:\d+(?:\.\d+)?|\.\d+)\s*)([-+])"
+                             r"\s*(\d+(?:\.\d+)?|\.\d+)\s*%(?=\s*(?:$|[-+)]))")
+# "2^3 squared" squares 2^3 (64), where "^" would otherwise bind the 2 of "**2" first.
+_POWER_THEN_WORD = re.compile(r"(\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\d+(?:\.\d+)?)+)"
+                              r"\s+(squared|cubed)\b")
+# "1,200": a thousands separator, where the comma is no argument separator ("max(1,200)").
+_THOUSANDS = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d.])")
 
 
 def calculator(
@@ -60,8 +70,11 @@ def calculator(
     # arguments (rag_search queries in `callgate eval answers`).
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
-    text = _FUNCTION_OF.sub(r"\1(\2)", expression.translate(_GROUPING))
+    text = _without_thousands_separators(expression.translate(_GROUPING))
+    text = _FUNCTION_OF.sub(r"\1(\2)", text)
+    text = _POWER_THEN_WORD.sub(r"(\1) \2", text)
     text = _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1)]} ", text)
+    text = _PERCENT_CHANGE.sub(r"\1*(1\2\3/100)", text)
     text = _MOD.sub("%", _PERCENT.sub(r"(\1/100)", text))
     text = text.replace("^", "**").replace("×", "*").replace("÷", "/")
     try:
@@ -79,6 +92,22 @@ def calculator(
     # A whole result reads as one ("12", not "12.0", for 15% of 80), where fifteen digits
     # state it exactly.
     return int(value) if value.is_integer() and abs(value) < 1e15 else value
+
+
+def _without_thousands_separators(text: str) -> str:
+    """``text`` with "1,200" read as 1200 outside a function's parentheses."""
+    depth: list[bool] = []  # per open parenthesis: whether it opened a function's arguments
+    inside = [False] * (len(text) + 1)
+    for index, char in enumerate(text):
+        if char == "(":
+            depth.append(bool(re.search(rf"\b({'|'.join(_FUNCTIONS)})\s*$", text[:index])))
+        elif char == ")" and depth:
+            depth.pop()
+        inside[index] = any(depth)
+    grouped = [m for m in _THOUSANDS.finditer(text) if not inside[m.start()]]
+    for match in reversed(grouped):
+        text = text[:match.start()] + match.group().replace(",", "") + text[match.end():]
+    return text
 
 
 def _eval(node: ast.AST) -> Any:
