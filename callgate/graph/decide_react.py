@@ -165,7 +165,7 @@ class ReactStrategy:
                  answer_bias: float = 0.0, choose_values: bool = True,
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, new_items: bool = True,
-                 distinct_args: bool = False,
+                 distinct_args: bool = True,
                  value_floor: float = -4.0,
                  grounded_answers: bool = True) -> None:
         self.model = model
