@@ -137,6 +137,9 @@ def test_calculator_is_exact_and_safe() -> None:
     assert calculator("100 + 10%") == 110 and calculator("100 - 10%") == 90
     assert calculator("10 + 5% of 200") == 20 and calculator("100 + 10 % 3") == 101
     assert calculator("2^3 squared") == 64 and calculator("2 + 3 squared") == 11
+    for bad in ("round(1,234.5)", "sqrt(-1)", "log(0)"):  # a clear error, not a TypeError
+        with pytest.raises(ValueError, match="has no result"):
+            calculator(bad)
 
 
 def test_calculator_schema_admits_only_arithmetic() -> None:

@@ -125,7 +125,11 @@ def _eval(node: ast.AST) -> Any:
         return _CONSTANTS[node.id]
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id in _FUNCTIONS and not node.keywords):
-        return _FUNCTIONS[node.func.id](*(_eval(a) for a in node.args))
+        arguments = [_eval(a) for a in node.args]
+        try:
+            return _FUNCTIONS[node.func.id](*arguments)
+        except (TypeError, ValueError, OverflowError) as exc:  # round(1, 2.5), sqrt(-1)
+            raise ValueError(f"{ast.unparse(node)} has no result: {exc}") from exc
     raise ValueError(f"unsupported in an arithmetic expression: {ast.unparse(node)!r}")
 
 
