@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from callgate.graph.decide_react import ReactStrategy
 from callgate.models.scripted import ScriptedChatModel
 from callgate.tools.registry import ToolRegistry
-from callgate.tools.relevance import relevant_tools, tool_scores
+from callgate.tools.relevance import PRESELECT, relevant_tools, tool_scores
 
 
 def _registry() -> ToolRegistry:
@@ -49,6 +49,30 @@ def test_close_scores_are_kept_and_far_ones_dropped() -> None:
     both = "Population and GDP of a state in a given year"
     assert relevant_tools(registry, both) == ["population_by_state_year", "gdp_by_state_year"]
     assert relevant_tools(registry, both, keep=1.0) == ["population_by_state_year"]
+
+
+def test_a_tool_sharing_only_the_topic_is_not_offered_by_default() -> None:
+    # Both tools are about restaurants; only one is about searching by cuisine. Its
+    # neighbour scores 4.5 of 8.5: offered at half the best score, not at PRESELECT.
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def restaurant_search(city: str, cuisine: str) -> str:
+        """Find restaurants in a city by cuisine."""
+        return "ok"
+
+    @registry.tool()
+    def restaurant_reviews(restaurant: str) -> str:
+        """Read the reviews of a restaurant."""
+        return "ok"
+
+    request = "Search for Thai restaurants in Boston by cuisine"
+    assert tool_scores(registry, request) == {"restaurant_search": 8.5,
+                                              "restaurant_reviews": 4.5}
+    assert PRESELECT == 0.75
+    assert relevant_tools(registry, request) == ["restaurant_search"]
+    assert relevant_tools(registry, request, keep=0.5) == [
+        "restaurant_search", "restaurant_reviews"]
 
 
 def test_words_are_compared_on_a_crude_stem() -> None:
