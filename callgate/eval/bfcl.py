@@ -44,7 +44,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -81,6 +81,7 @@ __all__ = [
     "CallgateAnswerer",
     "Difference",
     "QuestionResult",
+    "UnknownQuestionError",
     "diff_reports",
     "evaluate",
     "format_diff",
@@ -640,14 +641,20 @@ def answer_question(answerer: Callable[[BfclQuestion], Attempt], question: BfclQ
                           own_ok=own.ok, checker="official" if official else "own")
 
 
+class UnknownQuestionError(ValueError):
+    """A question id that is not among the questions chosen (category, split)."""
+
+
 def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
              categories: Iterable[str] | None = None, limit: int | None = None,
              data_dir: str | Path | None = None, name: str | None = None,
              settings: dict[str, Any] | None = None, model: str = "",
              progress: Callable[[QuestionResult], None] | None = None,
              questions: Sequence[BfclQuestion] | None = None, jobs: int = 1,
-             split: str = "all", checker: str = "auto") -> BfclReport:
-    """Score ``answerer`` on the first ``limit`` questions of each category's ``split``.
+             split: str = "all", checker: str = "auto",
+             ids: Collection[str] | None = None) -> BfclReport:
+    """Score ``answerer`` on the first ``limit`` questions of each category's ``split``
+    (only those named in ``ids``, when given: the questions a change can touch).
 
     ``jobs`` > 1 answers questions in that many worker processes, each with its own copy
     of the answerer (a ``CallgateAnswerer`` built from a model spec); results keep the
@@ -656,6 +663,14 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
     if questions is None:
         questions = [q for c in (categories or CATEGORIES)
                      for q in load_questions(c, root, limit, split=split)]
+    if ids is not None:
+        wanted = set(ids)
+        missing = wanted - {q.id for q in questions}
+        if missing:
+            raise UnknownQuestionError(f"no such BFCL question in the categories and split chosen: "
+                             f"{', '.join(sorted(missing)[:5])}"
+                             + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
+        questions = [q for q in questions if q.id in wanted]
     _use_official(checker)  # fail before the run, not after it
     if jobs > 1:
         results = _answer_in_workers(answerer, questions, jobs, progress, checker)
@@ -669,7 +684,8 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
     label = name or getattr(answerer, "name", type(answerer).__name__)
     if settings is None and hasattr(answerer, "describe"):
         settings = answerer.describe()
-    return BfclReport(name=label, settings={**(settings or {}), "limit": limit},
+    chosen = {"ids": sorted(ids)} if ids is not None else {}
+    return BfclReport(name=label, settings={**(settings or {}), "limit": limit, **chosen},
                       results=results, date=datetime.now(UTC).isoformat(timespec="seconds"),
                       data_dir=str(root), model=model, split=split, commit=_commit())
 
@@ -839,7 +855,9 @@ def result_dict(result: QuestionResult) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Difference:
     """One category (or summary row) in one split part: B minus A, and whether that is
-    inside the noise (Newcombe's 95 % interval of the difference contains 0)."""
+    inside the noise (Newcombe's 95 % interval of the difference contains 0). Where both
+    reports list their questions, both scores are over the questions they share, and
+    ``up``/``down`` count those that turned right/wrong."""
 
     row: str
     part: str
@@ -848,13 +866,48 @@ class Difference:
     difference: float
     ci95: tuple[float, float]
     within_noise: bool
+    up: int | None = None
+    down: int | None = None
+
+
+def _shared_scores(before: dict[str, Any], after: dict[str, Any]
+                   ) -> dict[tuple[str, str], tuple[Score, Score, int, int]]:
+    """Per (category, part): both reports' scores over the questions both answered, and
+    how many went up and down."""
+    old = {q["id"]: q for q in before.get("questions") or []}
+    tally: dict[tuple[str, str], list[int]] = {}
+    for q in after.get("questions") or []:
+        if q["id"] not in old:
+            continue
+        was, now = bool(old[q["id"]]["ok"]), bool(q["ok"])
+        for part in ("all", q.get("split") or ""):
+            if part:
+                counts = tally.setdefault((q["category"], part), [0, 0, 0, 0, 0])
+                counts[0] += was
+                counts[1] += now
+                counts[2] += 1
+                counts[3] += now and not was
+                counts[4] += was and not now
+    return {key: (Score(a, n), Score(b, n), up, down)
+            for key, (a, b, n, up, down) in tally.items()}
 
 
 def diff_reports(before: dict[str, Any], after: dict[str, Any]) -> list[Difference]:
     """Per category and split part (``all``, ``tune``, ``validate``), ``after`` minus
     ``before`` (two ``callgate eval bfcl`` JSON reports): the check that a change decided
-    on tune also shows on validate, and is more than noise."""
+    on tune also shows on validate, and is more than noise. A report of some questions
+    only (``--ids``) is compared on those questions."""
     out: list[Difference] = []
+    if before.get("questions") and after.get("questions"):
+        shared = _shared_scores(before, after)
+        categories = list(dict.fromkeys(category for category, _ in shared))
+        order = [(c, p) for c in categories for p in ("all", *SPLIT_PARTS) if (c, p) in shared]
+        for category, part in order:
+            a, b, up, down = shared[category, part]
+            low, high = difference_interval(b, a)
+            out.append(Difference(category, part, a, b, b.accuracy - a.accuracy,
+                                  (low, high), low <= 0.0 <= high, up, down))
+        return out
     for category, parts in after.get("categories", {}).items():
         old_parts = before.get("categories", {}).get(category, {})
         for part, figures in parts.items():
@@ -875,7 +928,9 @@ def format_diff(differences: Sequence[Difference]) -> str:
              f"{d.before.total})", f"{100 * d.after.accuracy:.1f} ({d.after.passed}/"
              f"{d.after.total})", f"{100 * d.difference:+.1f}",
              f"[{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}]",
+             "-" if d.up is None else f"{d.up} / {d.down}",
              "noise" if d.within_noise else "REAL"] for d in differences]
-    head = ["category", "part", "before %", "after %", "change", "95% CI", "verdict"]
+    head = ["category", "part", "before %", "after %", "change", "95% CI", "up / down",
+            "verdict"]
     lines = _table(head, rows) if rows else ["(no category in both reports)"]
     return "\n".join([*lines, "verdict: noise = the 95% interval of the change contains 0"])

@@ -57,7 +57,13 @@ def _bfcl_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_bfcl(args: argparse.Namespace) -> int:
-    from callgate.eval.bfcl import CallgateAnswerer, evaluate, format_table, print_progress
+    from callgate.eval.bfcl import (
+        CallgateAnswerer,
+        UnknownQuestionError,
+        evaluate,
+        format_table,
+        print_progress,
+    )
 
     if args.baselines:
         return cmd_compare(args)
@@ -81,10 +87,13 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
                                     tool_choice=args.tool_choice, max_steps=args.max_steps,
                                     react_options=options,
                                     grounding=False if args.no_grounding else None)
-        report = evaluate(answerer, categories=categories, limit=args.limit,
-                          data_dir=args.data, model=args.model, jobs=args.jobs,
-                          split=args.split, checker=args.checker,
-                          progress=None if args.quiet else print_progress)
+        try:
+            report = evaluate(answerer, categories=categories, limit=args.limit,
+                              data_dir=args.data, model=args.model, jobs=args.jobs,
+                              split=args.split, checker=args.checker, ids=_ids(args),
+                              progress=None if args.quiet else print_progress)
+        except UnknownQuestionError as exc:
+            raise SystemExit(f"error: {exc}") from exc
     finally:
         if server is not None:
             server.__exit__(None, None, None)
@@ -95,6 +104,22 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     if args.report:
         print(f"report: {report.write(args.report)}")
     return 0
+
+
+def _ids(args: argparse.Namespace) -> list[str] | None:
+    """The question ids of ``--ids`` and ``--ids-file`` (commas or blanks between them)."""
+    if args.ids is None and args.ids_file is None:
+        return None
+    text = " ".join(args.ids or [])
+    if args.ids_file is not None:
+        try:
+            text += " " + args.ids_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SystemExit(f"cannot read the question ids in {args.ids_file}: {exc}") from exc
+    ids = text.replace(",", " ").split()
+    if not ids:
+        raise SystemExit("--ids/--ids-file named no question")
+    return ids
 
 
 def _react_options(pairs: list[str] | None) -> dict[str, Any]:
@@ -249,6 +274,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     bfcl.add_argument("--jobs", type=int, default=1,
                       help="answer questions in N worker processes, each with its own copy "
                            "of the model and its share of the cores")
+    bfcl.add_argument("--ids", nargs="+", metavar="ID",
+                      help="only these questions (ids, commas or blanks between them): the "
+                           "ones a change can touch; compare with 'callgate eval diff'")
+    bfcl.add_argument("--ids-file", type=Path, metavar="PATH",
+                      help="only the questions whose ids this file lists")
     bfcl.add_argument("--checker", choices=["auto", "official", "own"], default="auto",
                       help="scorer: BFCL's own AST checker (bfcl-eval, when installed: auto), "
                            "or callgate's")
