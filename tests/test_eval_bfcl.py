@@ -14,6 +14,7 @@ from callgate.cli import main
 from callgate.eval.baselines import CreateAgentAnswerer, PlainPromptAnswerer, format_comparison
 from callgate.eval.bfcl import (
     CallgateAnswerer,
+    UnknownQuestionError,
     answer_question,
     diff_reports,
     evaluate,
@@ -386,6 +387,61 @@ def test_diff_of_two_reports_says_what_is_noise(tmp_path: Path,
     assert "+70.0" in printed and "REAL" in printed and "validate" not in printed
     with pytest.raises(SystemExit, match="cannot read BFCL report"):
         main(["eval", "diff", str(before), str(tmp_path / "missing.json")])
+
+
+def test_a_report_of_some_questions_is_compared_on_those(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    # Scripted model (not a real one): question n is right when n < right.
+    full = _scripted_report(4, 20).to_dict()
+    ids = ["simple_python_3", "simple_python_5", "simple_python_6", "simple_python_8"]
+    questions = [replace(SIMPLE, id=i, category="simple_python",
+                         split="tune" if int(i.rsplit("_", 1)[1]) % 2 else "validate")
+                 for i in ids]
+
+    def answer(q: BfclQuestion):  # 3 goes wrong, 5 and 6 go right, 8 stays wrong
+        right = q.id in ("simple_python_5", "simple_python_6")
+        call = tool_call("math_hypot", {"x": 4, "y": 5 if right else 6})
+        return native(call, AIMessage("done"))(q)
+
+    some = evaluate(answer, questions=questions, checker="own").to_dict()
+    rows = {d.part: d for d in diff_reports(full, some)}
+    assert rows["all"].before == Score(1, 4) and rows["all"].after == Score(2, 4)
+    assert (rows["all"].up, rows["all"].down) == (2, 1)
+    assert (rows["tune"].up, rows["tune"].down) == (1, 1)  # 3 and 5
+    assert (rows["validate"].up, rows["validate"].down) == (1, 0)  # 6
+    (tmp_path / "full.json").write_text(json.dumps(full))
+    (tmp_path / "some.json").write_text(json.dumps(some))
+    assert main(["eval", "diff", str(tmp_path / "full.json"), str(tmp_path / "some.json")]) == 0
+    assert "2 / 1" in capsys.readouterr().out
+
+
+def test_evaluate_answers_only_the_questions_named(tmp_path: Path) -> None:
+    asked: list[str] = []
+
+    def answer(q: BfclQuestion):
+        asked.append(q.id)
+        return native(AIMessage("no call"))(q)
+
+    tune = [q.id for q in load_questions("simple_python", split="tune", limit=3)]
+    report = evaluate(answer, categories=["simple_python"], split="tune", limit=3,
+                      ids=tune[1:], checker="own")
+    assert asked == tune[1:] and report.settings["ids"] == sorted(tune[1:])
+    with pytest.raises(UnknownQuestionError, match="simple_python_nope"):
+        evaluate(answer, categories=["simple_python"], split="tune", limit=3,
+                 ids=["simple_python_nope"], checker="own")
+
+
+def test_cli_names_an_unknown_question_id_in_one_line(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit, match="no such BFCL question .*: nope$"):
+        main(["eval", "bfcl", "--model", "scripted", "--categories", "simple_python",
+              "--ids", "nope", "--no-report", "--quiet"])
+    empty = tmp_path / "ids.txt"
+    empty.write_text("\n")
+    with pytest.raises(SystemExit, match="named no question"):
+        main(["eval", "bfcl", "--ids-file", str(empty), "--no-report"])
+    with pytest.raises(SystemExit, match="cannot read the question ids"):
+        main(["eval", "bfcl", "--ids-file", str(tmp_path / "missing.txt"), "--no-report"])
 
 
 def test_cli_rejects_an_unknown_split_and_category(capsys: pytest.CaptureFixture) -> None:

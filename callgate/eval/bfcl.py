@@ -84,6 +84,7 @@ __all__ = [
     "UnknownQuestionError",
     "diff_reports",
     "evaluate",
+    "choose_questions",
     "format_diff",
     "format_table",
     "question_registry",
@@ -645,6 +646,26 @@ class UnknownQuestionError(ValueError):
     """A question id that is not among the questions chosen (category, split)."""
 
 
+def choose_questions(categories: Iterable[str] | None = None, *, limit: int | None = None,
+                     data_dir: str | Path | None = None, split: str = "all",
+                     ids: Collection[str] | None = None) -> list[BfclQuestion]:
+    """The first ``limit`` questions of each category's ``split``; of those, only the ones
+    ``ids`` names, when given (each must be among them)."""
+    root = Path(data_dir) if data_dir is not None else default_data_dir()
+    questions = [q for c in (categories or CATEGORIES)
+                 for q in load_questions(c, root, limit, split=split)]
+    if ids is None:
+        return questions
+    wanted = set(ids)
+    missing = wanted - {q.id for q in questions}
+    if missing:
+        shown = ", ".join(sorted(missing)[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise UnknownQuestionError(
+            f"no such BFCL question in the categories and split chosen: {shown}{more}")
+    return [q for q in questions if q.id in wanted]
+
+
 def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
              categories: Iterable[str] | None = None, limit: int | None = None,
              data_dir: str | Path | None = None, name: str | None = None,
@@ -654,23 +675,16 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
              split: str = "all", checker: str = "auto",
              ids: Collection[str] | None = None) -> BfclReport:
     """Score ``answerer`` on the first ``limit`` questions of each category's ``split``
-    (only those named in ``ids``, when given: the questions a change can touch).
+    (only those named in ``ids``, when given: the questions a change can touch), or the
+    ``questions`` given.
 
     ``jobs`` > 1 answers questions in that many worker processes, each with its own copy
     of the answerer (a ``CallgateAnswerer`` built from a model spec); results keep the
     questions' order."""
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     if questions is None:
-        questions = [q for c in (categories or CATEGORIES)
-                     for q in load_questions(c, root, limit, split=split)]
-    if ids is not None:
-        wanted = set(ids)
-        missing = wanted - {q.id for q in questions}
-        if missing:
-            raise UnknownQuestionError(f"no such BFCL question in the categories and split chosen: "
-                             f"{', '.join(sorted(missing)[:5])}"
-                             + (f" and {len(missing) - 5} more" if len(missing) > 5 else ""))
-        questions = [q for q in questions if q.id in wanted]
+        questions = choose_questions(categories, limit=limit, data_dir=root, split=split,
+                                     ids=ids)
     _use_official(checker)  # fail before the run, not after it
     if jobs > 1:
         results = _answer_in_workers(answerer, questions, jobs, progress, checker)

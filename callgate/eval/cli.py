@@ -60,6 +60,7 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     from callgate.eval.bfcl import (
         CallgateAnswerer,
         UnknownQuestionError,
+        choose_questions,
         evaluate,
         format_table,
         print_progress,
@@ -77,6 +78,12 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     if args.required_only:
         options["include_optional"] = False
     categories = _categories(args.categories)
+    ids = _ids(args)
+    try:  # before the model loads: a wrong id fails at once
+        questions = choose_questions(categories, limit=args.limit, data_dir=args.data,
+                                     split=args.split, ids=ids)
+    except UnknownQuestionError as exc:
+        raise SystemExit(f"error: {exc}") from exc
     server = None
     model: Any = args.model
     if args.tool_format == "native":
@@ -87,13 +94,10 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
                                     tool_choice=args.tool_choice, max_steps=args.max_steps,
                                     react_options=options,
                                     grounding=False if args.no_grounding else None)
-        try:
-            report = evaluate(answerer, categories=categories, limit=args.limit,
-                              data_dir=args.data, model=args.model, jobs=args.jobs,
-                              split=args.split, checker=args.checker, ids=_ids(args),
-                              progress=None if args.quiet else print_progress)
-        except UnknownQuestionError as exc:
-            raise SystemExit(f"error: {exc}") from exc
+        report = evaluate(answerer, questions=questions, data_dir=args.data,
+                          model=args.model, jobs=args.jobs, split=args.split,
+                          checker=args.checker, ids=ids, limit=args.limit,
+                          progress=None if args.quiet else print_progress)
     finally:
         if server is not None:
             server.__exit__(None, None, None)
