@@ -440,6 +440,8 @@ def test_cli_names_an_unknown_question_id_in_one_line(tmp_path: Path,
     empty.write_text("\n")
     with pytest.raises(SystemExit, match="named no question"):
         main(["eval", "bfcl", "--ids-file", str(empty), "--no-report"])
+    with pytest.raises(SystemExit, match="not for --baselines"):
+        main(["eval", "bfcl", "--baselines", "--ids", "simple_python_0", "--no-report"])
     with pytest.raises(SystemExit, match="cannot read the question ids"):
         main(["eval", "bfcl", "--ids-file", str(tmp_path / "missing.txt"), "--no-report"])
 

@@ -67,6 +67,9 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     )
 
     if args.baselines:
+        if args.ids or args.ids_file:
+            raise SystemExit("error: --ids and --ids-file choose questions for one path, "
+                             "not for --baselines")
         return cmd_compare(args)
     if args.checker == "official":
         from callgate.eval.bfcl_checker import official_available
