@@ -120,6 +120,25 @@ def test_one_token_settles_the_choice_and_a_fixed_tool_name_is_written_not_decod
     assert out["reply_text"] == FINAL and out["cut_off"]  # write_answer writes the answer
 
 
+def test_by_default_only_the_chosen_tokens_are_decoded_and_tools_come_first() -> None:
+    # Scripted model (deterministic): the defaults measured on BFCL (README): fast_forward
+    # on (forced tokens written, not decoded), tools_last off (tools before instructions).
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def play(artist: str, minutes: int) -> str:
+        """Play songs of an artist for some minutes."""
+        return "ok"
+
+    model = ScriptedChatModel(script=["Action"], native_tools=False)
+    strategy = ReactStrategy(model, registry, preselect=None)
+    strategy.grammar = True
+    out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
+    assert out["chosen_tool"] == "play"
+    assert [r["max_tokens"] for r in model.requests] == [1]
+    assert strategy.system.index("Tools:\n- play") < strategy.system.index("Final Answer:")
+
+
 def test_among_several_tools_the_name_is_decoded_under_a_names_grammar() -> None:
     strategy, model = _fast("Action", " pause\n", tools=2)
     out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
