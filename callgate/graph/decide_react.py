@@ -161,7 +161,7 @@ class ReactStrategy:
                  preselect: float | None = PRESELECT, coverage: bool = True,
                  spans: bool = False, known_numbers: bool = False,
                  mentioned_optional: bool = False, coverage_names: bool = False,
-                 fast_forward: bool = True, tools_last: bool = False,
+                 fast_forward: bool = False, tools_last: bool = False,
                  further_values: bool = False, retry_refused: float | None = None,
                  answer_bias: float = 0.0, choose_values: bool = True,
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
@@ -203,10 +203,10 @@ class ReactStrategy:
         # Speed: decode only the tokens the model chooses. The choice of "Action" or "Final
         # Answer" is one token; a tool name the grammar already fixes (one tool offered) is
         # written into the reply, not decoded token by token, and the next phase reads it
-        # in one batch after the cached prompt prefix (llama.cpp's KV cache). On 749 BFCL
-        # questions (six categories, tune and validate) it changed 11 replies, all
-        # parallel_multiple ones choosing between near-tied tools (2 right to wrong, none
-        # the other way), and a simple question took 19% less time on one core (README).
+        # in one batch after the cached prompt prefix (llama.cpp's KV cache). Off: a simple
+        # question takes 19% less time on one core, and on six BFCL categories 738 of 749
+        # replies were the same, but on live_multiple (many tools) the name chosen after a
+        # written "Action:" is often another tool: 0 up, 4 down in 280 questions (README).
         self.fast_forward = fast_forward
         # Values the model cannot invent (callgate.models.grammar.Values): string arguments
         # are spans of the conversation (free text excepted), numbers are numbers it
