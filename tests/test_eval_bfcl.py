@@ -429,6 +429,10 @@ def test_evaluate_answers_only_the_questions_named(tmp_path: Path) -> None:
     with pytest.raises(UnknownQuestionError, match="simple_python_nope"):
         evaluate(answer, categories=["simple_python"], split="tune", limit=3,
                  ids=["simple_python_nope"], checker="own")
+    asked.clear()  # questions given and ids: the ids still choose among them
+    given = load_questions("simple_python", split="tune", limit=3)
+    report = evaluate(answer, questions=given, ids=tune[:1], checker="own")
+    assert asked == tune[:1] and [r.id for r in report.results] == tune[:1]
 
 
 def test_cli_names_an_unknown_question_id_in_one_line(tmp_path: Path,

@@ -87,6 +87,7 @@ __all__ = [
     "evaluate",
     "format_diff",
     "format_table",
+    "named_questions",
     "question_registry",
     "run_bfcl",
     "settled",
@@ -654,8 +655,14 @@ def choose_questions(categories: Iterable[str] | None = None, *, limit: int | No
     root = Path(data_dir) if data_dir is not None else default_data_dir()
     questions = [q for c in (categories or CATEGORIES)
                  for q in load_questions(c, root, limit, split=split)]
+    return named_questions(questions, ids)
+
+
+def named_questions(questions: Sequence[BfclQuestion],
+                    ids: Collection[str] | None) -> list[BfclQuestion]:
+    """Of ``questions``, the ones ``ids`` names (all when None); each id must be there."""
     if ids is None:
-        return questions
+        return list(questions)
     wanted = set(ids)
     missing = wanted - {q.id for q in questions}
     if missing:
@@ -674,9 +681,9 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
              questions: Sequence[BfclQuestion] | None = None, jobs: int = 1,
              split: str = "all", checker: str = "auto",
              ids: Collection[str] | None = None) -> BfclReport:
-    """Score ``answerer`` on the first ``limit`` questions of each category's ``split``
-    (only those named in ``ids``, when given: the questions a change can touch), or the
-    ``questions`` given.
+    """Score ``answerer`` on the first ``limit`` questions of each category's ``split``,
+    or the ``questions`` given; only those named in ``ids``, when given (the questions a
+    change can touch).
 
     ``jobs`` > 1 answers questions in that many worker processes, each with its own copy
     of the answerer (a ``CallgateAnswerer`` built from a model spec); results keep the
@@ -685,6 +692,8 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
     if questions is None:
         questions = choose_questions(categories, limit=limit, data_dir=root, split=split,
                                      ids=ids)
+    else:
+        questions = named_questions(questions, ids)
     _use_official(checker)  # fail before the run, not after it
     if jobs > 1:
         results = _answer_in_workers(answerer, questions, jobs, progress, checker)
