@@ -497,3 +497,117 @@ def test_the_requests_spans_are_offered_after_a_long_tool_result() -> None:
                           [])["city"] == "Manchester"  # nothing of the request offered
     assert chooser.choose(PROMPT, "Action Input: ", "find", args, SCHEMA, context, [],
                           request=REQUEST)["city"] == "Manhattan"
+
+
+# --- a further call that restates earlier ones moves on to the items left -------------------------
+
+
+class ReadingRanker(FixedRanker):
+    """Scores per argument, and per argument after a value the prefill already holds: the
+    way a model reads on from an item of a list ("21 km" brings "115 minutes")."""
+
+    def __init__(self, scores: dict[str, dict[str, float]],
+                 after: dict[tuple[str, str], dict[str, float]] | None = None) -> None:
+        super().__init__({})
+        self.by_argument = scores
+        self.after = after or {}
+
+    def rank(self, prompt: Any, candidates: list[str], end: str, *, until: Any = None,
+             max_expansions: int = 64) -> list[Ranked]:
+        call = prompt[-1].text.rsplit("Action Input: ", 1)[-1]
+        argument = call.rstrip(' "').rsplit('"', 2)[-2]
+        self.scores = dict(self.by_argument.get(argument, {}))
+        for (held, name), scores in self.after.items():
+            if name == argument and held in call:
+                self.scores.update(scores)
+        return super().rank(prompt, candidates, end, until=until,
+                            max_expansions=max_expansions)
+
+
+RUNS = {"type": "object", "properties": {
+    "km": {"type": "number"}, "minutes": {"type": "number"},
+    "surface": {"type": "string", "enum": ["road", "trail"]}},
+    "required": ["km", "minutes"]}
+RUNS_REQUEST = "My pace for a 10 km road run in 50 minutes and a 21 km run in 115 minutes?"
+RUNS_PROMPT = [SystemMessage("tools"), HumanMessage(RUNS_REQUEST),
+               AIMessage('Action: pace\nAction Input: {"km": 10, "minutes": 50}\n'
+                         "Action: pace\n")]
+FIRST_RUN = {"km": 10, "minutes": 50, "surface": "road"}
+
+
+def _is(number: float) -> Any:
+    return lambda value: not isinstance(value, bool) and value == number
+
+
+def vary(ranker: FixedRanker, args: dict[str, Any], items: list[float]) -> dict[str, Any]:
+    chooser = ValueChooser(ranker)
+    return chooser.vary(RUNS_PROMPT, "Action Input: ", "pace", args, RUNS, RUNS_REQUEST,
+                        [FIRST_RUN], items=[_is(n) for n in items])
+
+
+def test_a_restating_call_moves_to_the_first_item_left_and_reads_on_from_it() -> None:
+    # The model copies its first call. The first item left (21) costs "km" 2.9 and
+    # "minutes" 5.9: "km" moves, and "minutes", chosen again after "km": 21, reads on.
+    ranker = ReadingRanker(
+        {"km": {" 10": -0.1, " 21": -3.0, " 115": -7.0},
+         "minutes": {" 50": -0.1, " 21": -6.0, " 115": -4.0}},
+        after={(" 21", "minutes"): {" 115": -0.3}})
+    out = vary(ranker, FIRST_RUN, [21, 115])
+    assert out == {"km": 21, "minutes": 115, "surface": "road"}
+
+
+def test_the_users_order_of_items_decides_not_the_cheapest_move() -> None:
+    # 115 would be the cheaper move ("minutes": 0.5), but 21 comes first in the request.
+    ranker = ReadingRanker(
+        {"km": {" 10": -0.1, " 21": -3.0}, "minutes": {" 50": -0.1, " 115": -0.6}})
+    out = vary(ranker, FIRST_RUN, [21, 115])
+    assert out["km"] == 21
+    # Once 21 is used, 115 is the first item left, and the cheaper argument takes it.
+    assert vary(ranker, FIRST_RUN, [115])["minutes"] == 115
+
+
+def test_options_never_move_and_a_call_with_nothing_to_move_to_stays() -> None:
+    ranker = ReadingRanker({"surface": {"trail": -0.1}})
+    # No argument can take 7 (not in the conversation): the call stays as it was, and
+    # the no-repeat rule drops it.
+    assert vary(ranker, FIRST_RUN, [7]) == FIRST_RUN
+    assert all("trail" not in call for call in ranker.calls)
+
+
+def _pace_strategy(ranker: FixedRanker, **options: Any) -> Any:
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.registry import ToolRegistry
+
+    def pace(km: float, minutes: float) -> str:
+        """Running pace for a distance and a time."""
+        return "5:00 /km"
+
+    class GrammarRanker:  # a llama.cpp model as the strategy sees it: grammar and ranking
+        text_only = True
+        llama = None
+        rank = ranker.rank
+
+    return ReactStrategy(GrammarRanker(), ToolRegistry([pace]), grammar=True,  # type: ignore[arg-type]
+                         **options)
+
+
+def test_the_strategy_moves_a_restating_call_on_while_the_request_lists_items_left() -> None:
+    ranker = ReadingRanker(
+        {"km": {" 10": -0.1, " 21": -3.0, " 115": -7.0},
+         "minutes": {" 50": -0.1, " 21": -6.0, " 115": -4.0}},
+        after={(" 21", "minutes"): {" 115": -0.3}})
+    reply = 'Action: pace\nAction Input: {"km": 10, "minutes": 50}\nAction: pace\n'
+    state = {"messages": [HumanMessage(RUNS_REQUEST)], "reply_text": reply,
+             "chosen_tool": "pace", "calls_written": 1}
+    copy = '{"km": 10, "minutes": 50}'
+    moved = _pace_strategy(ranker)._values_chosen(state, copy)
+    assert json.loads(moved) == {"km": 21, "minutes": 115}
+    # Off, the copy stays (and the no-repeat rule drops it).
+    assert json.loads(_pace_strategy(ranker, move_on=False)._values_chosen(state, copy)) == (
+        {"km": 10, "minutes": 50})
+    # Once every item of the request is used, a restating call is not moved anywhere.
+    both = ('Action: pace\nAction Input: {"km": 10, "minutes": 50}\n'
+            'Action: pace\nAction Input: {"km": 21, "minutes": 115}\nAction: pace\n')
+    done = {**state, "reply_text": both, "calls_written": 2}
+    assert json.loads(_pace_strategy(ranker)._values_chosen(done, copy)) == (
+        {"km": 10, "minutes": 50})

@@ -24,7 +24,8 @@ and an optional argument with an invented value is left to grounding, which drop
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -65,33 +66,76 @@ class ValueChooser:
 
     def choose(self, prompt: list[AnyMessage], head: str, tool: str, args: dict[str, Any],
                schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
-               request: str = "") -> dict[str, Any]:
+               request: str = "", settled: dict[str, Any] | None = None) -> dict[str, Any]:
         """``args`` with each value chosen again. ``prompt`` ends with the reply so far;
         ``head`` is what the reply has before the arguments (``Action Input: ``);
         ``earlier``: the arguments of this turn's earlier calls to the same tool;
         ``request``: the user's request, whose spans are offered even where long tool
-        results have pushed it out of the conversation's latest words."""
+        results have pushed it out of the conversation's latest words; ``settled``: the
+        leading arguments, taken as they are."""
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
-        chosen: dict[str, Any] = {}
+        chosen: dict[str, Any] = dict(settled or {})
         spans_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}  # open string offers
         for name, value in args.items():
+            if name in chosen:
+                continue
             spec = properties.get(name)
             offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
             if offer is None or (name not in required
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
                 continue
-            prefix = json.dumps(chosen, ensure_ascii=False)[:-1] if chosen else "{"
-            prefix += (", " if chosen else "") + json.dumps(name) + ":"
-            prefill = [*prompt[:-1], AIMessage(prompt[-1].text + head + prefix
-                                               + (' "' if offer.quoted else ""))]
+            prefill = _prefill(prompt, head, chosen, name, offer)
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
             if offer.quoted and not offer.closed:
                 spans_of[name] = (prefill, offer)
         return self._distinct(args, chosen, spans_of, required) if self.distinct else chosen
+
+    def vary(self, prompt: list[AnyMessage], head: str, tool: str, args: dict[str, Any],
+             schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
+             items: Sequence[Callable[[Any], bool]], request: str = "") -> dict[str, Any]:
+        """A further call that restates earlier ones made to move on. ``items``: the
+        request's items no call has used, in the user's order, each as a test of a value.
+        The first item some argument holding an earlier call's value can take goes to the
+        argument for which it costs least (the log-probability of its value less that of
+        the item), and the arguments after that one are chosen again with it in place (the
+        model then reads on from the item: "60 kilograms" brings "1.65 meters"). ``args``
+        as they are when no argument can take any item."""
+        properties = schema.get("properties") or {}
+        ranked: dict[str, tuple[float, dict[str, float], dict[str, Any]]] = {}
+        for index, (name, value) in enumerate(args.items()):
+            spec = properties.get(name)
+            offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
+            used = [call[name] for call in earlier if name in call]
+            if offer is None or offer.closed or value not in used or isinstance(
+                    value, bool) or isinstance(value, str) != offer.quoted:
+                continue
+            values = {t: v for t, v in zip(offer.texts, offer.values, strict=True)
+                      if any(item(v) for item in items)}
+            if not values:
+                continue
+            own = _text(value, offer.quoted)
+            prefill = _prefill(prompt, head, dict(list(args.items())[:index]), name, offer)
+            scores = {r.text: r.logprob for r in self.model.rank(
+                prefill, [own, *values], STRING_END if offer.quoted else NUMBER_END,
+                max_expansions=self.max_expansions)}
+            ranked[name] = (scores.get(own, 0.0), scores, values)
+        for item in items:
+            # The model's wish is to copy: no floor here; the order of the items decides.
+            moves = [(own - logprob, name, values[text])
+                     for name, (own, scores, values) in ranked.items()
+                     for text, logprob in scores.items() if text in values and item(values[text])]
+            if moves:
+                _, name, moved = min(moves, key=lambda move: move[0])
+                names = list(args)
+                settled = {**{n: args[n] for n in names[:names.index(name)]}, name: moved}
+                return replace(self, keep_supported=False).choose(
+                    prompt, head, tool, args, schema, context, earlier, request=request,
+                    settled=settled)
+        return args
 
     def _distinct(self, wishes: dict[str, Any], chosen: dict[str, Any],
                   spans_of: dict[str, tuple[list[AnyMessage], _Offer]],
@@ -170,15 +214,14 @@ class ValueChooser:
         is unsupported yet ``margin`` more likely than every supported one."""
         if isinstance(wish, str) != offer.quoted or isinstance(wish, bool):
             return wish  # a value of another kind than the offer: not ours to replace
-        own = _inner(wish) if offer.quoted else " " + json.dumps(wish, ensure_ascii=False)
+        own = _text(wish, offer.quoted)
         values = dict(zip(offer.texts, offer.values, strict=True))
         supported = own in values or not ungrounded_args({name: wish}, schema, context)
         if supported and self.keep_supported and not used and not offer.closed:
             return wish
         if own not in values:
             values[own] = wish
-        repeated = {_inner(u) if offer.quoted else " " + json.dumps(u, ensure_ascii=False)
-                    for u in used if isinstance(u, str) == offer.quoted}
+        repeated = {_text(u, offer.quoted) for u in used if isinstance(u, str) == offer.quoted}
 
         def penalty(text: str) -> float:
             unsupported = text == own and not supported
@@ -198,6 +241,21 @@ class ValueChooser:
         if not supported and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
+
+
+def _prefill(prompt: list[AnyMessage], head: str, chosen: dict[str, Any], name: str,
+             offer: _Offer) -> list[AnyMessage]:
+    """``prompt`` with its last message continued by the call so far, up to where the value
+    of ``name`` starts."""
+    prefix = json.dumps(chosen, ensure_ascii=False)[:-1] if chosen else "{"
+    prefix += (", " if chosen else "") + json.dumps(name) + ":"
+    return [*prompt[:-1], AIMessage(prompt[-1].text + head + prefix
+                                    + (' "' if offer.quoted else ""))]
+
+
+def _text(value: Any, quoted: bool) -> str:
+    """A value as the model writes it after its argument's prefill."""
+    return _inner(value) if quoted else " " + json.dumps(value, ensure_ascii=False)
 
 
 def _folded(text: str) -> str:

@@ -141,6 +141,14 @@ def _leaves(value: Any) -> set[str]:
     return {str(value).strip().lower()}
 
 
+def _item_keys(item: str) -> set[str]:
+    """An item of the request (a number or name as written) as ``_leaves`` keys it."""
+    try:
+        return _leaves(float(item.replace(",", "").replace("_", "")))
+    except ValueError:
+        return _leaves(item)
+
+
 def _args_of(raw: str) -> dict[str, Any] | None:
     try:
         value = json.loads(raw)
@@ -158,7 +166,8 @@ class ReactStrategy:
                  grammar: bool | None = None, include_optional: bool = True,
                  thought: bool = False, max_tokens: int = 256, args_tokens: int = 512,
                  answer_tokens: int = 384, end_turn_bias: float = 2.0,
-                 preselect: float | None = PRESELECT, coverage: bool = True,
+                 preselect: float | None = PRESELECT,
+                 further_preselect: float | None = PRESELECT, coverage: bool = True,
                  spans: bool = False, known_numbers: bool = False,
                  mentioned_optional: bool = False, coverage_names: bool = False,
                  fast_forward: bool = False, tools_last: bool = False,
@@ -166,7 +175,7 @@ class ReactStrategy:
                  answer_bias: float = 0.0, choose_values: bool = True,
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, new_items: bool = True,
-                 distinct_args: bool = True,
+                 distinct_args: bool = True, move_on: bool = True,
                  value_floor: float = -4.0,
                  grounded_answers: bool = True) -> None:
         self.model = model
@@ -196,6 +205,11 @@ class ReactStrategy:
         # tool. On BFCL's multiple questions (first 40) 0.5 took SmolLM2 from 37.5% to
         # 50%, then 0.75 gained on tune and validate alike (README).
         self.preselect = preselect
+        # The same for a further call of the turn (after its first): a request naming two
+        # tasks may score the second tool below the cut. Kept at PRESELECT: 0.25 offered
+        # the tool needed in all 50 parallel_multiple tune questions (25 lack one at 0.75)
+        # but SmolLM2 then chose unneeded tools: 0 up, 0 down, twice the time (README).
+        self.further_preselect = further_preselect
         self.coverage = coverage
         # The items a request lists: its numbers, and with ``coverage_names`` its names
         # (people, places: ``callgate.tools.relevance.names_in``) too.
@@ -243,6 +257,11 @@ class ReactStrategy:
         # A call after the turn's first must bring a value no earlier call gave (see
         # ``_restates``): SmolLM2 tends to restate its call with another tool or argument.
         self.new_items = new_items
+        # A further call that restates earlier ones while the request still lists items no
+        # call used is made to move on (ValueChooser.vary) instead of being dropped: SmolLM2
+        # copies its first call's values, so parallel turns ended after one call. Parallel
+        # 18 -> 22 on tune and on validate; one simple question each way (README).
+        self.move_on = move_on
         # Off: in a full BFCL run the shared prefix made questions 20-40% faster, but did
         # not gain on tune and lost two points on validate (README). A user's tool list is
         # the same on every turn, so its prompt prefix is reused either way.
@@ -277,10 +296,12 @@ class ReactStrategy:
 
     def offered(self, state: dict[str, Any]) -> list[str]:
         """The tools the grammar lets the model choose from: those the user's latest
-        request is about (``callgate.tools.relevance``), or all with ``preselect=None``."""
-        if self.preselect is None:
+        request is about (``callgate.tools.relevance``; ``further_preselect`` once the turn
+        has a call), or all with ``None``."""
+        keep = self.further_preselect if self.calls_so_far(state) else self.preselect
+        if keep is None:
             return self.registry.names
-        return relevant_tools(self.registry, self._request(state), keep=self.preselect)
+        return relevant_tools(self.registry, self._request(state), keep=keep)
 
     @staticmethod
     def _request(state: dict[str, Any]) -> str:
@@ -492,26 +513,33 @@ class ReactStrategy:
                                keep_supported=self.keep_supported,
                                distinct=self.distinct_args)
         earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
-        chosen = chooser.choose(self.messages(state) + [AIMessage(state["reply_text"])],
-                                "Action Input: ", tool, args,
-                                self.registry.get(tool).schema,  # type: ignore[union-attr]
-                                conversation_text(state.get("messages") or []), earlier,
-                                request=self._request(state))
+        prompt = self.messages(state) + [AIMessage(state["reply_text"])]
+        schema = self.registry.get(tool).schema  # type: ignore[union-attr]
+        context = conversation_text(state.get("messages") or [])
+        request = self._request(state)
+        chosen = chooser.choose(prompt, "Action Input: ", tool, args, schema, context, earlier,
+                                request=request)
+        left = [_item_keys(item) for item in self._numbers_left(state) or []]
+        if self.move_on and earlier and left and (
+                self._repeats(state, chosen) or self._restates(state, chosen)):
+            tests = [lambda value, keys=keys: bool(_leaves(value) & keys) for keys in left]
+            chosen = chooser.vary(prompt, "Action Input: ", tool, chosen, schema, context,
+                                  earlier, request=request, items=tests)
         return json.dumps(chosen, ensure_ascii=False)
 
-    def _repeats(self, state: dict[str, Any], raw: str) -> bool:
-        args = _args_of(raw)
+    def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
+        args = _args_of(raw) if isinstance(raw, str) else raw
         return bool(self.coverage and args is not None and Call(
             name=state["chosen_tool"], args=args) in self.calls_so_far(state))
 
-    def _restates(self, state: dict[str, Any], raw: str) -> bool:
+    def _restates(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
         """With ``new_items``: a call after the turn's first that brings no item (a string
         or number, not an enum member) that an earlier call of the turn did not already
         give: it restates them."""
         if not self.new_items:
             return False
         earlier = self.calls_so_far(state)
-        args = _args_of(raw)
+        args = _args_of(raw) if isinstance(raw, str) else raw
         if not earlier or args is None:
             return False
         tool = state["chosen_tool"]
