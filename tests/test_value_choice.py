@@ -611,3 +611,26 @@ def test_the_strategy_moves_a_restating_call_on_while_the_request_lists_items_le
     done = {**state, "reply_text": both, "calls_written": 2}
     assert json.loads(_pace_strategy(ranker)._values_chosen(done, copy)) == (
         {"km": 10, "minutes": 50})
+
+
+def test_a_reply_to_a_correction_that_restates_the_refused_call_is_not_moved() -> None:
+    # Repeating the refused call is how the model gives up; moved on, it would become a
+    # new call where no tool fits (BFCL's irrelevance questions).
+    from langchain_core.messages import ToolMessage
+
+    from callgate.tools.grounding import CORRECTION_MARK
+
+    ranker = ReadingRanker({"km": {" 10": -0.1, " 21": -3.0}, "minutes": {" 50": -0.1}})
+    refused = AIMessage("", tool_calls=[{"id": "c1", "name": "pace",
+                                         "args": {"km": 10, "minutes": 50}}])
+    answer = ToolMessage("not in the conversation", tool_call_id="c1", status="error",
+                         additional_kwargs={**CORRECTION_MARK, "callgate_refusal": "ungrounded"})
+    state = {"messages": [HumanMessage(RUNS_REQUEST), refused, answer],
+             "reply_text": "Action: pace\n", "chosen_tool": "pace", "calls_written": 0}
+    copy = '{"km": 10, "minutes": 50}'
+    assert json.loads(_pace_strategy(ranker)._values_chosen(state, copy)) == (
+        {"km": 10, "minutes": 50})
+    # The same call after a step that ran is moved on.
+    ran = ToolMessage("5:00 /km", tool_call_id="c1")
+    after_results = {**state, "messages": [HumanMessage(RUNS_REQUEST), refused, ran]}
+    assert json.loads(_pace_strategy(ranker)._values_chosen(after_results, copy))["km"] == 21

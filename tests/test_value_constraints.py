@@ -109,3 +109,36 @@ def test_decoding_under_the_grammar_copies_values_from_the_question() -> None:
     assert args["adults"] == 3
     for key in ("origin", "destination"):
         assert args[key] and args[key] in question  # copied, not invented
+
+
+def test_optional_arguments_the_request_names_can_be_made_required() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.registry import ToolRegistry
+
+    def book(restaurant: str, city: str, people: int, budget: float,
+             seating: str = "inside") -> str:
+        """Book a table."""
+        return "booked"
+
+    class GrammarCapable:
+        text_only = True
+        llama = None
+
+    registry = ToolRegistry([book])
+    registry.get("book").schema["properties"]["seating"]["enum"] = ["inside", "terrace"]
+    schema = registry.get("book").schema
+    request = "Book a terrace table for 4 at Chez Panisse in Berkeley, budget 120.5 dollars."
+    state = {"messages": [HumanMessage(request)], "chosen_tool": "book"}
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True,  # type: ignore[arg-type]
+                             mentioned_required=True)
+    named = {**schema, "required": [*schema["required"], "seating"]}
+    assert strategy._args_kwargs(state)["grammar"] == args_grammar(named)
+    # Off, or for a request that does not name it, the argument stays optional.
+    strategy.mentioned_required = False
+    assert strategy._args_kwargs(state)["grammar"] == args_grammar(schema)
+    strategy.mentioned_required = True
+    plain = {**state, "messages": [HumanMessage(request.replace("terrace ", ""))]}
+    assert strategy._args_kwargs(plain)["grammar"] == args_grammar(schema)
+    assert args_grammar(named) != args_grammar(schema)

@@ -287,9 +287,9 @@ class CallgateAnswerer:
 
             strategy = ReactStrategy(self.model, ToolRegistry(), grammar=self.grammar)
             knobs = ("include_optional", "thought", "max_tokens", "args_tokens",
-                     "end_turn_bias", "preselect", "further_preselect", "coverage",
+                     "end_turn_bias", "preselect", "coverage",
                      "answer_bias", "choose_values", "value_margin", "value_floor",
-                     "reuse_penalty", "keep_supported",
+                     "reuse_penalty", "keep_supported", "mentioned_required",
                      "new_items", "distinct_args", "move_on", "grounded_answers")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}

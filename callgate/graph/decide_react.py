@@ -166,10 +166,10 @@ class ReactStrategy:
                  grammar: bool | None = None, include_optional: bool = True,
                  thought: bool = False, max_tokens: int = 256, args_tokens: int = 512,
                  answer_tokens: int = 384, end_turn_bias: float = 2.0,
-                 preselect: float | None = PRESELECT,
-                 further_preselect: float | None = PRESELECT, coverage: bool = True,
+                 preselect: float | None = PRESELECT, coverage: bool = True,
                  spans: bool = False, known_numbers: bool = False,
-                 mentioned_optional: bool = False, coverage_names: bool = False,
+                 mentioned_optional: bool = False, mentioned_required: bool = False,
+                 coverage_names: bool = False,
                  fast_forward: bool = False, tools_last: bool = False,
                  further_values: bool = False, retry_refused: float | None = None,
                  answer_bias: float = 0.0, choose_values: bool = True,
@@ -205,11 +205,6 @@ class ReactStrategy:
         # tool. On BFCL's multiple questions (first 40) 0.5 took SmolLM2 from 37.5% to
         # 50%, then 0.75 gained on tune and validate alike (README).
         self.preselect = preselect
-        # The same for a further call of the turn (after its first): a request naming two
-        # tasks may score the second tool below the cut. Kept at PRESELECT: 0.25 offered
-        # the tool needed in all 50 parallel_multiple tune questions (25 lack one at 0.75)
-        # but SmolLM2 then chose unneeded tools: 0 up, 0 down, twice the time (README).
-        self.further_preselect = further_preselect
         self.coverage = coverage
         # The items a request lists: its numbers, and with ``coverage_names`` its names
         # (people, places: ``callgate.tools.relevance.names_in``) too.
@@ -228,6 +223,9 @@ class ReactStrategy:
         self.spans = spans
         self.known_numbers = known_numbers
         self.mentioned_optional = mentioned_optional
+        # The optional arguments the request names (``mentioned_arguments``) are written
+        # in every call: SmolLM2 leaves them out ("in miles" without ``unit``).
+        self.mentioned_required = mentioned_required
         # The same value rules for the calls after the turn's first only: a further call
         # can then only recombine values the conversation has (a repeat is dropped), not
         # invent new ones ("3333333333" for a temperature).
@@ -296,12 +294,12 @@ class ReactStrategy:
 
     def offered(self, state: dict[str, Any]) -> list[str]:
         """The tools the grammar lets the model choose from: those the user's latest
-        request is about (``callgate.tools.relevance``; ``further_preselect`` once the turn
-        has a call), or all with ``None``."""
-        keep = self.further_preselect if self.calls_so_far(state) else self.preselect
-        if keep is None:
+        request is about (``callgate.tools.relevance``), or all with ``preselect=None``.
+        Further calls of a turn get the same offer: a lower cut for them (0.25) gave
+        parallel_multiple the tools it needs, but SmolLM2 then called unneeded ones (README)."""
+        if self.preselect is None:
             return self.registry.names
-        return relevant_tools(self.registry, self._request(state), keep=keep)
+        return relevant_tools(self.registry, self._request(state), keep=self.preselect)
 
     @staticmethod
     def _request(state: dict[str, Any]) -> str:
@@ -354,6 +352,10 @@ class ReactStrategy:
         optional: bool | list[str] = self.include_optional
         if optional and self.mentioned_optional:
             optional = mentioned_arguments(schema, self._request(state))
+        if self.mentioned_required and not short:
+            required = list(schema.get("required") or [])
+            named = mentioned_arguments(schema, self._request(state))
+            schema = {**schema, "required": [*required, *named]}
         grammar = (args_grammar(schema, include_optional=False, max_string_chars=60,
                                 max_array_items=3, values=values) if short else
                    args_grammar(schema, include_optional=optional, values=values))
@@ -520,7 +522,9 @@ class ReactStrategy:
         chosen = chooser.choose(prompt, "Action Input: ", tool, args, schema, context, earlier,
                                 request=request)
         left = [_item_keys(item) for item in self._numbers_left(state) or []]
-        if self.move_on and earlier and left and (
+        # Not in a reply to a correction: there a restated call is how the model gives up
+        # (moved on, it became a call on BFCL's irrelevance questions).
+        if self.move_on and earlier and left and not _correcting(state) and (
                 self._repeats(state, chosen) or self._restates(state, chosen)):
             tests = [lambda value, keys=keys: bool(_leaves(value) & keys) for keys in left]
             chosen = chooser.vary(prompt, "Action Input: ", tool, chosen, schema, context,
