@@ -172,7 +172,7 @@ def test_further_calls_of_a_turn_take_only_values_the_conversation_has() -> None
     further = {"messages": _earlier_step({"artist": "Nina Simone", "minutes": 20}),
                "reply_text": "Action: play\n", "chosen_tool": "play", "calls_written": 0}
     grammar = strategy._args_kwargs(further)["grammar"]
-    assert 'artist ::= "\\"" span "\\""' in grammar
+    assert 'artist ::= "\\"" cg-span "\\""' in grammar
     assert set(re.search(r"^minutes ::= (.*)$", grammar, re.M).group(1).split(" | ")) == {
         '"20"', '"35"'}  # the request's numbers, not any digits
 
@@ -213,7 +213,7 @@ def test_a_refused_call_is_decoded_again_from_the_conversations_values() -> None
     chosen = strategy.choose(state, {})
     assert chosen["chosen_tool"] == "play" and chosen["reply_text"] == "Action: play\n"
     grammar = strategy._args_kwargs({**state, **chosen})["grammar"]
-    assert 'artist ::= "\\"" span "\\""' in grammar  # only words of the request
+    assert 'artist ::= "\\"" cg-span "\\""' in grammar  # only words of the request
     assert set(re.search(r"^minutes ::= (.*)$", grammar, re.M).group(1).split(" | ")) == {
         '"20"', '"35"'}
 

@@ -44,8 +44,8 @@ def test_strings_are_spans_of_whole_words_copied_with_what_joins_them() -> None:
 def test_argument_grammar_limits_strings_and_numbers_to_the_question() -> None:
     values = Values(text=QUESTION, numbers=tuple(sorted(number_readings(QUESTION))))
     gbnf = args_grammar(SCHEMA, values=values)
-    assert _rule(gbnf, "restaurant") == '"\\"" span "\\""'
-    assert _rule(gbnf, "city") == '"\\"" span "\\""'
+    assert _rule(gbnf, "restaurant") == '"\\"" cg-span "\\""'
+    assert _rule(gbnf, "city") == '"\\"" cg-span "\\""'
     assert _rule(gbnf, "people") == '"4"'  # the only integer the question has
     assert set(_rule(gbnf, "budget").split(" | ")) == {'"4"', '"120.5"'}
     assert "span" not in _rule(gbnf, "seating")  # enum members stay as they are
@@ -59,7 +59,7 @@ def test_free_text_arguments_keep_free_strings() -> None:
               "required": ["search_query", "topic"]}
     gbnf = args_grammar(schema, values=Values(text="news about the Mars rover"))
     assert "span" not in _rule(gbnf, "search-query")
-    assert _rule(gbnf, "topic") == '"\\"" span "\\""'
+    assert _rule(gbnf, "topic") == '"\\"" cg-span "\\""'
 
 
 def test_numbers_fall_back_to_digits_when_none_fits() -> None:
@@ -142,3 +142,84 @@ def test_optional_arguments_the_request_names_can_be_made_required() -> None:
     plain = {**state, "messages": [HumanMessage(request.replace("terrace ", ""))]}
     assert strategy._args_kwargs(plain)["grammar"] == args_grammar(schema)
     assert args_grammar(named) != args_grammar(schema)
+
+
+SEARCH_QUESTION = "Search the web for the latest Python release, please."
+
+
+def test_search_arguments_are_told_from_settings_of_a_search() -> None:
+    from callgate.tools.candidates import is_search_text
+
+    for name in ("query", "search_query", "searchQuery", "q", "keywords", "keyword",
+                 "search", "search_string", "query_string", "search_term", "user_query"):
+        assert is_search_text(name, {"type": "string"}), name
+    for name in ("search_type", "search_scope", "safe_search", "city", "loan_term",
+                 "payment_term", "title"):
+        assert not is_search_text(name, {"type": "string"}), name
+    assert not is_search_text("query", {"type": "integer"})
+
+
+def test_a_search_query_is_composed_of_the_conversations_words() -> None:
+    schema = {"type": "object",
+              "properties": {"query": {"type": "string"}, "region": {"type": "string"},
+                             "search_type": {"type": "string"},
+                             "keywords": {"type": "array", "items": {"type": "string"}},
+                             "mode": {"type": "string", "enum": ["web", "news"]}},
+              "required": ["query", "region", "search_type", "keywords", "mode"]}
+    gbnf = args_grammar(schema, values=Values(words=SEARCH_QUESTION))
+    assert _rule(gbnf, "query") == '"\\"" cg-query "\\""'
+    assert "cg-query" in _rule(gbnf, "keywords-item")  # an array's items too
+    for other in ("region", "search-type", "mode"):  # not a search, or an enum
+        assert "cg-query" not in _rule(gbnf, other)
+    # Spans of the question, up to eight, one space between them: "latest Python release"
+    # is one span; "latest_python_release" or "R1" is none.
+    assert _rule(gbnf, "cg-query") == 'cg-query-span (" " cg-query-span){0,7}'
+    assert _rule(gbnf, "cg-query-w5") == '"latest" (" " cg-query-w6)?'
+    assert _rule(gbnf, "cg-query-w7") == '"release" (", " cg-query-w8)?'
+    assert '"R1"' not in gbnf and "_" not in _rule(gbnf, "cg-query-span")
+    # Without words (the option off) the query is free text, as before.
+    assert "cg-query" not in args_grammar(schema, values=Values(text=SEARCH_QUESTION))
+    assert "cg-query" not in args_grammar(schema)
+
+
+def test_the_strategy_limits_search_words_only_when_asked() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.registry import ToolRegistry
+
+    def web_search(query: str, max_results: int = 5) -> str:
+        """Search the web."""
+        return "results"
+
+    class GrammarCapable:
+        text_only = True
+        llama = None
+
+    registry = ToolRegistry([web_search])
+    state = {"messages": [HumanMessage(SEARCH_QUESTION)], "chosen_tool": "web_search"}
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True,  # type: ignore[arg-type]
+                             search_words=True)
+    assert "cg-query-span" in strategy._args_kwargs(state)["grammar"]
+    strategy.search_words = False
+    assert "cg-query" not in strategy._args_kwargs(state)["grammar"]
+
+
+@pytest.mark.llama
+def test_decoding_a_search_query_writes_only_the_questions_words() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from callgate.models.grammar import grammar_error
+    from callgate.models.spec import load_model
+
+    model, _ = load_model("bundled")
+    schema = {"type": "object", "properties": {"query": {"type": "string"}},
+              "required": ["query"]}
+    gbnf = args_grammar(schema, values=Values(words=SEARCH_QUESTION))
+    assert grammar_error(gbnf, model.llama) is None
+    messages = [SystemMessage("Tools: web_search(query)"), HumanMessage(SEARCH_QUESTION),
+                AIMessage("Action: web_search\nAction Input: ")]
+    out = model.invoke(messages, grammar=gbnf, max_tokens=40, temperature=0.0, stop=[])
+    query = json.loads(out.text)["query"]
+    words = set(re.findall(r"\w+", SEARCH_QUESTION))
+    assert query and set(re.findall(r"\w+", query)) <= words

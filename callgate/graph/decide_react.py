@@ -176,6 +176,7 @@ class ReactStrategy:
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
+                 search_words: bool = False,
                  value_floor: float = -4.0,
                  grounded_answers: bool = True) -> None:
         self.model = model
@@ -260,6 +261,11 @@ class ReactStrategy:
         # copies its first call's values, so parallel turns ended after one call. Parallel
         # 18 -> 22 on tune and on validate; one simple question each way (README).
         self.move_on = move_on
+        # A search argument (query, keywords: ``callgate.tools.candidates.is_search_text``)
+        # is composed of spans of the conversation, one space between them: free text, but
+        # no invented words. SmolLM2's own queries were junk ("R1", "latest_python_release",
+        # a sentence it made up).
+        self.search_words = search_words
         # Off: in a full BFCL run the shared prefix made questions 20-40% faster, but did
         # not gain on tune and lost two points on validate (README). A user's tool list is
         # the same on every turn, so its prompt prefix is reused either way.
@@ -378,11 +384,12 @@ class ReactStrategy:
         # BFCL's irrelevance questions is a wrong one (tune: 65% -> 27%).
         further |= self.retried_tool(state) is not None
         spans, known = self.spans or further, self.known_numbers or further
-        if not (spans or known):
+        if not (spans or known or self.search_words):
             return None
         text = conversation_text(state.get("messages") or [])
         numbers = tuple(sorted(number_readings(text))) if known else None
-        return Values(text=text if spans else None, numbers=numbers)
+        return Values(text=text if spans else None, numbers=numbers,
+                      words=text if self.search_words else None)
 
     def _numbers_left(self, state: dict[str, Any], skip_last: bool = False) -> list[str] | None:
         """The items of the request (numbers; names with ``coverage_names``) that no call of

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from callgate.tools.candidates import FREE_TEXT_WORDS, is_free_text
+from callgate.tools.candidates import FREE_TEXT_WORDS, is_free_text, is_search_text
 
 if TYPE_CHECKING:
     from llama_cpp import Llama, LlamaGrammar
@@ -31,6 +31,8 @@ __all__ = [
     "grammar_error",
     "gbnf_literal",
     "next_action_grammar",
+    "query_rules",
+    "span_rules",
     "tool_name_grammar",
 ]
 
@@ -210,7 +212,9 @@ def _upto(n: int | None) -> str:
     return f"{{0,{n - 1}}}" if n > 1 else "{0,0}"
 
 
-_SPAN = "CALLGATE_SPAN"  # placeholder const, replaced by the span rule after conversion
+_SPAN = "CALLGATE_SPAN"  # placeholder consts, replaced by their rules after conversion
+_QUERY = "CALLGATE_QUERY"
+_MAX_QUERY_SPANS = 8
 _SPAN_WORD = re.compile(r"\w+")  # identifiers (main_db, user_id) are one word
 _SPAN_JOIN = re.compile(r"[ ,.'&/:+-]{1,3}")  # what may join two words inside one span
 _MAX_SPAN_WORDS = 400  # the span rule grows with the text; beyond, the latest words
@@ -224,32 +228,45 @@ class Values:
     between them), unless the schema gives an enum, const, pattern or format, or the
     argument is free text (``FREE_TEXT_WORDS``, or named in ``free``). ``numbers``: number
     and integer arguments are one of them (integers: the integral ones); when none fits
-    the type, any number is allowed. ``None`` leaves that kind unconstrained."""
+    the type, any number is allowed. ``words``: a search argument (``is_search_text``:
+    ``query``, ``keywords``...) is free text composed of spans of it, in any order, one
+    space between them ("latest Python release", not "latest_python_release" or "R1").
+    ``None`` leaves that kind unconstrained."""
 
     text: str | None = None
     numbers: tuple[float, ...] | None = None
     free: frozenset[str] = field(default_factory=frozenset)
+    words: str | None = None
 
     def is_free(self, name: str, spec: dict[str, Any]) -> bool:
         return name in self.free or is_free_text(name, spec)
 
 
-def span_rules(text: str) -> str:
-    """GBNF rules: ``span`` is any run of whole words of ``text`` with the characters
-    between them as written, JSON-escaped; the grammar is linear in the text's length."""
+def span_rules(text: str, name: str = "span", word: str = "sw") -> str:
+    """GBNF rules: ``name`` is any run of whole words of ``text`` with the characters
+    between them as written, JSON-escaped (a rule per word: ``word`` and its index); the
+    grammar is linear in the text's length."""
     words = list(_SPAN_WORD.finditer(text))[-_MAX_SPAN_WORDS:]
     if not words:
-        return 'span ::= [^"\\\\\\x7F\\x00-\\x1F]+\n'
+        return name + ' ::= [^"\\\\\\x7F\\x00-\\x1F]+\n'
     rules = []
-    for i, word in enumerate(words):
-        body = gbnf_literal(json.dumps(word.group(), ensure_ascii=False)[1:-1])
+    for i, found in enumerate(words):
+        body = gbnf_literal(json.dumps(found.group(), ensure_ascii=False)[1:-1])
         if i + 1 < len(words):
-            between = text[word.end():words[i + 1].start()]
+            between = text[found.end():words[i + 1].start()]
             if _SPAN_JOIN.fullmatch(between):
-                body += f" ({gbnf_literal(json.dumps(between)[1:-1])} sw{i + 1})?"
-        rules.append(f"sw{i} ::= {body}")
-    starts = " | ".join(f"sw{i}" for i in range(len(words)))
-    return "\n".join([f"span ::= {starts}", *rules]) + "\n"
+                body += f" ({gbnf_literal(json.dumps(between)[1:-1])} {word}{i + 1})?"
+        rules.append(f"{word}{i} ::= {body}")
+    starts = " | ".join(f"{word}{i}" for i in range(len(words)))
+    return "\n".join([f"{name} ::= {starts}", *rules]) + "\n"
+
+
+def query_rules(text: str, name: str = "query") -> str:
+    """GBNF rules: ``name`` is up to eight spans of ``text`` (:func:`span_rules`) with one
+    space between them: a search composed of the conversation's words."""
+    more = _MAX_QUERY_SPANS - 1
+    return (f'{name} ::= {name}-span (" " {name}-span){{0,{more}}}\n'
+            + span_rules(text, name=f"{name}-span", word=f"{name}-w"))
 
 
 def args_grammar(
@@ -282,10 +299,10 @@ def args_grammar(
         required = set(bounded.get("required") or [])
         bounded["properties"] = {k: v for k, v in bounded["properties"].items()
                                  if k in required or k in keep}
-    spans = False
+    placed: set[str] = set()  # the placeholder consts put in
     if values is not None and isinstance(bounded.get("properties"), dict):
         for name, spec in bounded["properties"].items():
-            spans |= _limit_values(name, spec, values)
+            placed |= _limit_values(name, spec, values)
     if _is_no_args(bounded):
         return 'root ::= "{" space "}" space\nspace ::= " "?\n'
     try:
@@ -295,9 +312,13 @@ def args_grammar(
         # pattern it cannot read constrains nothing here; validation still checks it.
         gbnf = json_schema_to_gbnf(json.dumps(_without_patterns(bounded)))
     gbnf = _strict_json_chars(gbnf)
-    if spans:
-        gbnf = gbnf.replace(gbnf_literal(json.dumps(_SPAN)), '"\\"" span "\\""')
-        gbnf += "\n" + span_rules(values.text or "")  # type: ignore[union-attr]
+    # The converter names rules after the properties: ours carry a prefix no name has.
+    if values is not None and _SPAN in placed:
+        gbnf = gbnf.replace(gbnf_literal(json.dumps(_SPAN)), '"\\"" cg-span "\\""')
+        gbnf += "\n" + span_rules(values.text or "", name="cg-span", word="cg-sw")
+    if values is not None and _QUERY in placed:
+        gbnf = gbnf.replace(gbnf_literal(json.dumps(_QUERY)), '"\\"" cg-query "\\""')
+        gbnf += "\n" + query_rules(values.words or "", name="cg-query")
     return gbnf + "\n"
 
 
@@ -311,21 +332,21 @@ def _without_patterns(schema: Any) -> Any:
     return schema
 
 
-def _limit_values(name: str, spec: Any, values: Values) -> bool:
-    """Rewrite one argument's bounded schema in place (its array items too); True when a
-    span placeholder was put in."""
+def _limit_values(name: str, spec: Any, values: Values) -> set[str]:
+    """Rewrite one argument's bounded schema in place (its array items too); the
+    placeholder consts put in."""
     if not isinstance(spec, dict) or {"enum", "const", "pattern", "format", "$ref",
                                       "anyOf", "oneOf", "allOf"} & spec.keys():
-        return False
+        return set()
     kind = spec.get("type")
     if kind == "array" and isinstance(spec.get("items"), dict):
         return _limit_values(name, spec["items"], values)
-    if kind == "string" and values.text is not None and not values.is_free(name, spec):
+    if kind == "string" and values.words is not None and is_search_text(name, spec):
+        if _SPAN_WORD.search(values.words):
+            return _to_placeholder(spec, _QUERY)
+    elif kind == "string" and values.text is not None and not values.is_free(name, spec):
         if _SPAN_WORD.search(values.text):
-            for key in ("type", "maxLength", "minLength"):
-                spec.pop(key, None)
-            spec["const"] = _SPAN
-            return True
+            return _to_placeholder(spec, _SPAN)
     elif kind in ("integer", "number") and values.numbers is not None:
         fits = [n for n in values.numbers if kind == "number" or float(n).is_integer()]
         fits = [n for n in fits if _in_bounds(n, spec)]
@@ -333,7 +354,16 @@ def _limit_values(name: str, spec: Any, values: Values) -> bool:
             literals = [int(n) if float(n).is_integer() else n for n in fits]
             spec.clear()
             spec["enum"] = list(dict.fromkeys(literals))
-    return False
+    return set()
+
+
+def _to_placeholder(spec: dict[str, Any], const: str) -> set[str]:
+    """Turn a string argument's schema into the placeholder ``const`` (its rule replaces
+    it once the schema is converted)."""
+    for key in ("type", "maxLength", "minLength"):
+        spec.pop(key, None)
+    spec["const"] = const
+    return {const}
 
 
 def _in_bounds(n: float, spec: dict[str, Any]) -> bool:

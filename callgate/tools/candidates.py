@@ -4,7 +4,8 @@ A small model asked for a value it should copy ("restaurants in Manhattan") ofte
 one it half remembers ("Manchester"). These are the values that copying allows; the ReAct
 path ranks them by the model's own probability (:mod:`callgate.graph.choose_values`).
 Free text — a search query, a message, a date in the tool's own format — is the model's
-to compose: :func:`is_free_text` says which arguments those are.
+to compose: :func:`is_free_text` says which arguments those are. A search query is composed
+of the conversation's words (:func:`is_search_text`): SmolLM2's own queries were junk.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 from callgate.tools.relevance import number_readings
 
-__all__ = ["FREE_TEXT_WORDS", "is_free_text", "number_values", "spans"]
+__all__ = ["FREE_TEXT_WORDS", "SEARCH_WORDS", "is_free_text", "is_search_text", "number_values",
+           "spans"]
 
 # A string argument whose name or description has one of these words holds text the user
 # need not have written word for word (a search query, a summary, a formula, a date in the
@@ -28,6 +30,11 @@ FREE_TEXT_WORDS = frozenset({
     "instructions", "reason", "date", "time", "datetime", "url", "path", "email",
 })
 _DESCRIBED_FREE = frozenset({"query", "search", "summary", "free", "formula", "expression"})
+# The last word of a search argument's name (query, search_query, keywords, q), or the word
+# before a last "term", "string" or "text" (search_term, query_string), or the name
+# "search": its value is words to look for, which the conversation holds (``is_search_text``).
+SEARCH_WORDS = frozenset({"query", "q", "keyword", "keywords"})
+_SEARCH_TAILS = frozenset({"term", "terms", "string", "text"})
 _CAMEL = re.compile(r"([a-z])([A-Z])")
 
 _WORD = re.compile(r"\w+")  # identifiers (main_db, user_id) are one word
@@ -44,6 +51,16 @@ def is_free_text(name: str, spec: dict[str, Any]) -> bool:
     words = set(re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower()))
     described = set(re.findall(r"[a-z]+", str(spec.get("description") or "").lower()))
     return bool(words & FREE_TEXT_WORDS) or bool(described & _DESCRIBED_FREE)
+
+
+def is_search_text(name: str, spec: dict[str, Any]) -> bool:
+    """Whether a string argument holds words to search for (``query``, ``search_string``,
+    ``keywords``, ``q``), not a setting of the search (``search_type``, ``search_scope``)."""
+    words = re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower())
+    if spec.get("type") not in (None, "string") or not words:
+        return False
+    return words[-1] in SEARCH_WORDS or words == ["search"] or (
+        len(words) > 1 and words[-1] in _SEARCH_TAILS and words[-2] in {*SEARCH_WORDS, "search"})
 
 
 def spans(text: str, max_words: int = MAX_SPAN_WORDS) -> list[str]:
