@@ -3,9 +3,11 @@
 A small model's answer can loop (the same line 55 times), echo the loop's own
 instructions, write its own ``Sources:`` line, or state numbers that no tool returned.
 :func:`check_answer` cuts repetition, removes echoed instructions and model-written source
-lines, and flags numbers that appear neither in the results nor in what the user wrote.
-When the answer is left degenerate, or states invented numbers while results exist, the
-caller answers from the results' summaries instead (``cite`` does, and says so).
+lines, flags numbers that appear neither in the results nor in what the user wrote, and
+notices an answer that copies a result's summary line (the loop's own ``[tool] ...``
+format). When the answer is left degenerate, states invented numbers or copies a summary
+while results exist, the caller answers from the results' summaries instead (``cite``
+does, and says so).
 No library does this; the rules are plain text heuristics, each tested.
 """
 
@@ -26,6 +28,7 @@ _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citation
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?|\n")
 _WORD = re.compile(r"\w+")
 _LOOPED = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)  # a phrase back to back
+_LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system_stats]"
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
 INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the results
 
@@ -51,6 +54,7 @@ class AnswerCheck:
     text: str
     notes: list[str] = field(default_factory=list)
     invented_numbers: list[str] = field(default_factory=list)
+    copied_summary: bool = False
 
     @property
     def degenerate(self) -> bool:
@@ -137,6 +141,14 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def copies_summary(text: str, results: Iterable[str]) -> bool:
+    """Whether the answer starts (after citation ids) with the ``[tool]`` tag a result's
+    summary starts with: the model is copying the loop's summary line, and its copy drifts
+    (SmolLM2 went on from "cpu 100.0%, memory 6.5%" to "RAM 2.56%" for a load of 2.56)."""
+    tag = _LEADING_TAG.match(text)
+    return bool(tag) and any(r.lstrip().startswith(tag[1]) for r in results)
+
+
 def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> AnswerCheck:
     """Apply every check; ``results`` are this turn's ok result summaries and previews."""
     results = list(results)
@@ -154,13 +166,18 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     if check.invented_numbers:
         check.notes.append("numbers in no result or question: "
                            + ", ".join(check.invented_numbers))
+    check.copied_summary = copies_summary(check.text, results)
+    if check.copied_summary:
+        check.notes.append("the answer copied a result's summary line")
     return check
 
 
 def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     """Whether the results' summaries should replace the model's answer: it was left
-    empty, or it states numbers no result holds — several of them (one or two are only
-    flagged, since a model may compute a figure: 2**10 = 1024 from the question)."""
+    empty, it copies a summary line (the summaries themselves say it without drift), or it
+    states numbers no result holds — several of them (one or two are only flagged, since a
+    model may compute a figure: 2**10 = 1024 from the question)."""
     if not has_results:
         return False
-    return check.degenerate or len(check.invented_numbers) >= INVENTED_LIMIT
+    return (check.degenerate or check.copied_summary
+            or len(check.invented_numbers) >= INVENTED_LIMIT)

@@ -165,3 +165,22 @@ def test_the_calculator_hides_float_rounding() -> None:
     assert calculator("3.5 * 4.2") == 14.7
     assert calculator("1234567890123 * 1.0") == 1234567890123.0  # every digit a float holds
     assert calculator("10 / 4") == 2.5 and calculator("2 ** 10") == 1024
+
+
+def test_an_answer_copying_the_summary_line_gives_way_to_the_summary() -> None:
+    # What the bundled model wrote for the README's question: the summary line copied,
+    # then the load average's figures relabelled as memory percentages.
+    garbled = "[system_stats] cpu_percent: 12.5 RAM 2.56% (RAM 2.44%) 2.44% (RAM 1.61%) 2."
+    out = run([tool_call("system_stats", {}), AIMessage(garbled)], [system_stats],
+              "How busy is this computer's CPU right now?")
+    assert out["answer_source"] == "results"
+    assert out["final_answer"].startswith("Here is what the tools returned: [system_stats]")
+    assert "RAM" not in out["final_answer"]
+    assert "the answer copied a result's summary line" in out["answer_checks"]
+    # After citation ids too; an answer in the model's own words stays.
+    assert check_answer("[R1] [system_stats] cpu 3%", results=["[system_stats] cpu 3%"],
+                        user=[]).copied_summary
+    assert not check_answer("The CPU is at 3% [R1].", results=["[system_stats] cpu 3%"],
+                            user=[]).copied_summary
+    assert not check_answer("[note] cpu 3%", results=["[system_stats] cpu 3%"],
+                            user=[]).copied_summary
