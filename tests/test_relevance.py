@@ -94,10 +94,24 @@ def test_words_are_compared_on_a_crude_stem() -> None:
         "legal-caseFetch"]
 
 
-def test_no_shared_word_keeps_every_tool() -> None:
+def test_no_shared_word_keeps_every_tool_or_none() -> None:
     assert relevant_tools(_registry(), "17 * 23 = ?") == [
         "population_by_state_year", "gdp_by_state_year", "legal_case_fetch"]
     assert relevant_tools(ToolRegistry(), "anything") == []
+    assert relevant_tools(_registry(), "17 * 23 = ?", unmatched="none") == []
+    # A request that shares a word with a tool is offered it either way.
+    assert relevant_tools(_registry(), "GDP of Ohio", unmatched="none") == ["gdp_by_state_year"]
+
+
+def test_a_request_about_no_tool_is_answered_without_a_call_when_asked() -> None:
+    model = ScriptedChatModel(script=[], native_tools=False)
+    state = {"messages": [HumanMessage("What is the capital of France?")]}
+    strategy = ReactStrategy(model, _registry(), unmatched="none")
+    assert strategy.offered(state) == []
+    grammar = strategy._choice_kwargs(state)["grammar"]
+    assert grammar.startswith("root ::= (final)") and "Action" not in grammar
+    assert ReactStrategy(model, _registry()).offered(state) == [  # the default: every tool
+        "population_by_state_year", "gdp_by_state_year", "legal_case_fetch"]
 
 
 def test_the_strategy_offers_the_relevant_tools_of_the_latest_request() -> None:

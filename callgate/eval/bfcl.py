@@ -291,7 +291,7 @@ class CallgateAnswerer:
                      "answer_bias", "choose_values", "value_margin", "value_floor",
                      "reuse_penalty", "keep_supported", "mentioned_required",
                      "new_items", "distinct_args", "move_on", "search_words",
-                     "grounded_answers")
+                     "unmatched", "grounded_answers")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             prompt = prompts.react_system([("tool", "description", {"type": "object"})])

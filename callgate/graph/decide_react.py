@@ -176,7 +176,7 @@ class ReactStrategy:
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
-                 search_words: bool = False,
+                 search_words: bool = False, unmatched: Literal["all", "none"] = "all",
                  value_floor: float = -4.0,
                  grounded_answers: bool = True) -> None:
         self.model = model
@@ -206,6 +206,9 @@ class ReactStrategy:
         # tool. On BFCL's multiple questions (first 40) 0.5 took SmolLM2 from 37.5% to
         # 50%, then 0.75 gained on tune and validate alike (README).
         self.preselect = preselect
+        # A request that shares no word with any tool: the grammar offers every tool
+        # ("all"), or none ("none": the model answers without a call).
+        self.unmatched = unmatched
         self.coverage = coverage
         # The items a request lists: its numbers, and with ``coverage_names`` its names
         # (people, places: ``callgate.tools.relevance.names_in``) too.
@@ -305,7 +308,8 @@ class ReactStrategy:
         parallel_multiple the tools it needs, but SmolLM2 then called unneeded ones (README)."""
         if self.preselect is None:
             return self.registry.names
-        return relevant_tools(self.registry, self._request(state), keep=self.preselect)
+        return relevant_tools(self.registry, self._request(state), keep=self.preselect,
+                              unmatched=self.unmatched)
 
     @staticmethod
     def _request(state: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from callgate.tools.registry import Tool
 
@@ -73,13 +73,15 @@ def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
 PRESELECT = 0.75
 
 
-def relevant_tools(tools: Iterable[Tool], request: str, keep: float = PRESELECT) -> list[str]:
-    """The tools scoring at least ``keep`` times the best score, in their order; all of
-    them when none shares a word with the request (nothing to go by)."""
+def relevant_tools(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
+                   unmatched: Literal["all", "none"] = "all") -> list[str]:
+    """The tools scoring at least ``keep`` times the best score, in their order. When none
+    shares a word with the request, ``unmatched`` says what: ``all`` of them (nothing to
+    go by), or ``none`` (no tool is about the request)."""
     scores = tool_scores(tools, request)
     best = max(scores.values(), default=0.0)
     if best <= 0:
-        return list(scores)
+        return list(scores) if unmatched == "all" else []
     return [name for name, score in scores.items() if score >= keep * best]
 
 
