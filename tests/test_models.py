@@ -481,3 +481,46 @@ def test_a_pattern_the_converter_cannot_read_constrains_nothing_but_does_not_cra
               "required": ["x"]}
     grammar = args_grammar(schema)
     assert "x-kv" in grammar and "(?:" not in grammar
+
+
+@pytest.mark.llama
+def test_the_grammar_asked_about_the_best_token_first_chooses_the_same_tokens(
+        chat: ChatLlamaCppText, monkeypatch: pytest.MonkeyPatch) -> None:
+    from llama_cpp import Llama
+
+    from callgate.models import greedy_grammar
+    from callgate.models.greedy_grammar import GreedyGrammarLlama
+
+    assert isinstance(chat.llama, GreedyGrammarLlama)
+    monkeypatch.setenv("CALLGATE_FULL_GRAMMAR", "1")  # llama-cpp-python's own sampling
+    full = ChatLlamaCppText(model_path=chat.model_path, max_tokens=32)
+    assert type(full.llama) is Llama
+    monkeypatch.delenv("CALLGATE_FULL_GRAMMAR")
+    refused = 0
+    best = greedy_grammar._Grammar.best
+
+    def counted(self: Any, logits: Any) -> int:
+        nonlocal refused
+        refused += 1
+        return best(self, logits)
+
+    monkeypatch.setattr(greedy_grammar._Grammar, "best", counted)
+    weather = {"type": "object", "properties": {"city": {"type": "string"},
+                                                "days": {"type": "integer"}},
+               "required": ["city", "days"]}
+    cases = [  # (messages, grammar, logit bias)
+        ([SystemMessage(SYSTEM), HumanMessage("What is 17 * 23?")],
+         choice_grammar(TOOLS, thought=False), None),
+        ([SystemMessage(SYSTEM), HumanMessage("Say hello to me.")],
+         choice_grammar(TOOLS, thought=False), {"Final": 3.0}),
+        ([HumanMessage("Weather in Oslo for the next 3 days?"),
+          AIMessage("Action: weather\nAction Input: ")], args_grammar(weather), None),
+        # A grammar that refuses what the model would write first.
+        ([HumanMessage("Say hello to me.")], 'root ::= "zebra " [a-z ]+\n', None),
+    ]
+    for messages, grammar, bias in cases:
+        kwargs = {"grammar": grammar, "temperature": 0.0, "max_tokens": 24, "stop": []}
+        if bias:
+            kwargs["logit_bias"] = bias
+        assert chat.invoke(messages, **kwargs).text == full.invoke(messages, **kwargs).text
+    assert refused > 0  # the whole vocabulary was filtered where the best token was refused

@@ -130,7 +130,7 @@ atexit.register(_close_all)
 def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, Any],
           n_threads_batch: int | None = None) -> _Loaded:
     key = (str(Path(path).resolve()), n_ctx, n_threads, n_batch, n_threads_batch,
-           tuple(sorted(extra.items())))
+           tuple(sorted(extra.items())), os.environ.get("CALLGATE_FULL_GRAMMAR"))
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -140,7 +140,12 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, 
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        llama = Llama(
+        from callgate.models.greedy_grammar import GreedyGrammarLlama
+
+        # $CALLGATE_FULL_GRAMMAR=1: llama-cpp-python's own sampling, which applies a grammar
+        # to the whole vocabulary at every token (the same tokens, slower: for comparison).
+        kind = Llama if os.environ.get("CALLGATE_FULL_GRAMMAR") == "1" else GreedyGrammarLlama
+        llama = kind(
             model_path=str(path),
             n_ctx=n_ctx,
             n_threads=n_threads,
