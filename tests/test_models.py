@@ -246,6 +246,7 @@ def test_every_grammar_compiles(chat: ChatLlamaCppText) -> None:
         choice_grammar(['we"ird\\name', "a.b-c_d"], max_thought_chars=1),
         next_action_grammar(TOOLS),
         next_action_grammar(['we"ird\\name', "a.b-c_d"]),
+        next_action_grammar([]),  # no tool offered: only the end of the turn
     ]
     for schema in GRAMMAR_SCHEMAS:
         grammars += [args_grammar(schema), args_grammar(schema, include_optional=False)]
@@ -257,7 +258,7 @@ def test_every_grammar_compiles(chat: ChatLlamaCppText) -> None:
     with pytest.raises(ValueError):
         choice_grammar([], allow_final=False)
     with pytest.raises(ValueError):
-        next_action_grammar([])
+        next_action_grammar(["two\nlines"])
 
 
 def test_bound_schema() -> None:

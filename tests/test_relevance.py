@@ -103,14 +103,14 @@ def test_no_shared_word_keeps_every_tool_or_none() -> None:
     assert relevant_tools(_registry(), "GDP of Ohio", unmatched="none") == ["gdp_by_state_year"]
 
 
-def test_a_request_about_no_tool_is_answered_without_a_call_when_asked() -> None:
+def test_a_request_about_no_tool_is_answered_without_a_call() -> None:
     model = ScriptedChatModel(script=[], native_tools=False)
     state = {"messages": [HumanMessage("What is the capital of France?")]}
-    strategy = ReactStrategy(model, _registry(), unmatched="none")
+    strategy = ReactStrategy(model, _registry())  # the default: unmatched="none"
     assert strategy.offered(state) == []
     grammar = strategy._choice_kwargs(state)["grammar"]
     assert grammar.startswith("root ::= (final)") and "Action" not in grammar
-    assert ReactStrategy(model, _registry()).offered(state) == [  # the default: every tool
+    assert ReactStrategy(model, _registry(), unmatched="all").offered(state) == [
         "population_by_state_year", "gdp_by_state_year", "legal_case_fetch"]
 
 
@@ -201,7 +201,7 @@ def test_a_word_ending_in_s_that_is_not_a_plural_keeps_it() -> None:
     assert tool_scores(registry, "Which class is this?")["list_classes"] > 0
 
 
-def test_the_builtin_tools_route_a_question_about_the_users_notes_to_rag_search() -> None:
+def test_the_builtin_tools_route_questions_to_the_tool_they_are_about() -> None:
     from callgate.eval.answers import builtin_registry, load_set
 
     with builtin_registry(load_set()) as registry:
@@ -209,3 +209,8 @@ def test_the_builtin_tools_route_a_question_about_the_users_notes_to_rag_search(
         assert relevant_tools(tools, "What is the guest Wi-Fi password in my notes?") == [
             "rag_search"]
         assert relevant_tools(tools, "How busy is this computer's CPU?") == ["system_stats"]
+        # Their descriptions name what people ask them for: news, RAM.
+        assert relevant_tools(tools, "What's the latest news on the Mars rover?") == [
+            "web_search"]
+        assert relevant_tools(tools, "How much RAM is free?") == ["system_stats"]
+        assert relevant_tools(tools, "What is the capital of France?", unmatched="none") == []

@@ -185,11 +185,13 @@ def next_action_grammar(tool_names: Sequence[str]) -> str:
     ``Observation:`` (the stop sequence: the end of the turn).
 
     The choice is between the line the model would write to wait for a result and
-    another call in the same step (parallel calls).
+    another call in the same step (parallel calls); with no tool names, only the first.
     """
     names = list(dict.fromkeys(tool_names))
-    if not names or any(not n or "\n" in n for n in names):
+    if any(not n or "\n" in n for n in names):
         raise ValueError(f"tool names must be non-empty single-line strings: {names!r}")
+    if not names:
+        return 'root ::= "\\n" "Observation:"\n'
     tools = " | ".join(gbnf_literal(n) for n in names)
     return (f'root ::= "\\n" ("Observation:" | "Action: " tool "\\n")\n'
             f"tool ::= {tools}\n")

@@ -92,7 +92,8 @@ def web_search_tool(backend: str, *, searxng_url: str | None = None,
         raise ValueError(f"unknown search backend {backend!r} (searxng or ddgs)")
 
     async def web_search(query: str, max_results: int = 5) -> list[dict]:
-        """Search the web; returns up to max_results (1-10) results: title, url, snippet."""
+        """Search the web for news, facts and anything recent; returns up to max_results
+        (1-10) results: title, url, snippet."""
         if not query.strip():
             raise ValueError("query is empty: say what to search for")
         return await backend_search(query, min(max(1, max_results), MAX_RESULTS))
