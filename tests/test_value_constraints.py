@@ -182,27 +182,36 @@ def test_a_search_query_is_composed_of_the_conversations_words() -> None:
     assert "cg-query" not in args_grammar(schema)
 
 
-def test_the_strategy_limits_search_words_only_when_asked() -> None:
+def test_a_tool_declares_its_word_arguments_and_the_option_extends_them() -> None:
     from langchain_core.messages import HumanMessage
 
     from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.builtin.web_search import web_search_tool
     from callgate.tools.registry import ToolRegistry
 
-    def web_search(query: str, max_results: int = 5) -> str:
-        """Search the web."""
+    def find_news(query: str, max_results: int = 5) -> str:
+        """Search the news."""
         return "results"
 
     class GrammarCapable:
         text_only = True
         llama = None
 
-    registry = ToolRegistry([web_search])
-    state = {"messages": [HumanMessage(SEARCH_QUESTION)], "chosen_tool": "web_search"}
-    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True,  # type: ignore[arg-type]
-                             search_words=True)
-    assert "cg-query-span" in strategy._args_kwargs(state)["grammar"]
-    strategy.search_words = False
-    assert "cg-query" not in strategy._args_kwargs(state)["grammar"]
+    registry = ToolRegistry([find_news, web_search_tool("searxng",
+                                                        searxng_url="http://127.0.0.1:9")])
+    assert registry.get("web_search").conversation_words == ("query",)  # the built-in's
+    with pytest.raises(ValueError, match="names no argument"):
+        ToolRegistry().register(find_news, conversation_words=("topic",))
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+
+    def grammar(tool: str) -> str:
+        state = {"messages": [HumanMessage(SEARCH_QUESTION)], "chosen_tool": tool}
+        return strategy._args_kwargs(state)["grammar"]
+
+    assert "cg-query-span" in grammar("web_search")  # declared by the tool
+    assert "cg-query" not in grammar("find_news")  # by default, only what a tool declares
+    strategy.search_words = True  # the option: every argument named like a search
+    assert "cg-query-span" in grammar("find_news")
 
 
 @pytest.mark.llama

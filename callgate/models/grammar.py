@@ -230,15 +230,22 @@ class Values:
     between them), unless the schema gives an enum, const, pattern or format, or the
     argument is free text (``FREE_TEXT_WORDS``, or named in ``free``). ``numbers``: number
     and integer arguments are one of them (integers: the integral ones); when none fits
-    the type, any number is allowed. ``words``: a search argument (``is_search_text``:
-    ``query``, ``keywords``...) is free text composed of spans of it, in any order, one
-    space between them ("latest Python release", not "latest_python_release" or "R1").
-    ``None`` leaves that kind unconstrained."""
+    the type, any number is allowed. ``words``: the arguments ``word_args`` names (None:
+    every search argument, ``is_search_text``: ``query``, ``keywords``...) are free text
+    composed of spans of it, in any order, one space between them ("latest Python
+    release", not "latest_python_release" or "R1"). ``None`` leaves that kind
+    unconstrained."""
 
     text: str | None = None
     numbers: tuple[float, ...] | None = None
     free: frozenset[str] = field(default_factory=frozenset)
     words: str | None = None
+    word_args: frozenset[str] | None = None
+
+    def is_words(self, name: str, spec: dict[str, Any]) -> bool:
+        if self.words is None:
+            return False
+        return is_search_text(name, spec) if self.word_args is None else name in self.word_args
 
     def is_free(self, name: str, spec: dict[str, Any]) -> bool:
         return name in self.free or is_free_text(name, spec)
@@ -343,7 +350,7 @@ def _limit_values(name: str, spec: Any, values: Values) -> set[str]:
     kind = spec.get("type")
     if kind == "array" and isinstance(spec.get("items"), dict):
         return _limit_values(name, spec["items"], values)
-    if kind == "string" and values.words is not None and is_search_text(name, spec):
+    if kind == "string" and values.is_words(name, spec):
         if _SPAN_WORD.search(values.words):
             return _to_placeholder(spec, _QUERY)
     elif kind == "string" and values.text is not None and not values.is_free(name, spec):

@@ -37,6 +37,9 @@ class Tool:
     # The parameter the runner fills with the call's CancelToken (cooperative cancellation);
     # it is injected, so it is not in ``schema``.
     cancel_param: str | None = None
+    # Arguments whose text is made of the conversation's words (a search query): under
+    # grammar-constrained decoding they are runs of its words (``grammar.Values.words``).
+    conversation_words: tuple[str, ...] = ()
 
 
 # What OpenAI, Anthropic and Gemini all accept as a function name.
@@ -92,8 +95,13 @@ class ToolRegistry:
         summarizer: Summarizer | None = None,
         category: str | None = None,
         source: str | None = None,
+        conversation_words: Iterable[str] = (),
     ) -> Tool:
         """Register a Python function (sync or async) or a LangChain tool; return the Tool.
+
+        ``conversation_words`` names string arguments whose text is made of the
+        conversation's words, such as a search query: a llama.cpp model's grammar writes them
+        as runs of those words (``"latest Python release"``, not ``"latest_python_release"``).
 
         A parameter annotated ``CancelToken`` (for a LangChain tool:
         ``Annotated[CancelToken, InjectedToolArg]``) opts into cooperative cancellation: it is
@@ -128,7 +136,12 @@ class ToolRegistry:
             category=category,
             source=origin,
             cancel_param=cancel_param,
+            conversation_words=tuple(conversation_words),
         )
+        unknown = set(tool.conversation_words) - set(schema.get("properties") or {})
+        if unknown:
+            raise ValueError(f"conversation_words names no argument of {tool.name!r}: "
+                             f"{sorted(unknown)}")
         return self.add(tool)
 
     def tool(self, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -85,6 +85,7 @@ def rag_search_tool(source: DocumentIndex | BaseRetriever) -> Tool:
         raise TypeError(f"rag_search needs a DocumentIndex or a BaseRetriever, got "
                         f"{type(source).__name__}")
     return ToolRegistry().register(runnable, summarizer=summarize_passages,
+                                   conversation_words=("query",),
                                    category="documents", source="builtin")
 
 

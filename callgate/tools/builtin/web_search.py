@@ -99,6 +99,7 @@ def web_search_tool(backend: str, *, searxng_url: str | None = None,
         return await backend_search(query, min(max(1, max_results), MAX_RESULTS))
 
     return ToolRegistry().register(web_search, summarizer=summarize_results, category="web",
+                                   conversation_words=("query",),
                                    source="builtin", timeout_s=timeout_s + 5)
 
 
