@@ -495,8 +495,9 @@ def test_the_grammar_asked_about_the_best_token_first_chooses_the_same_tokens(
     assert isinstance(chat.llama, GreedyGrammarLlama)
     monkeypatch.setenv("CALLGATE_FULL_GRAMMAR", "1")  # llama-cpp-python's own sampling
     full = ChatLlamaCppText(model_path=chat.model_path, max_tokens=32)
-    assert type(full.llama) is Llama
-    monkeypatch.delenv("CALLGATE_FULL_GRAMMAR")
+    monkeypatch.delenv("CALLGATE_FULL_GRAMMAR")  # the model keeps what it was made with
+    assert full.full_grammar and type(full.llama) is Llama
+    assert ChatLlamaCppText(model_path=chat.model_path, full_grammar=True).llama is full.llama
     refused = 0
     best = greedy_grammar._Grammar.best
 
@@ -523,5 +524,7 @@ def test_the_grammar_asked_about_the_best_token_first_chooses_the_same_tokens(
         kwargs = {"grammar": grammar, "temperature": 0.0, "max_tokens": 24, "stop": []}
         if bias:
             kwargs["logit_bias"] = bias
+        before = refused
         assert chat.invoke(messages, **kwargs).text == full.invoke(messages, **kwargs).text
+        assert refused >= before  # counted only on callgate's side
     assert refused > 0  # the whole vocabulary was filtered where the best token was refused

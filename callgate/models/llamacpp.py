@@ -128,9 +128,9 @@ atexit.register(_close_all)
 
 
 def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, Any],
-          n_threads_batch: int | None = None) -> _Loaded:
+          n_threads_batch: int | None = None, full_grammar: bool = False) -> _Loaded:
     key = (str(Path(path).resolve()), n_ctx, n_threads, n_batch, n_threads_batch,
-           tuple(sorted(extra.items())), os.environ.get("CALLGATE_FULL_GRAMMAR"))
+           tuple(sorted(extra.items())), full_grammar)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -142,9 +142,9 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, 
 
         from callgate.models.greedy_grammar import GreedyGrammarLlama
 
-        # $CALLGATE_FULL_GRAMMAR=1: llama-cpp-python's own sampling, which applies a grammar
-        # to the whole vocabulary at every token (the same tokens, slower: for comparison).
-        kind = Llama if os.environ.get("CALLGATE_FULL_GRAMMAR") == "1" else GreedyGrammarLlama
+        # ``full_grammar``: llama-cpp-python's own sampling, which applies a grammar to the
+        # whole vocabulary at every token (the same tokens, slower: for comparison).
+        kind = Llama if full_grammar else GreedyGrammarLlama
         llama = kind(
             model_path=str(path),
             n_ctx=n_ctx,
@@ -277,6 +277,11 @@ class ChatLlamaCppText(BaseChatModel):
     fits; `error`: raise `ContextOverflowError`."""
     model_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra `llama_cpp.Llama` constructor arguments."""
+    full_grammar: bool = Field(
+        default_factory=lambda: os.environ.get("CALLGATE_FULL_GRAMMAR") == "1")
+    """Greedy grammar decoding as llama-cpp-python does it (the grammar filters the whole
+    vocabulary at every token), not callgate's check of the best token first: the same
+    tokens, slower; for comparison. Default: ``$CALLGATE_FULL_GRAMMAR=1``."""
 
     @property
     def _llm_type(self) -> str:
@@ -295,7 +300,7 @@ class ChatLlamaCppText(BaseChatModel):
     def loaded(self) -> _Loaded:
         """The shared, lazily loaded llama.cpp model."""
         return _load(self.model_path, self.n_ctx, self.n_threads, self.n_batch, self.model_kwargs,
-                     self.n_threads_batch)
+                     self.n_threads_batch, self.full_grammar)
 
     @property
     def llama(self) -> Llama:
