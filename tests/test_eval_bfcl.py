@@ -507,3 +507,36 @@ def test_react_options_from_the_command_line() -> None:
         _react_options(["no_such_knob=1"])
     with pytest.raises(SystemExit, match="NAME=VALUE"):
         _react_options(["retry_refused"])
+
+
+def test_a_run_of_some_questions_is_merged_into_a_full_run() -> None:
+    from callgate.eval.bfcl import format_merged, merge_reports
+
+    def q(qid: str, category: str, split: str, ok: bool) -> dict[str, object]:
+        return {"id": qid, "category": category, "split": split, "ok": ok}
+
+    base = {"questions": [q("irrelevance_0", "irrelevance", "tune", False),
+                          q("irrelevance_2", "irrelevance", "validate", True),
+                          q("simple_python_0", "simple_python", "tune", True)]}
+    overlay = {"questions": [q("irrelevance_0", "irrelevance", "tune", True),
+                             q("simple_python_0", "simple_python", "tune", False)]}
+    scores = merge_reports(base, [overlay])
+    assert (scores["all"]["irrelevance"].passed, scores["all"]["irrelevance"].total) == (2, 2)
+    assert scores["tune"]["simple_python"].passed == 0
+    assert scores["validate"]["irrelevance"].passed == 1
+    assert merge_reports(base, [])["all"]["irrelevance"].passed == 1  # nothing put in
+    assert "irrelevance" in format_merged(scores)
+    with pytest.raises(ValueError, match="not in the base report"):
+        merge_reports(base, [{"questions": [q("multiple_0", "multiple", "tune", True)]}])
+
+
+def test_merge_on_the_command_line_says_what_is_wrong_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"questions": []}))
+    done = subprocess.run([sys.executable, "-m", "callgate.cli", "eval", "merge", str(base),
+                           str(tmp_path / "missing.json")], capture_output=True, text=True)
+    assert done.returncode != 0 and "cannot read BFCL report" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -524,7 +524,5 @@ def test_the_grammar_asked_about_the_best_token_first_chooses_the_same_tokens(
         kwargs = {"grammar": grammar, "temperature": 0.0, "max_tokens": 24, "stop": []}
         if bias:
             kwargs["logit_bias"] = bias
-        before = refused
         assert chat.invoke(messages, **kwargs).text == full.invoke(messages, **kwargs).text
-        assert refused >= before  # counted only on callgate's side
     assert refused > 0  # the whole vocabulary was filtered where the best token was refused

@@ -84,6 +84,8 @@ __all__ = [
     "UnknownQuestionError",
     "choose_questions",
     "diff_reports",
+    "format_merged",
+    "merge_reports",
     "evaluate",
     "format_diff",
     "format_table",
@@ -959,3 +961,52 @@ def format_diff(differences: Sequence[Difference]) -> str:
             "verdict"]
     lines = _table(head, rows) if rows else ["(no category in both reports)"]
     return "\n".join([*lines, "verdict: noise = the 95% interval of the change contains 0"])
+
+
+def merge_reports(base: dict[str, Any], overlays: Sequence[dict[str, Any]]
+                  ) -> dict[str, dict[str, Score]]:
+    """Per split part (``all``, ``tune``, ``validate``) and category, the scores of ``base``
+    (a full run's report) with the verdicts of ``overlays`` (reports of the questions a
+    change can touch, ``--ids``) put in, later ones last: what the full run would score
+    with the change, derived without running the questions it cannot touch."""
+    verdicts = {q["id"]: q for q in base.get("questions") or []}
+    for overlay in overlays:
+        for q in overlay.get("questions") or []:
+            if q["id"] not in verdicts:
+                raise ValueError(f"question {q['id']} is not in the base report")
+            verdicts[q["id"]] = q
+    scores: dict[str, dict[str, Score]] = {}
+    for part in ("all", *SPLIT_PARTS):
+        for category in CATEGORIES:
+            oks = [bool(q["ok"]) for q in verdicts.values() if q["category"] == category
+                   and part in ("all", q.get("split"))]
+            if oks:
+                scores.setdefault(part, {})[category] = Score(sum(oks), len(oks))
+    return scores
+
+
+def format_merged(scores: dict[str, dict[str, Score]]) -> str:
+    """Merged scores (:func:`merge_reports`) per category and BFCL's summary rows, each
+    part a column with its 95% interval."""
+    parts = [p for p in ("all", *SPLIT_PARTS) if p in scores]
+
+    def _pc(value: float) -> str:
+        return f"{100 * value:.1f}"
+
+    def cell(score: Score | None) -> str:
+        if score is None or not score.total:
+            return "-"
+        low, high = wilson(score.passed, score.total)
+        return f"{_pc(score.accuracy)} [{_pc(low)}-{_pc(high)}]"
+
+    categories = [c for c in CATEGORIES if any(c in scores[p] for p in parts)]
+    rows = [[c, str(scores["all"][c].total if c in scores.get("all", {}) else "-"),
+             *(cell(scores[p].get(c)) for p in parts)] for c in categories]
+    lines = _table(["category", "n", *(f"{p} %" for p in parts)], rows)
+    summaries = {p: {r.name: r for r in summary_rows(scores[p])} for p in parts}
+    names = list(summaries[parts[0]])
+    summary = [[name, *(f"{_pc(r.accuracy)} [{_pc(r.ci95[0])}-{_pc(r.ci95[1])}]"
+                        if (r := summaries[p][name]).accuracy is not None and r.ci95
+                        else "N/A" for p in parts)] for name in names]
+    return "\n".join([*lines, "", *_table(["BFCL summary", *(f"{p} %" for p in parts)],
+                                           summary)])

@@ -210,6 +210,23 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    from callgate.eval.bfcl import format_merged, merge_reports
+
+    reports = []
+    for path in (args.base, *args.overlays):
+        try:
+            reports.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"cannot read BFCL report {path}: {exc}") from exc
+    try:
+        scores = merge_reports(reports[0], reports[1:])
+    except ValueError as exc:
+        raise SystemExit(f"eval merge: {exc}") from exc
+    print(format_merged(scores))
+    return 0
+
+
 def cmd_outputs(args: argparse.Namespace) -> int:
     from callgate.eval.outputs import default_corpus, format_outputs, run_outputs
 
@@ -326,6 +343,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     diff.add_argument("--part", choices=["all", "tune", "validate"],
                       help="only this split part (default: every part both reports have)")
     diff.set_defaults(func=cmd_diff)
+
+    merge = evsub.add_parser("merge", help="a full run's scores with the verdicts of runs of "
+                                           "some of its questions (--ids) put in: derived")
+    merge.add_argument("base", type=Path, help="the full run's JSON report")
+    merge.add_argument("overlays", type=Path, nargs="+",
+                       help="reports of some of its questions, put in over it (later last)")
+    merge.set_defaults(func=cmd_merge)
 
     out = evsub.add_parser("outputs", help="parser and sanitizer over a model-output corpus")
     out.add_argument("file", nargs="?", type=Path,
