@@ -17,7 +17,7 @@ from langgraph.types import Command
 from callgate.graph.builder import build_agent
 from callgate.graph.results import get_result
 from callgate.models.scripted import ScriptedChatModel, tool_call
-from callgate.tools.config import load_tools_yaml
+from callgate.tools.config import ToolsConfigError, load_tools_yaml
 from callgate.tools.mcp import (
     DEFAULT_SENSITIVE_MCP,
     MCPConfigError,
@@ -324,3 +324,27 @@ def test_unannotated_mcp_tool_waits_for_approval(annotated_server: dict[str, Any
     result = agent.invoke(Command(resume={"action": "reject"}), config)
     [event] = result["tool_events"]
     assert event["outcome"] == "denied" and not event["ok"]
+
+
+@pytest.mark.server
+def test_conversation_words_per_tool(annotated_server: dict[str, Any],
+                                     tmp_path: Path) -> None:
+    registry = ToolRegistry()
+    load_mcp_tools_into_sync(registry, {"notes": {**annotated_server, "conversation_words":
+                                                  {"count_words": ["text"]}}})
+    assert registry.get("count_words").conversation_words == ("text",)
+    assert registry.get("read_note").conversation_words == ()
+    for words, fragment in [({"count_word": ["text"]}, "names tool 'count_word', which the "
+                                                       "server does not list"),
+                            ({"count_words": ["txt"]}, "names no argument of the tool")]:
+        with pytest.raises(MCPConfigError, match=fragment):
+            load_mcp_tools_into_sync(ToolRegistry(), {"notes": {**annotated_server,
+                                                                "conversation_words": words}})
+    # From tools.yml, the error names the line of the server's entry.
+    config = tmp_path / "tools.yml"
+    command = ", ".join(f"'{a}'" for a in annotated_server["args"])
+    config.write_text(f"mcp_servers:\n  notes:\n    command: '{annotated_server['command']}'"
+                      f"\n    args: [{command}]\n    conversation_words:\n"
+                      "      count_words: [txt]\n")
+    with pytest.raises(ToolsConfigError, match=r"tools.yml:6: .*no argument"):
+        load_tools_yaml(config, ToolRegistry())

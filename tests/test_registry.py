@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 import pytest
@@ -530,3 +531,15 @@ def test_union_of_objects_names_the_matching_option() -> None:
     other = registry.validate({"tool": "t", "args": {"kind": "tin"}})
     assert "arguments: expected object with kind='box' or object with kind='bag', got " \
            "object {'kind': 'tin'}" in other.error
+
+
+def test_conversation_words_checked_on_add() -> None:
+    def find(query: str, limit: int = 3) -> str:
+        """Find things."""
+        return query
+
+    tool = ToolRegistry().register(find, conversation_words=["query"])
+    assert tool.conversation_words == ("query",)
+    for words, fragment in [(("topic",), "names no argument"), (("limit",), "not strings")]:
+        with pytest.raises(ValueError, match=fragment):
+            ToolRegistry().add(dataclasses.replace(tool, conversation_words=words))

@@ -337,3 +337,21 @@ def test_mcp_server_that_cannot_start(tmp_path: Path, mod: str) -> None:
     text = ("tools:\n" + entry(mod) + "mcp_servers:\n  ghost:\n"
             "    command: /nonexistent/mcp-server-ghost\n    args: []\n")
     check_error(tmp_path, text, 8, "MCP server 'ghost' could not be loaded")
+
+
+def test_conversation_words(tmp_path: Path, mod: str) -> None:
+    text = VALID.format(mod=mod).replace(
+        "required: [text]}\n", "required: [text]}\n    conversation_words: [text]\n")
+    registry = ToolRegistry()
+    load_tools_yaml(write(tmp_path, text), registry)
+    assert registry.get("echo").conversation_words == ("text",)
+    assert registry.get("add").conversation_words == ()
+    check_error(tmp_path, "tools:\n" + entry(mod, extra="    conversation_words: [query]\n"),
+                7, "tool 'add': conversation_words names no argument of the tool: ['query']")
+    check_error(tmp_path, "tools:\n" + entry(mod, extra="    conversation_words: [a]\n"), 7,
+                "conversation_words names arguments that are not strings: ['a']")
+    check_error(tmp_path, "tools:\n" + entry(mod, extra="    conversation_words: a\n"), 7,
+                "'conversation_words' must be a list of argument names")
+    check_error(tmp_path, "mcp_servers:\n  git:\n    command: x\n"
+                "    conversation_words: [git_log]\n", 4,
+                "'conversation_words' must map tool names to lists of argument names")

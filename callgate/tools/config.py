@@ -13,6 +13,7 @@ tools:
     timeout_s: 5                # optional
     sensitive: false            # optional: true makes every call wait for approval
     category: math              # optional
+    conversation_words: []      # optional: string arguments made of the user's words
 mcp_servers:
   git:
     transport: stdio
@@ -21,7 +22,12 @@ mcp_servers:
     sensitive_tools: [git_branch] # more tools that wait for approval
     safe_tools: [git_log]         # exempt by name (any case); a tool the server does not
     timeout_s: 20                 # annotate readOnly or non-destructive needs approval
+    conversation_words: {}        # optional: {tool: [argument, ...]}, as for a tool entry
 ```
+
+``conversation_words`` names string arguments whose text is made of the user's words, such
+as a search query: under a llama.cpp model's grammar they are written as runs of those
+words (``ToolRegistry.register(..., conversation_words=...)``).
 
 Every error is a :class:`ToolsConfigError` of the form ``FILE:LINE: what is wrong``.
 """
@@ -51,7 +57,7 @@ from callgate.tools.mcp import (
     load_mcp_tools_into_sync,
     parse_server,
 )
-from callgate.tools.registry import Tool, ToolRegistry
+from callgate.tools.registry import Tool, ToolRegistry, conversation_words_problem
 from callgate.tools.validation import SchemaInvalid, compile_schema
 
 Key = str | int
@@ -62,7 +68,7 @@ _TYPE_HINTS = {"int": "integer", "str": "string", "float": "number", "bool": "bo
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TOOL_KEYS = {"name": True, "description": True, "module": True, "function": True,
               "parameters_schema": True, "timeout_s": False, "sensitive": False,
-              "category": False}
+              "category": False, "conversation_words": False}
 _TOP_KEYS = ("tools", "mcp_servers")
 
 
@@ -89,6 +95,7 @@ class ToolSpec:
     timeout_s: float | None = None
     sensitive: bool = False
     category: str | None = None
+    conversation_words: tuple[str, ...] = ()
     index: int = 0  # position in the ``tools:`` list, to find its lines again
 
 
@@ -169,6 +176,8 @@ def load_tools_yaml(path: str | Path, registry: ToolRegistry, *, mcp: bool = Tru
                                      sensitive_patterns=sensitive_patterns)
         except MCPLoadError as exc:
             raise config.error(("mcp_servers", exc.server), str(exc)) from exc
+        except MCPConfigError as exc:  # found once the server listed its tools
+            raise config.error(("mcp_servers", exc.server, *exc.key), str(exc)) from None
         except ValueError as exc:  # two servers offering the same tool name
             raise config.error(("mcp_servers",), str(exc)) from exc
         for tool in remote:
@@ -239,11 +248,18 @@ def _tool_spec(config: ToolsConfig, i: int, entry: Any) -> ToolSpec:
         raise config.error((*here, "parameters_schema"),
                            f"{label}: parameters_schema is not a valid JSON schema: {exc}"
                            ) from exc
+    words = entry.get("conversation_words") or []
+    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+        raise config.error((*here, "conversation_words"), f"{label}: 'conversation_words' "
+                                                          "must be a list of argument names")
+    if problem := conversation_words_problem(schema, words):
+        raise config.error((*here, "conversation_words"), f"{label}: {problem}")
     return ToolSpec(name=entry["name"], description=entry["description"].strip(),
                     module=entry["module"], function=entry["function"],
                     parameters_schema=schema,
                     timeout_s=float(timeout) if timeout is not None else None,
-                    sensitive=sensitive, category=category, index=i)
+                    sensitive=sensitive, category=category, conversation_words=tuple(words),
+                    index=i)
 
 
 def _register_spec(config: ToolsConfig, spec: ToolSpec) -> Tool:
@@ -270,7 +286,8 @@ def _register_spec(config: ToolsConfig, spec: ToolSpec) -> Tool:
     else:
         runnable = StructuredTool(func=target, **options)
     return ToolRegistry().register(runnable, timeout_s=spec.timeout_s, sensitive=spec.sensitive,
-                                   category=spec.category, source="yaml")
+                                   category=spec.category, source="yaml",
+                                   conversation_words=spec.conversation_words)
 
 
 def _import(config: ToolsConfig, spec: ToolSpec, label: str) -> ModuleType:

@@ -26,12 +26,13 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from callgate.tools.registry import Tool, ToolRegistry
+from callgate.tools.registry import Tool, ToolRegistry, conversation_words_problem
 from callgate.tools.summaries import default_summary
 from callgate.tools.validation import SchemaInvalid
 
@@ -50,7 +51,7 @@ _CONNECTION_KEYS = {
     "sse": {"url", "headers"},
 }
 _POLICY_KEYS = {"transport", "timeout_s", "sensitive", "sensitive_tools", "safe_tools",
-                "sensitive_patterns"}
+                "sensitive_patterns", "conversation_words"}
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -82,6 +83,8 @@ class MCPServer:
     sensitive_tools: tuple[str, ...] = ()
     safe_tools: tuple[str, ...] = ()
     patterns: tuple[str, ...] | None = None  # None: the loader's sensitive_patterns
+    # Per tool, its string arguments made of the conversation's words (a search query).
+    conversation_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def is_sensitive(self, tool: BaseTool, patterns: Sequence[str]) -> bool:
         """Whether ``tool`` of this server needs approval."""
@@ -156,7 +159,8 @@ def parse_server(name: str, spec: Mapping[str, Any]) -> MCPServer:
                      sensitive_tools=_names(name, spec, "sensitive_tools"),
                      safe_tools=_names(name, spec, "safe_tools"),
                      patterns=_names(name, spec, "sensitive_patterns")
-                     if spec.get("sensitive_patterns") is not None else None)
+                     if spec.get("sensitive_patterns") is not None else None,
+                     conversation_words=_words(name, spec))
 
 
 def parse_servers(servers: Mapping[str, Any]) -> dict[str, MCPServer]:
@@ -210,6 +214,12 @@ async def load_mcp_tools_into(
             log.warning("%s", MCPLoadError(name, tools))
             continue
         server = parsed[name]
+        listed_names = {t.name for t in tools}
+        for tool_name in server.conversation_words:
+            if tool_name not in listed_names:
+                raise MCPConfigError(name, f"'conversation_words' names tool {tool_name!r}, "
+                                     "which the server does not list",
+                                     ("conversation_words", tool_name))
         for lc_tool in tools:
             ready.append(_as_tool(lc_tool, server, sensitive_patterns))
     scratch = ToolRegistry()
@@ -246,10 +256,15 @@ def load_mcp_tools_into_sync(registry: ToolRegistry, servers: Mapping[str, Any],
 
 def _as_tool(lc_tool: BaseTool, server: MCPServer, patterns: Sequence[str]) -> Tool:
     """A registry Tool for one MCP tool, built the way ``ToolRegistry.register`` does."""
+    words = server.conversation_words.get(lc_tool.name, ())
+    schema = convert_to_openai_tool(lc_tool)["function"].get("parameters") or {}
+    if problem := conversation_words_problem(schema, words):
+        raise MCPConfigError(server.name, f"tool {lc_tool.name!r}: {problem}",
+                             ("conversation_words", lc_tool.name))
     return ToolRegistry().register(lc_tool, timeout_s=server.timeout_s,
                                    sensitive=server.is_sensitive(lc_tool, patterns),
                                    summarizer=summarize_mcp, category=f"mcp:{server.name}",
-                                   source="mcp")
+                                   source="mcp", conversation_words=words)
 
 
 def summarize_mcp(tool: str, data: Any) -> str:
@@ -301,6 +316,16 @@ def _names(server: str, spec: Mapping[str, Any], key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise MCPConfigError(server, f"'{key}' must be a list of tool names", (key,))
     return tuple(value)
+
+
+def _words(server: str, spec: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    value = spec.get("conversation_words") or {}
+    if not isinstance(value, Mapping) or not all(
+            isinstance(tool, str) and isinstance(args, list)
+            and all(isinstance(a, str) for a in args) for tool, args in value.items()):
+        raise MCPConfigError(server, "'conversation_words' must map tool names to lists of "
+                             "argument names", ("conversation_words",))
+    return {tool: tuple(args) for tool, args in value.items()}
 
 
 def _expand(server: str, key: tuple[str | int, ...], text: str) -> str:

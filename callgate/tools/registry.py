@@ -53,6 +53,20 @@ def check_tool_name(name: str) -> None:
                          "letters, digits, '_' or '-' (rename it with name=...)")
 
 
+def conversation_words_problem(schema: dict[str, Any], names: Iterable[str]) -> str | None:
+    """Why ``names`` cannot be a tool's ``conversation_words`` (each must name a string
+    argument of ``schema``), or None."""
+    properties = schema.get("properties") or {}
+    unknown = sorted(n for n in names if n not in properties)
+    if unknown:
+        return f"conversation_words names no argument of the tool: {unknown}"
+    typed = sorted(n for n in names if isinstance(properties[n], dict)
+                   and properties[n].get("type", "string") != "string")
+    if typed:
+        return f"conversation_words names arguments that are not strings: {typed}"
+    return None
+
+
 class _ValidationFields(NamedTuple):
     valid: bool
     error: str | None
@@ -138,10 +152,6 @@ class ToolRegistry:
             cancel_param=cancel_param,
             conversation_words=tuple(conversation_words),
         )
-        unknown = set(tool.conversation_words) - set(schema.get("properties") or {})
-        if unknown:
-            raise ValueError(f"conversation_words names no argument of {tool.name!r}: "
-                             f"{sorted(unknown)}")
         return self.add(tool)
 
     def tool(self, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -162,6 +172,8 @@ class ToolRegistry:
             compile_schema(tool.schema)  # checked against its meta-schema once, then cached
         except SchemaInvalid as exc:
             raise SchemaInvalid(f"tool {tool.name!r}: its parameters schema is {exc}") from None
+        if problem := conversation_words_problem(tool.schema, tool.conversation_words):
+            raise ValueError(f"tool {tool.name!r}: {problem}")
         self._tools[tool.name] = tool
         return tool
 
