@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from callgate.prompts.correction import CORRECTION, NOT_RUN
 from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TOOLS_LAST
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
-from callgate.tools.grounding import grounding_error
+from callgate.tools.grounding import GROUNDING_ADVICE
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)")
 _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
@@ -35,7 +35,7 @@ INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the re
 
 def _instruction_texts() -> list[str]:
     texts = [ANSWER_NOW, NATIVE_SYSTEM, REACT_SYSTEM, REACT_SYSTEM_TOOLS_LAST, CORRECTION,
-             NOT_RUN, *REASONS.values(), grounding_error("tool", [])]
+             NOT_RUN, *REASONS.values(), GROUNDING_ADVICE]
     return [re.sub(r"\{[^}]*\}", " ", t) for t in texts]
 
 

@@ -67,6 +67,14 @@ ERR_CUT_CALL = (
     'was not made. Send the whole call again, e.g. web_search(query="...").'
 )
 ERR_EMPTY_FINAL = "The Final Answer was empty. Write the answer for the user after the label."
+# The errors above address the model; what each means, told to the user.
+REPLY_PROBLEMS = {
+    ERR_EMPTY: "the model's reply was empty",
+    ERR_REASONING_ONLY: "the model's reply held only reasoning, no call or answer",
+    ERR_NO_ACTION: "the model's reply named no tool and gave no answer",
+    ERR_CUT_CALL: "the model's tool call was cut off before it was complete",
+    ERR_EMPTY_FINAL: "the model's answer was empty",
+}
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,9 @@ def test_the_checks_one_by_one() -> None:
     echoed = ("'Rag_search' was called with values that appear nowhere in the conversation "
               "(query='x'). Use only values the user gave; if no tool fits the question, "
               "answer directly without a tool.")
-    assert drop_echoes(echoed) == ("", True)  # the loop's own grounding message
+    # The loop's grounding message: its advice to the model goes; what was refused is a
+    # fact the user may read (the loop's failure message states it).
+    assert drop_echoes(echoed) == (echoed[:echoed.index(" Use only")], True)
     assert drop_source_lines("x\n**Sources:** [R1] fake\ny")[0] == "x\n\ny"
     assert invented_numbers("It is 391 [R1], or 12.", ["[calc] 391"]) == ["12"]
     assert invented_numbers("1. first\n2. second", []) == []

@@ -96,6 +96,19 @@ def test_insisting_on_invented_values_ends_with_a_tools_free_answer() -> None:
     assert "No tool fits this question" in model.requests[2]["messages"][-1].content
 
 
+def test_giving_up_after_a_refusal_tells_the_user_what_was_refused() -> None:
+    # SmolLM2's usual reply to a refusal: the answer label and nothing after it.
+    out, _ = run(INVENTED, "Final Answer:")
+    assert out["status"] == "failed" and out["answer_source"] == "loop"
+    assert out["final_answer"] == (
+        "I could not complete this request: 'body_mass_index' was called with values that "
+        "appear nowhere in the conversation (weight_kg=70.0, height_m=1.8). After the "
+        "correction, the model's answer was empty.")
+    # The advice the loop gives the model is for the model, not the user.
+    assert "Use only values" not in out["final_answer"]
+    assert "after the label" not in out["final_answer"]
+
+
 def test_grounded_calls_run() -> None:
     out, _ = run('Action: body_mass_index\nAction Input: {"weight_kg": 10, "height_m": 5}',
                  "Final Answer: 0.4 [R1]")

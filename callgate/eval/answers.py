@@ -221,15 +221,15 @@ _FAILED_SUMMARY = re.compile(r"\[\w+\] failed: ")  # how summaries.py shows a fa
 
 
 def _loop_message_ngrams() -> set[tuple[str, ...]]:
-    from callgate.tools.grounding import grounding_error
+    from callgate.tools.grounding import GROUNDING_ADVICE
 
-    return ngrams(grounding_error("tool", []))
+    return ngrams(GROUNDING_ADVICE)
 
 
 def loop_message(text: str) -> bool:
     """Whether the answer repeats what the loop tells the model about its calls (a failed
-    call's summary, the grounding refusal): text for the model, not for the user. The
-    instruction check of answer_checks does not cover these messages."""
+    call's summary, the grounding refusal's advice): text for the model, not for the user.
+    (What was refused may be told: the loop's failure message says it.)"""
     return bool(_FAILED_SUMMARY.search(text) or ngrams(text) & _loop_message_ngrams())
 
 

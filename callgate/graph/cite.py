@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from callgate.answer_checks import check_answer, gives_way
+from callgate.answer_checks import AnswerCheck, check_answer, gives_way
 from callgate.graph.cancellation import end_run, is_cancelled
 from callgate.graph.context import Context
 from callgate.graph.finalize import cancelled_text
@@ -64,12 +64,15 @@ def make_cite(settings: LoopSettings):
         draft, source = state.get("draft_answer") or "", state.get("answer_source") or "model"
         if status in (None, "running") and is_cancelled(config, runtime.store):
             status, draft, source = "cancelled", cancelled_text(state), "loop"
-        check = check_answer(sanitize(draft, tool_names=tool_names),
-                             results=[t for e in usable.values()
-                                      for t in (e["summary"], e["preview"],
-                                                json.dumps(e["args"], default=str))],
-                             user=[m.text for m in state.get("messages") or []
-                                   if isinstance(m, HumanMessage)])
+        if source == "model":
+            check = check_answer(sanitize(draft, tool_names=tool_names),
+                                 results=[t for e in usable.values()
+                                          for t in (e["summary"], e["preview"],
+                                                    json.dumps(e["args"], default=str))],
+                                 user=[m.text for m in state.get("messages") or []
+                                       if isinstance(m, HumanMessage)])
+        else:  # the loop's own words (a failure, a cancellation): nothing to check
+            check = AnswerCheck(draft)
         text, cited = cite_text(check.text, alias)
         if not re.search(r"\w", _CITATION.sub("", text)):  # nothing but citations
             text = ""

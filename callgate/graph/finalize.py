@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
@@ -21,7 +21,9 @@ from callgate.graph.settings import DecideStrategy, LoopSettings
 from callgate.graph.state import AgentState, Status, ToolEvent
 from callgate.graph.summarize import not_run, tool_message
 from callgate.graph.writer import emit
+from callgate.parsing import REPLY_PROBLEMS
 from callgate.prompts.system import answer_now_instruction
+from callgate.tools.grounding import GROUNDING_ADVICE
 from callgate.tools.summaries import clip
 
 STATUS: dict[str, Status] = {"step_limit": "step_limit", "cancelled": "cancelled",
@@ -118,12 +120,40 @@ def cancelled_text(state: AgentState) -> str:
 
 
 def failed_text(state: AgentState) -> str:
+    """What failed, in the user's terms: the errors' advice to the model ("Use only values
+    the user gave", "Write the answer after the label") is not repeated."""
     turn = (state.get("tool_events") or [])[state.get("turn_start", 0):]
     errors = [e["error"] for e in turn if e.get("outcome") == "invalid" and e.get("error")]
-    errors += [e["error"] for e in state.get("validation_errors") or [] if e.get("error")]
-    detail = errors[-1] if errors else "the tool call could not be read"
+    last = [e for e in state.get("validation_errors") or [] if e.get("error")]
+    refused = _refusals(state.get("messages") or [])
+    if refused and last and last[-1].get("id") is None:
+        # Values refused by grounding, then a reply to that correction that could not be
+        # read (SmolLM2 gives up with an empty answer): the refusal is what went wrong.
+        return (f"I could not complete this request: {clip(for_user(refused[-1]), 300)}. "
+                f"After the correction, {for_user(last[-1]['error'])}.")
+    errors += [e["error"] for e in last]
+    detail = for_user(errors[-1]) if errors else "the tool call could not be read"
     return ("I could not complete this request: the model's tool call was still invalid "
             f"after a correction ({clip(detail, 300)}).")
+
+
+def _refusals(messages: list[AnyMessage]) -> list[str]:
+    """The grounding refusals the loop sent the model in this turn, oldest first."""
+    found: list[str] = []
+    for message in reversed(messages):
+        marks = message.additional_kwargs
+        if isinstance(message, HumanMessage) and not marks.get("callgate_correction"):
+            break  # the user's request: the turn starts here
+        if isinstance(message, ToolMessage) and marks.get("callgate_refusal") == "ungrounded":
+            found.insert(0, message.text)
+    return found
+
+
+def for_user(error: str) -> str:
+    """An error as the user reads it: its statement, without the advice to the model."""
+    if error in REPLY_PROBLEMS:
+        return REPLY_PROBLEMS[error]
+    return error.removesuffix(GROUNDING_ADVICE).strip().rstrip(".")
 
 
 def _fallback(state: AgentState, exc: Exception) -> str:

@@ -573,12 +573,16 @@ def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, 
     return found
 
 
+# What the refusal tells the model to do (not repeated to the user).
+GROUNDING_ADVICE = ("Use only values the user gave; if no tool fits the question, answer "
+                    "directly without a tool.")
+
+
 def grounding_error(tool: str, found: list[tuple[str, Any]]) -> str:
     """The message for a call whose arguments were not in the conversation."""
     shown = ", ".join(f"{path}={_short(value)}" for path, value in found[:4])
     return (f"'{tool}' was called with values that appear nowhere in the conversation "
-            f"({shown}). Use only values the user gave; if no tool fits the question, "
-            f"answer directly without a tool.")
+            f"({shown}). {GROUNDING_ADVICE}")
 
 
 def _short(value: Any) -> str:
