@@ -2,8 +2,8 @@
 
 A small model's answer can loop (the same line 55 times), echo the loop's own
 instructions, write its own ``Sources:`` line, or state numbers that no tool returned.
-:func:`check_answer` cuts repetition, removes echoed instructions and model-written source
-lines, flags numbers that appear neither in the results nor in what the user wrote, and
+:func:`check_answer` cuts repetition, removes echoed instructions, the answer label written
+again ("The final answer is: ...") and model-written source lines, flags numbers that appear neither in the results nor in what the user wrote, and
 notices an answer that copies a result's summary line (the loop's own ``[tool] ...``
 format). When the answer is left degenerate, states invented numbers or copies a summary
 while results exist, the caller answers from the results' summaries instead (``cite``
@@ -29,6 +29,10 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?|\n")
 _WORD = re.compile(r"\w+")
 _LOOPED = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)  # a phrase back to back
 _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system_stats]"
+# The loop's answer label written again inside the answer ("The final answer is: 391"),
+# and what SmolLM2 writes after it when it has nothing (echoing "The Final Answer was empty").
+_ANSWER_LABEL = re.compile(r"(?i)^\s*(?:the\s+)?final\s+answer\b(?:\s+(?:is|was)\b)?\s*:?\s*")
+_NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
 INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the results
 
@@ -106,6 +110,23 @@ def drop_echoes(text: str) -> tuple[str, bool]:
     return "".join(kept).strip(), dropped
 
 
+def drop_answer_labels(text: str) -> tuple[str, bool]:
+    """Remove the answer label from sentences that start with it ("The final answer is:
+    391" becomes "391"), and sentences that say no more than it ("The final answer is
+    empty.")."""
+    kept, dropped = [], False
+    for part in _SENTENCE.findall(text):
+        label = _ANSWER_LABEL.match(part)
+        if label and label.end() > 0:
+            dropped = True
+            rest = part[label.end():]
+            if _NOTHING.match(rest):
+                continue
+            part = rest
+        kept.append(part)
+    return "".join(kept).strip(), dropped
+
+
 def drop_source_lines(text: str) -> tuple[str, bool]:
     """Remove ``Sources:``-style lines the model wrote (callgate writes the real one)."""
     cleaned, count = _SOURCES_LINE.subn("", text)
@@ -159,6 +180,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, echoed = drop_echoes(check.text)
     if echoed:
         check.notes.append("echoed instructions removed")
+    check.text, labelled = drop_answer_labels(check.text)
+    if labelled:
+        check.notes.append("answer label removed")
     check.text, sourced = drop_source_lines(check.text)
     if sourced:
         check.notes.append("model-written sources line removed")

@@ -11,6 +11,7 @@ from callgate import build_agent
 from callgate.answer_checks import (
     check_answer,
     cut_repetition,
+    drop_answer_labels,
     drop_echoes,
     drop_source_lines,
     invented_numbers,
@@ -186,3 +187,18 @@ def test_an_answer_copying_the_summary_line_gives_way_to_the_summary() -> None:
                             user=[]).copied_summary
     assert not check_answer("[note] cpu 3%", results=["[system_stats] cpu 3%"],
                             user=[]).copied_summary
+
+
+def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
+    # The bundled model's answer to a notes question (the answer-quality set): it echoes
+    # the loop's "The Final Answer was empty" instead of reading the result.
+    out = run([tool_call("system_stats", {}), AIMessage("The final answer is empty.")],
+              [system_stats], "How busy is the CPU?")
+    assert out["answer_source"] == "results" and "answer label removed" in out["answer_checks"]
+    assert out["final_answer"].startswith("Here is what the tools returned: [system_stats]")
+    # The label goes; what follows it is the answer.
+    assert drop_answer_labels("The final answer is: 391.") == ("391.", True)
+    assert drop_answer_labels("Final Answer: Paris. It is big.") == ("Paris. It is big.", True)
+    assert drop_answer_labels("Our final answers differ.") == ("Our final answers differ.",
+                                                               False)
+    assert drop_answer_labels("The answer is 4.") == ("The answer is 4.", False)
