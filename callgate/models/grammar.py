@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from callgate.tools.candidates import FREE_TEXT_WORDS, is_free_text, is_search_text
+from callgate.tools.relevance import STOP_WORDS
 
 if TYPE_CHECKING:
     from llama_cpp import Llama, LlamaGrammar
@@ -251,31 +252,43 @@ class Values:
         return name in self.free or is_free_text(name, spec)
 
 
-def span_rules(text: str, name: str = "span", word: str = "sw") -> str:
+def span_rules(text: str, name: str = "span", word: str = "sw",
+               open_ends: frozenset[str] = frozenset()) -> str:
     """GBNF rules: ``name`` is any run of whole words of ``text`` with the characters
     between them as written, JSON-escaped (a rule per word: ``word`` and its index); the
-    grammar is linear in the text's length."""
+    grammar is linear in the text's length. A run may not end on a word of ``open_ends``
+    (lower case): such a word only leads into the next one."""
     words = list(_SPAN_WORD.finditer(text))[-_MAX_SPAN_WORDS:]
-    if not words:
+    joins = [i + 1 < len(words)
+             and _SPAN_JOIN.fullmatch(text[w.end():words[i + 1].start()]) is not None
+             for i, w in enumerate(words)]
+    # A word that may not end a run, with nowhere to lead: no run can use it.
+    dead = [False] * len(words)
+    for i in reversed(range(len(words))):
+        dead[i] = words[i].group().lower() in open_ends and not (joins[i] and not dead[i + 1])
+    live = [i for i in range(len(words)) if not dead[i]]
+    if not live:
         return name + ' ::= [^"\\\\\\x7F\\x00-\\x1F]+\n'
     rules = []
-    for i, found in enumerate(words):
+    for i in live:
+        found = words[i]
         body = gbnf_literal(json.dumps(found.group(), ensure_ascii=False)[1:-1])
-        if i + 1 < len(words):
+        if joins[i] and not dead[i + 1]:
             between = text[found.end():words[i + 1].start()]
-            if _SPAN_JOIN.fullmatch(between):
-                body += f" ({gbnf_literal(json.dumps(between)[1:-1])} {word}{i + 1})?"
+            step = f"{gbnf_literal(json.dumps(between)[1:-1])} {word}{i + 1}"
+            body += f" {step}" if found.group().lower() in open_ends else f" ({step})?"
         rules.append(f"{word}{i} ::= {body}")
-    starts = " | ".join(f"{word}{i}" for i in range(len(words)))
+    starts = " | ".join(f"{word}{i}" for i in live)
     return "\n".join([f"{name} ::= {starts}", *rules]) + "\n"
 
 
 def query_rules(text: str, name: str = "query") -> str:
     """GBNF rules: ``name`` is up to eight spans of ``text`` (:func:`span_rules`) with one
-    space between them: a search composed of the conversation's words."""
+    space between them: a search composed of the conversation's words. A span does not end
+    on a stop word ("At" was a whole query once; "At what mileage" is not cut there)."""
     more = _MAX_QUERY_SPANS - 1
     return (f'{name} ::= {name}-span (" " {name}-span){{0,{more}}}\n'
-            + span_rules(text, name=f"{name}-span", word=f"{name}-w"))
+            + span_rules(text, name=f"{name}-span", word=f"{name}-w", open_ends=STOP_WORDS))
 
 
 def args_grammar(

@@ -28,7 +28,7 @@ __all__ = ["PRESELECT", "mentioned_arguments", "names_in", "number_readings", "r
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
-_STOP = frozenset({
+STOP_WORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "get",
     "give", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "please",
     "show", "that", "the", "this", "to", "use", "using", "what", "when", "where", "which",
@@ -50,7 +50,7 @@ def _stems(text: str) -> set[str]:
     # A plural's "s" goes first ("roots" and "root" meet).
     return {(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith(_NOT_PLURAL)
              else w)[:5] for w in words
-            if len(w) > 1 and w not in _STOP and not w.isdigit()} | set(
+            if len(w) > 1 and w not in STOP_WORDS and not w.isdigit()} | set(
         _OPERATOR.findall(text))
 
 
