@@ -4,10 +4,10 @@ A small model's answer can loop (the same line 55 times), echo the loop's own
 instructions, write its own ``Sources:`` line, or state numbers that no tool returned.
 :func:`check_answer` cuts repetition, removes echoed instructions, the answer label written
 again ("The final answer is: ...") and model-written source lines, flags numbers that
-appear neither in the results nor in what the user wrote, and notices an answer that copies a result's summary line (the loop's own ``[tool] ...``
-format). When the answer is left degenerate, states invented numbers or copies a summary
-while results exist, the caller answers from the results' summaries instead (``cite``
-does, and says so).
+appear neither in the results nor in what the user wrote, and notices an answer that
+copies a result's summary line (the loop's own ``[tool] ...`` format). When the answer is
+left degenerate, states invented numbers or copies a summary while results exist, the
+caller answers from the results' summaries instead (``cite`` does, and says so).
 No library does this; the rules are plain text heuristics, each tested.
 """
 
