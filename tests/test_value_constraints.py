@@ -12,7 +12,13 @@ import re
 
 import pytest
 
-from callgate.models.grammar import FREE_TEXT_WORDS, Values, args_grammar, span_rules
+from callgate.models.grammar import (
+    FREE_TEXT_WORDS,
+    Values,
+    args_grammar,
+    query_rules,
+    span_rules,
+)
 from callgate.tools.relevance import mentioned_arguments, number_readings
 
 QUESTION = "Book a table for 4 people at Chez Panisse in Berkeley, budget 120.5 dollars."
@@ -175,8 +181,17 @@ def test_a_search_query_is_composed_of_the_conversations_words() -> None:
     # is one span; "latest_python_release" or "R1" is none.
     assert _rule(gbnf, "cg-query") == 'cg-query-span (" " cg-query-span){0,7}'
     assert _rule(gbnf, "cg-query-w5") == '"latest" (" " cg-query-w6)?'
-    assert _rule(gbnf, "cg-query-w7") == '"release" (", " cg-query-w8)?'
+    assert _rule(gbnf, "cg-query-w7") == '"release"'  # ", please" (a stop word) is no end
     assert '"R1"' not in gbnf and "_" not in _rule(gbnf, "cg-query-span")
+    # A span does not end on a stop word: "At" alone was once the bundled model's whole
+    # query for "At what mileage is the car's next service due?".
+    rules = query_rules("At what mileage is it? Ask me.")
+    assert _rule(rules, "query-w0") == '"At" " " query-w1'  # leads on, may not end there
+    # "is it?" leads nowhere ("it" may not end a span, and "?" ends it), nor does "me."
+    assert _rule(rules, "query-span") == "query-w0 | query-w1 | query-w2 | query-w5"
+    assert _rule(rules, "query-w2") == '"mileage"'
+    assert _rule(rules, "query-w5") == '"Ask"'
+    assert not re.search(r"query-w[346]", rules)
     # Without words (the option off) the query is free text, as before.
     assert "cg-query" not in args_grammar(schema, values=Values(text=SEARCH_QUESTION))
     assert "cg-query" not in args_grammar(schema)
