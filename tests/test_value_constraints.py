@@ -137,8 +137,8 @@ def test_optional_arguments_the_request_names_can_be_made_required() -> None:
     schema = registry.get("book").schema
     request = "Book a terrace table for 4 at Chez Panisse in Berkeley, budget 120.5 dollars."
     state = {"messages": [HumanMessage(request)], "chosen_tool": "book"}
-    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True,  # type: ignore[arg-type]
-                             mentioned_required=True)
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+    assert strategy.mentioned_required  # the default
     named = {**schema, "required": [*schema["required"], "seating"]}
     assert strategy._args_kwargs(state)["grammar"] == args_grammar(named)
     # Off, or for a request that does not name it, the argument stays optional.
