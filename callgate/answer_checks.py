@@ -25,7 +25,8 @@ from callgate.tools.grounding import GROUNDING_ADVICE
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)")
 _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
                            r"[ \t]*:.*$")
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?|\n")
+# A sentence ends at ".", "!", "?" or a line break, not at a decimal point ("load 0.15 1.15").
+_SENTENCE = re.compile(r"(?:\d\.(?=\d)|[^.!?\n])+[.!?]?|\n")
 _WORD = re.compile(r"\w+")
 _LOOPED = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)  # a phrase back to back
 _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system_stats]"

@@ -91,6 +91,9 @@ def test_the_loops_own_instruction_is_never_the_answer() -> None:
 def test_the_checks_one_by_one() -> None:
     assert cut_repetition("A. B. A. A. A.")[0] == "A. B. A."
     assert cut_repetition("ok ok")[1] is False
+    # Decimal points end no sentence: "15 1." twice in "0.15 1.15 1.71" is no repetition.
+    load = "[system_stats] load 0.15 1.15 1.71, up 3h 55m, 2 CPUs [R1]"
+    assert cut_repetition(load, most=1) == (load, False)
     assert drop_echoes("Fine. Answer the user's last question now, as well as you can.")[
         0] == "Fine."
     assert drop_echoes("Do not call me now.")[1] is False  # a short phrase is not an echo
