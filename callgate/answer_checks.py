@@ -34,6 +34,7 @@ _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system
 # and what SmolLM2 writes after it when it has nothing (echoing "The Final Answer was empty").
 _ANSWER_LABEL = re.compile(r"(?i)^\s*(?:the\s+)?final\s+answer\b(?:\s+(?:is|was)\b)?\s*:?\s*")
 _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
+NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
 INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the results
 
@@ -74,8 +75,11 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
 
     def once(match: re.Match[str]) -> str:
         nonlocal loops
-        if not re.search(r"[^\W\d_]", match[1]):
-            return match[0]  # digits ("14.700000000000001") are a number, not a loop
+        if not re.search(r"[^\W\d_]", match[1]) and (
+                not re.search(r"\s", match[0]) or match[0].count(match[1]) < NUMBER_LOOP):
+            # Digits run together ("14.700000000000001") are a number, and a few equal
+            # numbers ("[1, 1, 1, 1]") may be data; "2.5% 2.5% 2.5% …" on and on is a loop.
+            return match[0]
         loops += 1
         return match[1]
 
