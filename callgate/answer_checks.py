@@ -122,7 +122,7 @@ def drop_answer_labels(text: str) -> tuple[str, bool]:
     kept, dropped = [], False
     for part in _SENTENCE.findall(text):
         label = _ANSWER_LABEL.match(part)
-        if label and label.end() > 0:
+        if label:
             dropped = True
             rest = part[label.end():]
             if _NOTHING.match(rest):

@@ -198,9 +198,8 @@ class ReactStrategy:
         self.args_tokens = args_tokens
         self.max_tokens = max_tokens
         # An answer: 192 tokens (was 384). Past that, SmolLM2 rambles and the answer checks
-        # cut it; the README question's answer ran to the limit in 2 of 5 runs (+3 s each).
-        # Answer-quality set: 26 of 36 key results at 192, 22-25 at 384 (system_stats
-        # varies from run to run).
+        # cut it, after seconds of decoding. The answer-quality set kept its key results:
+        # 24 of 36 at 0308039 (192), 23 at efe98c3 (384) (README).
         self.answer_tokens = answer_tokens
         # Parallel calls: after each call's arguments the model may write another call, up
         # to LoopSettings.max_calls_per_step (given to the subgraph).

@@ -138,13 +138,18 @@ def failed_text(state: AgentState) -> str:
 
 
 def _refusals(messages: list[AnyMessage]) -> list[str]:
-    """The grounding refusals the loop sent the model in this turn, oldest first."""
+    """The grounding refusals of the correction the model's last reply answered (an earlier
+    step's refusal, corrected then, is not what failed now)."""
     found: list[str] = []
+    replied = False
     for message in reversed(messages):
-        marks = message.additional_kwargs
-        if isinstance(message, HumanMessage) and not marks.get("callgate_correction"):
-            break  # the user's request: the turn starts here
-        if isinstance(message, ToolMessage) and marks.get("callgate_refusal") == "ungrounded":
+        if isinstance(message, AIMessage) and not replied:
+            replied = True  # the reply to the correction
+            continue
+        if not (isinstance(message, ToolMessage | HumanMessage)
+                and message.additional_kwargs.get("callgate_correction")):
+            break  # the correction's messages end here
+        if message.additional_kwargs.get("callgate_refusal") == "ungrounded":
             found.insert(0, message.text)
     return found
 
