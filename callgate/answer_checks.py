@@ -32,7 +32,9 @@ _LOOPED = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)  # a phrase back to 
 _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system_stats]"
 # The loop's answer label written again inside the answer ("The final answer is: 391"),
 # and what SmolLM2 writes after it when it has nothing (echoing "The Final Answer was empty").
-_ANSWER_LABEL = re.compile(r"(?i)^\s*(?:the\s+)?final\s+answer\b(?:\s+(?:is|was)\b)?\s*:?\s*")
+# A label ends with a colon or "is"/"was": "The final answer isn't known" is a sentence.
+_ANSWER_LABEL = re.compile(
+    r"(?i)^\s*(?:the\s+)?final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)\s*")
 _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
 NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it

@@ -214,3 +214,6 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     assert drop_answer_labels("Our final answers differ.") == ("Our final answers differ.",
                                                                False)
     assert drop_answer_labels("The answer is 4.") == ("The answer is 4.", False)
+    assert drop_answer_labels("The final answer isn't known.") == (
+        "The final answer isn't known.", False)
+    assert drop_answer_labels("The final answer was empty.") == ("", True)
