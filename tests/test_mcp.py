@@ -104,6 +104,21 @@ def test_sensitivity_rules() -> None:
     assert not own.is_sensitive(stub("git_add", **read_only), DEFAULT_SENSITIVE_MCP)
 
 
+def test_policy_names_hold_with_tool_name_prefix() -> None:
+    # With tool_name_prefix=True the registered names are "<server>_<tool>"; the config's
+    # lists name the server's own tools, and must still apply (a read-only tool listed as
+    # sensitive must not slip through as safe).
+    from dataclasses import replace
+
+    spec = {"command": "x", "sensitive_tools": ["read_note"], "safe_tools": ["tidy"]}
+    server = replace(parse_server("notes", spec), prefixed=True)
+    assert server.is_sensitive(stub("notes_read_note", readOnlyHint=True), DEFAULT_SENSITIVE_MCP)
+    assert not server.is_sensitive(stub("notes_tidy"), DEFAULT_SENSITIVE_MCP)
+    assert server.own_name("notes_read_note") == "read_note"
+    # Without the prefix a name that happens to start with the server's name is its own.
+    assert parse_server("notes", spec).own_name("notes_read_note") == "notes_read_note"
+
+
 def test_annotations_decide_and_default_to_destructive() -> None:
     # MCP spec: destructiveHint defaults to true; only an explicit hint makes a tool safe.
     server = parse_server("s", {"command": "x"})
@@ -334,6 +349,12 @@ def test_conversation_words_per_tool(annotated_server: dict[str, Any],
                                                   {"count_words": ["text"]}}})
     assert registry.get("count_words").conversation_words == ("text",)
     assert registry.get("read_note").conversation_words == ()
+    # With tool_name_prefix=True the server's own tool names still key the list.
+    prefixed = ToolRegistry()
+    load_mcp_tools_into_sync(prefixed, {"notes": {**annotated_server, "conversation_words":
+                                                  {"count_words": ["text"]}}},
+                             tool_name_prefix=True)
+    assert prefixed.get("notes_count_words").conversation_words == ("text",)
     for words, fragment in [({"count_word": ["text"]}, "names tool 'count_word', which the "
                                                        "server does not list"),
                             ({"count_words": ["txt"]}, "names no argument of the tool")]:

@@ -26,7 +26,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -85,17 +85,36 @@ class MCPServer:
     patterns: tuple[str, ...] | None = None  # None: the loader's sensitive_patterns
     # Per tool, its string arguments made of the conversation's words (a search query).
     conversation_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Set by the loader: registered names are ``<server>_<tool>`` (``tool_name_prefix``).
+    prefixed: bool = False
+
+    def own_name(self, tool: BaseTool | str) -> str:
+        """The tool's name as the server lists it (without ``tool_name_prefix``'s
+        ``server_`` prefix): the name this server's policy keys may use."""
+        name = tool if isinstance(tool, str) else tool.name
+        return name.removeprefix(f"{self.name}_") if self.prefixed else name
 
     def is_sensitive(self, tool: BaseTool, patterns: Sequence[str]) -> bool:
-        """Whether ``tool`` of this server needs approval."""
+        """Whether ``tool`` of this server needs approval. Its rules match the registered
+        name or the server's own (so ``sensitive_tools`` holds with ``tool_name_prefix``)."""
+        names = {tool.name, self.own_name(tool)}
+
+        def matches(rules: Iterable[str]) -> bool:
+            return any(_matches(name, rules) for name in names)
+
         if self.sensitive is not None:
-            return self.sensitive or _matches(tool.name, self.sensitive_tools)
-        if _matches(tool.name, self.sensitive_tools):
+            return self.sensitive or matches(self.sensitive_tools)
+        if matches(self.sensitive_tools):
             return True
-        if _matches(tool.name, self.safe_tools):
+        if matches(self.safe_tools):
             return False
         rules = patterns if self.patterns is None else self.patterns
-        return _matches(tool.name, rules) or not annotated_safe(tool)
+        return matches(rules) or not annotated_safe(tool)
+
+    def words_for(self, tool: BaseTool) -> tuple[str, ...]:
+        """The tool's ``conversation_words``, keyed by its registered or its own name."""
+        return (self.conversation_words.get(tool.name)
+                or self.conversation_words.get(self.own_name(tool), ()))
 
 
 def annotated_safe(tool: BaseTool) -> bool:
@@ -189,7 +208,8 @@ async def load_mcp_tools_into(
     """
     from langchain_mcp_adapters.client import MultiServerMCPClient
 
-    parsed = parse_servers(servers)
+    parsed = {name: replace(server, prefixed=tool_name_prefix)
+              for name, server in parse_servers(servers).items()}
     # handle_tool_errors=False: an MCP error result must raise, so that callgate records
     # the call as failed instead of handing the error text back as a successful result.
     client = MultiServerMCPClient({n: s.connection for n, s in parsed.items()},
@@ -214,7 +234,7 @@ async def load_mcp_tools_into(
             log.warning("%s", MCPLoadError(name, tools))
             continue
         server = parsed[name]
-        listed_names = {t.name for t in tools}
+        listed_names = {t.name for t in tools} | {server.own_name(t) for t in tools}
         for tool_name in server.conversation_words:
             if tool_name not in listed_names:
                 raise MCPConfigError(name, f"'conversation_words' names tool {tool_name!r}, "
@@ -256,7 +276,7 @@ def load_mcp_tools_into_sync(registry: ToolRegistry, servers: Mapping[str, Any],
 
 def _as_tool(lc_tool: BaseTool, server: MCPServer, patterns: Sequence[str]) -> Tool:
     """A registry Tool for one MCP tool, built the way ``ToolRegistry.register`` does."""
-    words = server.conversation_words.get(lc_tool.name, ())
+    words = server.words_for(lc_tool)
     schema = convert_to_openai_tool(lc_tool)["function"].get("parameters") or {}
     if problem := conversation_words_problem(schema, words):
         raise MCPConfigError(server.name, f"tool {lc_tool.name!r}: {problem}",
