@@ -159,7 +159,7 @@ PROMPT = [SystemMessage("tools"), HumanMessage(REQUEST), AIMessage("Action: find
 def choose(ranker: FixedRanker, args: dict[str, Any], earlier: list[dict[str, Any]] | None = None,
            **options: Any) -> dict[str, Any]:
     chooser = ValueChooser(ranker, **options)
-    return chooser.choose(PROMPT, "Action Input: ", "find", args, SCHEMA, REQUEST,
+    return chooser.choose(PROMPT, "Action Input: ", args, SCHEMA, REQUEST,
                           earlier or [])
 
 
@@ -247,7 +247,7 @@ PLACES_PROMPT = [SystemMessage("tools"), HumanMessage(PLACES_REQUEST),
 
 def choose_places(ranker: FixedRanker, args: dict[str, Any], **options: Any) -> dict[str, Any]:
     chooser = ValueChooser(ranker, **options)
-    return chooser.choose(PLACES_PROMPT, "Action Input: ", "find", args, PLACES,
+    return chooser.choose(PLACES_PROMPT, "Action Input: ", args, PLACES,
                           PLACES_REQUEST, [])
 
 
@@ -493,9 +493,9 @@ def test_the_requests_spans_are_offered_after_a_long_tool_result() -> None:
     context = REQUEST + "\n[R1] " + " ".join(f"word{i}" for i in range(500))
     chooser = ValueChooser(FixedRanker({"Manchester": -2.8, "Manhattan": -3.2}))
     args = {"city": "Manchester", "count": 5, "query": "x"}
-    assert chooser.choose(PROMPT, "Action Input: ", "find", args, SCHEMA, context,
+    assert chooser.choose(PROMPT, "Action Input: ", args, SCHEMA, context,
                           [])["city"] == "Manchester"  # nothing of the request offered
-    assert chooser.choose(PROMPT, "Action Input: ", "find", args, SCHEMA, context, [],
+    assert chooser.choose(PROMPT, "Action Input: ", args, SCHEMA, context, [],
                           request=REQUEST)["city"] == "Manhattan"
 
 
@@ -541,7 +541,7 @@ def _is(number: float) -> Any:
 
 def vary(ranker: FixedRanker, args: dict[str, Any], items: list[float]) -> dict[str, Any]:
     chooser = ValueChooser(ranker)
-    return chooser.vary(RUNS_PROMPT, "Action Input: ", "pace", args, RUNS, RUNS_REQUEST,
+    return chooser.vary(RUNS_PROMPT, "Action Input: ", args, RUNS, RUNS_REQUEST,
                         [FIRST_RUN], items=[_is(n) for n in items])
 
 

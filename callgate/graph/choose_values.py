@@ -64,7 +64,7 @@ class ValueChooser:
     distinct: bool = True  # one span per argument (module docstring); measured, see README
     max_expansions: int = 48
 
-    def choose(self, prompt: list[AnyMessage], head: str, tool: str, args: dict[str, Any],
+    def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
                schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
                request: str = "", settled: dict[str, Any] | None = None) -> dict[str, Any]:
         """``args`` with each value chosen again. ``prompt`` ends with the reply so far;
@@ -94,7 +94,7 @@ class ValueChooser:
                 spans_of[name] = (prefill, offer)
         return self._distinct(args, chosen, spans_of, required) if self.distinct else chosen
 
-    def vary(self, prompt: list[AnyMessage], head: str, tool: str, args: dict[str, Any],
+    def vary(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
              schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
              items: Sequence[Callable[[Any], bool]], request: str = "") -> dict[str, Any]:
         """A further call that restates earlier ones made to move on. ``items``: the
@@ -133,7 +133,7 @@ class ValueChooser:
                 names = list(args)
                 settled = {**{n: args[n] for n in names[:names.index(name)]}, name: moved}
                 return replace(self, keep_supported=False).choose(
-                    prompt, head, tool, args, schema, context, earlier, request=request,
+                    prompt, head, args, schema, context, earlier, request=request,
                     settled=settled)
         return args
 

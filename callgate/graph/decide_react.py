@@ -544,7 +544,7 @@ class ReactStrategy:
         schema = self.registry.get(tool).schema  # type: ignore[union-attr]
         context = conversation_text(state.get("messages") or [])
         request = self._request(state)
-        chosen = chooser.choose(prompt, "Action Input: ", tool, args, schema, context, earlier,
+        chosen = chooser.choose(prompt, "Action Input: ", args, schema, context, earlier,
                                 request=request)
         left = [_item_keys(item) for item in self._numbers_left(state) or []]
         # Not in a reply to a correction: there a restated call is how the model gives up
@@ -552,7 +552,7 @@ class ReactStrategy:
         if self.move_on and earlier and left and not _correcting(state) and (
                 self._repeats(state, chosen) or self._restates(state, chosen)):
             tests = [lambda value, keys=keys: bool(_leaves(value) & keys) for keys in left]
-            chosen = chooser.vary(prompt, "Action Input: ", tool, chosen, schema, context,
+            chosen = chooser.vary(prompt, "Action Input: ", chosen, schema, context,
                                   earlier, request=request, items=tests)
         return json.dumps(chosen, ensure_ascii=False)
 
