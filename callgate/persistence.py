@@ -150,12 +150,12 @@ def _error(target: _Target, exc: BaseException) -> PersistenceError:
     return PersistenceError(f"cannot open the {where} at {target.shown}: {reason}")
 
 
-def _open_errors() -> tuple[type[BaseException], ...]:
+def _open_errors(target: _Target) -> tuple[type[BaseException], ...]:
     errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError)
-    try:
-        import psycopg
-    except ImportError:
+    if target.backend != "postgres":  # importing psycopg would slow every SQLite start
         return errors
+    import psycopg  # _postgres_target has checked that it is installed
+
     return (*errors, psycopg.Error)
 
 
@@ -173,7 +173,7 @@ def open_persistence(url: str | None = None) -> Iterator[Persistence]:
 
 @contextmanager
 def _opened(target: _Target) -> Iterator[Persistence]:
-    errors = _open_errors()
+    errors = _open_errors(target)
     # Only errors while opening are translated; errors from the caller's block pass through.
     opened = False
     try:
@@ -199,7 +199,7 @@ def _opened(target: _Target) -> Iterator[Persistence]:
 async def open_async_persistence(url: str | None = None) -> AsyncIterator[Persistence]:
     """The async twin of :func:`open_persistence` (for ``ainvoke``/``astream``)."""
     target = _target(url)
-    errors = _open_errors()
+    errors = _open_errors(target)
     opened = False
     try:
         if target.backend == "postgres":
