@@ -161,6 +161,24 @@ def test_list_order_and_length(xs: list[int], ok: bool) -> None:
     assert one(n=5, xs=xs).ok is ok
 
 
+def test_empty_list_where_the_argument_may_be_left_out() -> None:
+    # BFCL's list checker reads the answer's "" as an empty list: [] passes there, and only
+    # there; a string argument's "" is not an empty list.
+    tags = fn("f", tags={"type": "array", "items": {"type": "string"}},
+              note={"type": "string"})
+    tags["parameters"]["required"] = []  # BFCL's checker reads it
+    optional = q(gt=[{"f": {"tags": [["a"], ""], "note": ["", "x"]}}], functions=[tags])
+    assert check(optional, [{"f": {"tags": []}}]).ok
+    assert not check(optional, [{"f": {"tags": ["b"]}}]).ok
+    required = q(gt=[{"f": {"tags": [["a"]]}}], functions=[tags])
+    assert not check(required, [{"f": {"tags": []}}]).ok
+    if official_available():
+        for question, args in [(optional, {"tags": []}), (required, {"tags": []}),
+                               (optional, {"tags": ["b"]})]:
+            calls = [{"f": args}]
+            assert official_check(question, calls).ok == check(question, calls).ok
+
+
 def test_list_of_strings_normalised() -> None:
     names = fn("f", names={"type": "array", "items": {"type": "string"}})
     gt = [{"f": {"names": [["New York", "LA"], ["NYC", "Los Angeles"]]}}]
