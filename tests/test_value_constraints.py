@@ -247,3 +247,50 @@ def test_decoding_a_search_query_writes_only_the_questions_words() -> None:
     query = json.loads(out.text)["query"]
     words = set(re.findall(r"\w+", SEARCH_QUESTION))
     assert query and set(re.findall(r"\w+", query)) <= words
+
+
+def test_a_flag_the_request_asks_for_is_true_and_one_it_declines_is_the_models() -> None:
+    from callgate.tools.relevance import affirmed_flags
+
+    homes = {"type": "object", "properties": {
+        "city": {"type": "string"}, "has_garage": {"type": "boolean"},
+        "in_unit_laundry": {"type": "boolean"}, "include_photos": {"type": "boolean"}}}
+    # A word of the flag's name in the request; "include"/"has" alone say nothing.
+    assert affirmed_flags(homes, "A flat in Porto with a garage, please.") == ["has_garage"]
+    assert affirmed_flags(homes, "Homes in Porto, including the price.") == []
+    assert affirmed_flags(homes, "Homes in Porto with photos.") == ["include_photos"]
+    # A negation in the same sentence leaves the flag to the model.
+    assert affirmed_flags(homes, "A flat in Porto. I don't need a garage. Laundry in the "
+                                 "unit would be nice.") == ["in_unit_laundry"]
+    # Words every flag of the tool shares ("cleaning") do not tell them apart.
+    cleaning = {"type": "object", "properties": {
+        "is_cleaning_home": {"type": "boolean"}, "is_cleaning_office": {"type": "boolean"}}}
+    assert affirmed_flags(cleaning, "A cleaning service for my office.") == [
+        "is_cleaning_office"]
+    assert affirmed_flags(cleaning, "A cleaning service tomorrow.") == []
+
+
+def test_the_grammar_writes_an_affirmed_flag_as_true() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.registry import ToolRegistry
+
+    def find_homes(city: str, has_garage: bool = False) -> str:
+        """Homes for rent in a city."""
+        return city
+
+    class GrammarCapable:  # the strategy only asks whether the model takes a grammar
+        text_only = True
+        llama = None
+
+    registry = ToolRegistry([find_homes])
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+    state = {"messages": [HumanMessage("A flat in Porto with a garage.")],
+             "chosen_tool": "find_homes"}
+    gbnf = strategy._args_kwargs(state)["grammar"]
+    assert _rule(gbnf, "has-garage") == '"true"'
+    assert "has-garage-kv" in _rule(gbnf, "root")  # written, not left optional
+    strategy.affirmed_flags = False
+    # Off: the model writes true or false.
+    assert _rule(strategy._args_kwargs(state)["grammar"], "has-garage-kv").endswith("boolean")

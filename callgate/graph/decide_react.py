@@ -46,6 +46,7 @@ from callgate.tools.grounding import conversation_text, numbers_in, unused_numbe
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.relevance import (
     PRESELECT,
+    affirmed_flags,
     mentioned_arguments,
     names_in,
     number_readings,
@@ -169,6 +170,7 @@ class ReactStrategy:
                  preselect: float | None = PRESELECT, coverage: bool = True,
                  spans: bool = False, known_numbers: bool = False,
                  mentioned_optional: bool = False, mentioned_required: bool = True,
+                 affirmed_flags: bool = True,
                  coverage_names: bool = False,
                  fast_forward: bool = False, tools_last: bool = False,
                  further_values: bool = False, retry_refused: float | None = None,
@@ -238,6 +240,11 @@ class ReactStrategy:
         # common live_multiple miss after wrong values). On the shared-half questions whose
         # tools have such an argument: tune 21 up, 4 down; validate 17 up, 6 down (README).
         self.mentioned_required = mentioned_required
+        # A boolean argument the request asks for ("with a garage" for ``has_garage``,
+        # ``relevance.affirmed_flags``) is written, and written true: SmolLM2 wrote
+        # ``false`` where the request names what the flag turns on. On the shared-half
+        # questions whose tools have such a flag: tune 9 up, 0 down; validate 2 up, 0 down.
+        self.affirmed_flags = affirmed_flags
         # The same value rules for the calls after the turn's first only: a further call
         # can then only recombine values the conversation has (a repeat is dropped), not
         # invent new ones ("3333333333" for a temperature).
@@ -375,6 +382,12 @@ class ReactStrategy:
             required = list(schema.get("required") or [])
             named = mentioned_arguments(schema, self._request(state))
             schema = {**schema, "required": [*required, *named]}
+        if self.affirmed_flags and (flags := affirmed_flags(schema, self._request(state))):
+            properties = dict(schema.get("properties") or {})
+            properties.update({n: {**properties[n], "const": True} for n in flags})
+            required = [*(schema.get("required") or []), *flags]
+            schema = {**schema, "properties": properties,
+                      "required": list(dict.fromkeys(required))}
         grammar = (args_grammar(schema, include_optional=False, max_string_chars=60,
                                 max_array_items=3, values=values) if short else
                    args_grammar(schema, include_optional=optional, values=values))

@@ -103,6 +103,33 @@ def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
     return out
 
 
+# Words a flag's name shares with flags of every kind ("include_forecast", "has_garage"):
+# they say it is a flag, not what it is about.
+_FLAG_WORDS = frozenset({"inclu", "has", "have", "allow", "enabl", "retur", "reque", "need",
+                         "flag", "optio"})
+_NEGATION = re.compile(r"(?i)\b(?:not|no|without|don't|dont|doesn't|exclude|excluding|never|"
+                       r"nor)\b")
+_CLAUSE = re.compile(r"[^.!?\n]+")
+
+
+def affirmed_flags(schema: dict[str, Any], request: str) -> list[str]:
+    """The boolean arguments the request asks for: a word of the flag's name that no other
+    flag of the tool shares ("garage" of ``has_garage``, "home" of ``is_cleaning_home``) is
+    in a sentence of the request with no negation ("not", "without", "don't"...)."""
+    flags = [n for n, spec in (schema.get("properties") or {}).items()
+             if isinstance(spec, dict) and spec.get("type") == "boolean"]
+    words = {n: _stems(n.replace("_", " ")) - _FLAG_WORDS for n in flags}
+    sentences = [(_stems(s), _NEGATION.search(s) is not None) for s in _CLAUSE.findall(request)]
+    out = []
+    for name in flags:
+        shared = set().union(*(words[o] for o in flags if o != name))
+        own = (words[name] - shared) or words[name]
+        said = next((negated for stems, negated in sentences if own & stems), None)
+        if said is False:
+            out.append(name)
+    return out
+
+
 def number_readings(text: str) -> set[float]:
     """Every number ``text`` gives (digits, percents, number words...), as grounding reads
     them (``callgate.tools.grounding``): the numbers an argument may take."""
