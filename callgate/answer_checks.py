@@ -77,11 +77,14 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
 
     def once(match: re.Match[str]) -> str:
         nonlocal loops
-        if not re.search(r"[^\W\d_]", match[1]) and (
-                not re.search(r"\s", match[0]) or match[0].count(match[1]) < NUMBER_LOOP):
-            # Digits run together ("14.700000000000001") are a number, and a few equal
-            # numbers ("[1, 1, 1, 1]") may be data; "2.5% 2.5% 2.5% …" on and on is a loop.
-            return match[0]
+        if not re.search(r"[^\W\d_]", match[1]):
+            # Digits run together ("14.700000000000001") are a number, unless decimal points
+            # recur ("29.0.0.0.0…"); a few equal numbers ("[1, 1, 1, 1]") may be data;
+            # "2.5% 2.5% 2.5% …" on and on is a loop.
+            blanks = re.search(r"\s", match[0]) is not None
+            if (not blanks and match[0].count(".") <= 1) or (
+                    blanks and match[0].count(match[1]) < NUMBER_LOOP):
+                return match[0]
         loops += 1
         return match[1]
 
@@ -184,6 +187,8 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, cut = cut_repetition(check.text, most=1)
     if cut:
         check.notes.append("repetition cut")
+        if not re.search(r"[^\W\d_]", check.text):  # a looped number, no word left
+            check.text = ""
     check.text, echoed = drop_echoes(check.text)
     if echoed:
         check.notes.append("echoed instructions removed")

@@ -14,6 +14,7 @@ from callgate.answer_checks import (
     drop_answer_labels,
     drop_echoes,
     drop_source_lines,
+    gives_way,
     invented_numbers,
     runs_away,
 )
@@ -172,6 +173,16 @@ def test_a_number_written_over_and_over_is_a_loop() -> None:
     looped = "[system_stats] CPU: 0.0% 2.5% 0.83%" + " 2.5%" * 30
     assert cut_repetition(looped) == ("[system_stats] CPU: 0.0% 2.5% 0.83% 2.5%", True)
     assert runs_away(looped)
+    # Another answer to it (`callgate eval answers`, 83ba9de): a number can hold one
+    # decimal point, not forty.
+    dotted = "2.0.0.2.1.29" + ".0" * 40
+    assert cut_repetition(dotted)[1] and runs_away(dotted)
+    assert len(cut_repetition(dotted)[0]) < 20
+    assert cut_repetition("version 10.0.0.1 of 1.000000001")[1] is False
+    # What is left of a looped number is no answer: the results' summaries stand in for it.
+    check = check_answer(dotted, results=["CPU: 2.1% of 2 cores"], user=["How busy?"])
+    assert check.degenerate and gives_way(check, has_results=True)
+    assert not check_answer("391", results=["391"], user=["17 * 23?"]).degenerate
 
 
 def test_the_calculator_hides_float_rounding() -> None:
