@@ -107,7 +107,7 @@ def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
 # they say it is a flag, not what it is about.
 _FLAG_WORDS = frozenset({"inclu", "has", "have", "allow", "enabl", "retur", "reque", "need",
                          "flag", "optio"})
-_NEGATION = re.compile(r"(?i)\b(?:not|no|without|don't|dont|doesn't|exclude|excluding|never|"
+_NEGATION = re.compile(r"(?i)\b(?:not|no|without|don['’]?t|doesn['’]?t|exclude|excluding|never|"
                        r"nor)\b")
 _CLAUSE = re.compile(r"[^.!?\n]+")
 
