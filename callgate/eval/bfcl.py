@@ -292,7 +292,7 @@ class CallgateAnswerer:
                      "end_turn_bias", "preselect", "coverage",
                      "answer_bias", "choose_values", "value_margin", "value_floor",
                      "reuse_penalty", "keep_supported", "mentioned_required", "affirmed_flags",
-                     "new_items", "distinct_args", "move_on", "search_words",
+                     "unique_items", "new_items", "distinct_args", "move_on", "search_words",
                      "unmatched", "grounded_answers")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}

@@ -158,6 +158,23 @@ def _args_of(raw: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _unique_strings(value: Any) -> Any:
+    """``value`` with a string repeated within a list kept once (case aside)."""
+    if isinstance(value, dict):
+        return {key: _unique_strings(item) for key, item in value.items()}
+    if not isinstance(value, list):
+        return value
+    seen: set[str] = set()
+    out = []
+    for item in value:
+        if isinstance(item, str):
+            if item.casefold() in seen:
+                continue
+            seen.add(item.casefold())
+        out.append(_unique_strings(item))
+    return out
+
+
 class ReactStrategy:
     """Decide by prompting for ReAct text and parsing what comes back."""
 
@@ -170,7 +187,7 @@ class ReactStrategy:
                  preselect: float | None = PRESELECT, coverage: bool = True,
                  spans: bool = False, known_numbers: bool = False,
                  mentioned_optional: bool = False, mentioned_required: bool = True,
-                 affirmed_flags: bool = True,
+                 affirmed_flags: bool = True, unique_items: bool = True,
                  coverage_names: bool = False,
                  fast_forward: bool = False, tools_last: bool = False,
                  further_values: bool = False, retry_refused: float | None = None,
@@ -245,6 +262,10 @@ class ReactStrategy:
         # ``false`` where the request names what the flag turns on. On the shared-half
         # questions whose tools have such a flag: tune 9 up, 0 down; validate 2 up, 0 down.
         self.affirmed_flags = affirmed_flags
+        # A string written twice in one list argument is kept once: SmolLM2 loops inside
+        # lists (["Divorce", "Divorce", …] eight times), and GBNF cannot forbid it (no
+        # ``uniqueItems``). Numbers may repeat: they are data ([3, 4, 5, 6, 4]).
+        self.unique_items = unique_items
         # The same value rules for the calls after the turn's first only: a further call
         # can then only recombine values the conversation has (a repeat is dropped), not
         # invent new ones ("3333333333" for a temperature).
@@ -537,6 +558,9 @@ class ReactStrategy:
                                   **self._args_kwargs(state, short=True))
         if self.choose_values and self.grammar and hasattr(self.model, "rank"):
             raw = self._values_chosen(state, raw)
+        if self.unique_items and (args := _args_of(raw)) is not None:
+            unique = _unique_strings(args)
+            raw = raw if unique == args else json.dumps(unique, ensure_ascii=False)
         return self._after_args(state, raw)
 
     def _values_chosen(self, state: dict[str, Any], raw: str) -> str:
