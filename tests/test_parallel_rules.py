@@ -227,3 +227,28 @@ def test_no_retry_for_a_tool_the_request_is_not_about_or_an_invalid_call() -> No
     assert strategy.retried_tool({"messages": unrelated}) is None
     strategy.retry_refused = None  # off: the model chooses again
     assert strategy.retried_tool({"messages": _refused("X")}) is None
+
+
+def test_a_string_written_twice_in_a_list_is_kept_once() -> None:
+    # SmolLM2 loops inside lists; the scripted model writes what it wrote on BFCL.
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def find_lawyer(city: str, specialty: list[str], fees: list[int]) -> str:
+        """Lawyers in a city by specialty."""
+        return "ok"
+
+    looped = ('{"city": "Chicago", "specialty": ["Divorce", "Divorce", "divorce", "Family", '
+              '"Divorce"], "fees": [200, 200, 400]}')
+    strategy = ReactStrategy(ScriptedChatModel(script=[AIMessage(looped)] * 2,
+                                               native_tools=False), registry)
+    strategy.grammar = True
+    state = {"messages": [HumanMessage("A divorce lawyer in Chicago?")],
+             "reply_text": "Action: find_lawyer\n", "chosen_tool": "find_lawyer",
+             "calls_written": 0}
+    out = strategy.fill_args(state, {})
+    assert out["reply_text"].endswith(
+        'Action Input: {"city": "Chicago", "specialty": ["Divorce", "Family"], '
+        '"fees": [200, 200, 400]}')  # numbers are data: they may repeat
+    strategy.unique_items = False
+    assert strategy.fill_args(state, {})["reply_text"].endswith(f"Action Input: {looped}")
