@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 
 from callgate import build_agent
 from callgate.models.scripted import ScriptedChatModel
-from callgate.tools.grounding import conversation_text, ungrounded_args
+from callgate.tools.grounding import conversation_text, stated, ungrounded_args
 
 QUESTION = ("What is the potential between charges of 1e-9 and 2e-9 at a distance of 0.05 m? "
             "Coefficients 2, 3 and -4; interest of 5% over five years on $1,000 in Paris.")
@@ -35,6 +35,17 @@ def test_strings_need_half_their_words_in_the_conversation() -> None:
     assert ungrounded_args({"q": "potential between charges"}, {}, QUESTION) == []
     assert ungrounded_args({"substance": "hexagon"}, {}, QUESTION) == [("substance", "hexagon")]
     assert ungrounded_args({"value": ""}, {}, QUESTION) == [("value", "")]
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("Liverpool Football Club", True), ("Liverly Football Club", False),
+    ("San Diego", True), ("SAN DIO", False), ("Manchester City", False),
+    ("Paris, France", True),  # a qualifier after the comma aside
+    ("2026-04-15", True), ("15", True), ("16", False), ("", False)])
+def test_stated_needs_every_word_of_a_string(value: str, expected: bool) -> None:
+    context = ("Rank Liverpool Football Club and Manchester United in San Diego or "
+               "Paris on April 15th 2026")
+    assert stated(value, context) is expected
 
 
 def test_schema_supplied_values_booleans_and_nulls_are_never_flagged() -> None:

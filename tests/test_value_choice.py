@@ -190,6 +190,27 @@ def test_supported_values_and_free_text_stay_without_a_ranking() -> None:
     assert ranker.calls == []
 
 
+def test_a_value_only_half_stated_is_ranked_with_word_for_word() -> None:
+    # "Manhattan Beach" has half its words in the request: grounding takes it, so by default
+    # it stays unranked; stated word for word it is not, and a span beats it.
+    ranker = FixedRanker({"Manhattan Beach": -3.0, "Manhattan": -1.0})
+    args = {"city": "Manhattan Beach", "count": 5, "query": "x"}
+    assert choose(ranker, args, word_for_word=False)["city"] == "Manhattan Beach"
+    assert ranker.calls == []
+    assert choose(ranker, args, word_for_word=True)["city"] == "Manhattan"
+
+
+def test_word_for_word_leaves_stated_values_and_schema_defaults_alone() -> None:
+    ranker = FixedRanker({})
+    schema = {**SCHEMA, "properties": {**SCHEMA["properties"],
+                                       "unit": {"type": "string", "default": "dontcare"}}}
+    chooser = ValueChooser(ranker, word_for_word=True)
+    for args in ({"city": "Manhattan, NY", "count": 5, "query": "x"},
+                 {"city": "Manhattan", "count": 5, "query": "x", "unit": "dontcare"}):
+        assert chooser.choose(PROMPT, "Action Input: ", args, schema, REQUEST, []) == args
+    assert ranker.calls == []
+
+
 def test_an_invented_optional_value_is_left_to_grounding() -> None:
     ranker = FixedRanker({"Thai": -1.0})
     out = choose(ranker, {"city": "Manhattan", "count": 5, "query": "x", "unit": "miles"})

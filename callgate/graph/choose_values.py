@@ -32,7 +32,7 @@ from langchain_core.messages import AIMessage, AnyMessage
 
 from callgate.models.ranking import Ranked
 from callgate.tools.candidates import is_free_text, number_values, spans
-from callgate.tools.grounding import ungrounded_args
+from callgate.tools.grounding import stated, ungrounded_args
 
 __all__ = ["ValueChooser"]
 
@@ -62,6 +62,11 @@ class ValueChooser:
     # greedy decoding picked a member by its first token).
     keep_supported: bool = True
     distinct: bool = True  # one span per argument (module docstring); measured, see README
+    # A string the model wrote counts as supported only when the conversation states it
+    # word for word (``grounding.stated``), not when grounding finds half of its words:
+    # "Liverly Football Club", "Manchester City" (for Manchester United) and "SAN DIO"
+    # were kept as supported, and are then ranked against the spans like any other wish.
+    word_for_word: bool = True
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -216,7 +221,10 @@ class ValueChooser:
             return wish  # a value of another kind than the offer: not ours to replace
         own = _text(wish, offer.quoted)
         values = dict(zip(offer.texts, offer.values, strict=True))
-        supported = own in values or not ungrounded_args({name: wish}, schema, context)
+        supported = own in values or (
+            not ungrounded_args({name: wish}, schema, context)
+            and not (self.word_for_word and isinstance(wish, str) and wish != spec_default(
+                schema, name) and not stated(wish, context)))
         if supported and self.keep_supported and not used and not offer.closed:
             return wish
         if own not in values:
@@ -241,6 +249,12 @@ class ValueChooser:
         if not supported and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
+
+
+def spec_default(schema: dict[str, Any], name: str) -> Any:
+    """The default the schema gives argument ``name`` (None when it gives none)."""
+    spec = (schema.get("properties") or {}).get(name)
+    return spec.get("default") if isinstance(spec, dict) else None
 
 
 def _prefill(prompt: list[AnyMessage], head: str, chosen: dict[str, Any], name: str,

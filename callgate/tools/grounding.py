@@ -64,7 +64,7 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
-__all__ = ["CORRECTION_MARK", "conversation_text", "grounding_error", "numbers_in",
+__all__ = ["CORRECTION_MARK", "conversation_text", "grounding_error", "numbers_in", "stated",
            "ungrounded_args", "unused_numbers"]
 
 # On the loop's own correction messages, which quote the values they reject.
@@ -571,6 +571,21 @@ def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, 
             continue  # the escape for text the model composes: a search query, a prompt
         _walk(value, _sub_schema(schema, key), key, ctx, found)
     return found
+
+
+def stated(value: str, context: str, *, today: date | None = None) -> bool:
+    """Whether ``context`` states the string ``value`` word for word: every word of it is
+    in the conversation, a qualifier after its first comma aside (``Paris, France``).
+    Stricter than grounding, which takes half of the words ("Liverly Football Club" is
+    grounded in "Liverpool Football Club", not stated); dates, times and numbers are read
+    as grounding reads them."""
+    ctx = _context(context, today or date.today())
+    if _datetime_value(value.strip()) is not None or _NUMBER.fullmatch(
+            value.strip().strip("$€£%")):
+        return ctx.has_string(value)
+    words = _WORD.findall(_fold(value.split(",", 1)[0]))
+    return bool(words) and ("".join(words) in ctx.squashed
+                            or all(ctx._has_word(w) for w in words))
 
 
 # What the refusal tells the model to do (not repeated to the user).
