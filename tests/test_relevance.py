@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from callgate.graph.decide_react import ReactStrategy
 from callgate.models.scripted import ScriptedChatModel
 from callgate.tools.registry import ToolRegistry
-from callgate.tools.relevance import PRESELECT, relevant_tools, tool_scores
+from callgate.tools.relevance import PRESELECT, named_members, relevant_tools, tool_scores
 
 
 def _registry() -> ToolRegistry:
@@ -214,3 +214,16 @@ def test_the_builtin_tools_route_questions_to_the_tool_they_are_about() -> None:
             "web_search"]
         assert relevant_tools(tools, "How much RAM is free?") == ["system_stats"]
         assert relevant_tools(tools, "What is the capital of France?", unmatched="none") == []
+
+
+def test_the_enum_members_a_request_names() -> None:
+    rooms = ["Living room", "Kitchen", "Patio"]
+    assert named_members(rooms, "Play it in the KITCHEN, please") == ["Kitchen"]
+    assert named_members(rooms, "play it in the living room") == ["Living room"]
+    assert named_members(rooms, "play it in my room") == []  # every word of a member
+    assert named_members(["Music", "Theater"], "any theaters or music near me?") == [
+        "Music", "Theater"]  # a plural names its singular
+    # A named member inside a fuller one that is named too: only the fuller one.
+    assert named_members(["Comedy", "Comedy-drama", "Drama"], "a comedy drama") == [
+        "Comedy-drama"]
+    assert named_members([1, 2, True], "1 or 2") == []  # strings only

@@ -211,6 +211,60 @@ def test_word_for_word_leaves_stated_values_and_schema_defaults_alone() -> None:
     assert ranker.calls == []
 
 
+def test_an_enum_member_the_request_names_is_the_value() -> None:
+    # "slow please": the model's ranking would keep "fast"; the user named "slow".
+    ranker = FixedRanker({"fast": -0.5, "slow": -3.0})
+    args = {"city": "Manhattan", "count": 5, "query": "x", "mode": "fast"}
+    chooser = ValueChooser(ranker, named_members=True)
+    out = chooser.choose(PROMPT, "Action Input: ", args, SCHEMA, REQUEST, [], request=REQUEST)
+    assert out["mode"] == "slow" and ranker.calls == []
+    off = ValueChooser(ranker, named_members=False)
+    assert off.choose(PROMPT, "Action Input: ", args, SCHEMA, REQUEST, [],
+                      request=REQUEST)["mode"] == "fast"
+
+
+def test_of_several_named_members_the_model_ranks_only_those() -> None:
+    schema = {"type": "object", "properties": {
+        "room": {"type": "string", "enum": ["Living room", "Kitchen", "Patio"]}}}
+    request = "Play it in the kitchen, then on the patio"
+    ranker = FixedRanker({"Living room": -0.1, "Kitchen": -4.0, "Patio": -2.0})
+    out = ValueChooser(ranker, named_members=True).choose(
+        PROMPT, "Action Input: ", {"room": "Living room"}, schema, request, [],
+        request=request)
+    assert out["room"] == "Patio"
+    assert ranker.calls == [["Kitchen", "Patio"]]
+
+
+CITY_SCHEMA = {"type": "object", "properties": {
+    "city": {"type": "string", "description": "The city, in the format 'City, State', such as "
+             "'Berkeley, CA' or 'New York, NY'."},
+    "date": {"type": "string"}}, "required": ["city"]}
+
+
+def test_a_place_whose_argument_shows_a_code_gets_the_code_the_model_ranks_first() -> None:
+    request = "What is the weather in Petaluma on 2023-04-09?"
+    ranker = FixedRanker({" CA": -0.7, " NY": -2.5, "Petaluma": -0.1})
+    args = {"city": "Petaluma", "date": "2023-04-09"}
+    out = ValueChooser(ranker, place_codes=True).choose(
+        PROMPT, "Action Input: ", args, CITY_SCHEMA, request, [], request=request)
+    assert out == {"city": "Petaluma, CA", "date": "2023-04-09"}
+    # Every two capital letters is a candidate, written after the comma as the model would.
+    codes = ranker.calls[-1]
+    assert len(codes) == 26 * 26 and " CA" in codes and " ZZ" in codes
+
+
+def test_a_place_with_a_qualifier_or_an_argument_without_the_format_stays() -> None:
+    ranker = FixedRanker({" CA": -0.7})
+    chooser = ValueChooser(ranker, place_codes=True)
+    coded = {"city": "Santa Rosa, CA"}
+    assert chooser.choose(PROMPT, "Action Input: ", coded, CITY_SCHEMA, "Santa Rosa, CA", [],
+                          request="Santa Rosa, CA") == coded
+    plain = {"type": "object", "properties": {"city": {"type": "string"}}}
+    assert chooser.choose(PROMPT, "Action Input: ", {"city": "Petaluma"}, plain, "Petaluma",
+                          [], request="Petaluma") == {"city": "Petaluma"}
+    assert all(" CA" not in call for call in ranker.calls)
+
+
 def test_an_invented_optional_value_is_left_to_grounding() -> None:
     ranker = FixedRanker({"Thai": -1.0})
     out = choose(ranker, {"city": "Manhattan", "count": 5, "query": "x", "unit": "miles"})

@@ -24,8 +24,10 @@ and an optional argument with an invented value is left to grounding, which drop
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from string import ascii_uppercase
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
@@ -33,10 +35,15 @@ from langchain_core.messages import AIMessage, AnyMessage
 from callgate.models.ranking import Ranked
 from callgate.tools.candidates import is_free_text, number_values, spans
 from callgate.tools.grounding import stated, ungrounded_args
+from callgate.tools.relevance import named_members
 
 __all__ = ["ValueChooser"]
 
 STRING_END = '"'
+# An argument whose description shows a place with a two-letter code ('Berkeley, CA',
+# 'London, UK'), and every such code, written as it follows the comma.
+_CODED_EXAMPLE = re.compile(r"'[^',]+, [A-Z]{2}'")
+_CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 NUMBER_END = ",}]\n"
 
 
@@ -67,6 +74,15 @@ class ValueChooser:
     # "Liverly Football Club", "Manchester City" (for Manchester United) and "SAN DIO"
     # were kept as supported, and are then ranked against the spans like any other wish.
     word_for_word: bool = True
+    # An enum member the request names ("in the kitchen": ``Kitchen``) is the value; where
+    # it names several, the model ranks those (``relevance.named_members``). The model
+    # ranked every member and often took the first or the default ("Living room").
+    named_members: bool = True
+    # A place whose argument asks for a two-letter code ("in the format 'City, State', such
+    # as 'Berkeley, CA'") and lacks one gets the code the model ranks first among all
+    # two-capital-letter codes: "Petaluma" becomes "Petaluma, CA". The model wrote the
+    # city alone, as the user did.
+    place_codes: bool = False
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -91,13 +107,23 @@ class ValueChooser:
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
                 continue
+            named = named_members(offer.values, request) if (
+                self.named_members and offer.closed and offer.quoted) else []
+            if len(named) == 1:
+                chosen[name] = named[0]
+                continue
+            if named:  # the request names several: the model ranks those
+                offer = _Offer([_inner(m) for m in named], named, quoted=True, closed=True)
+                value = value if value in named else named[0]
             prefill = _prefill(prompt, head, chosen, name, offer)
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
             if offer.quoted and not offer.closed:
                 spans_of[name] = (prefill, offer)
-        return self._distinct(args, chosen, spans_of, required) if self.distinct else chosen
+        if self.distinct:
+            chosen = self._distinct(args, chosen, spans_of, required)
+        return self._coded(prompt, head, chosen, properties) if self.place_codes else chosen
 
     def vary(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
              schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
@@ -168,6 +194,27 @@ class ValueChooser:
             _, value, mover = min(moves, key=lambda move: move[0])
             if value is not None:
                 out[mover] = value
+        return out
+
+    def _coded(self, prompt: list[AnyMessage], head: str, chosen: dict[str, Any],
+               properties: dict[str, Any]) -> dict[str, Any]:
+        """``chosen`` with a place whose argument asks for a two-letter code ("in the format
+        'City, State', such as 'Berkeley, CA'") given the code the model ranks first."""
+        out = dict(chosen)
+        for index, (name, value) in enumerate(chosen.items()):
+            spec = properties.get(name)
+            if not (isinstance(value, str) and value.strip() and "," not in value
+                    and isinstance(spec, dict) and spec.get("type") == "string"
+                    and not spec.get("enum") and value != spec.get("default")
+                    and _CODED_EXAMPLE.search(str(spec.get("description") or ""))):
+                continue
+            before = dict(list(out.items())[:index])
+            prefill = _prefill(prompt, head, before, name, _Offer([], [], quoted=True))
+            prefill[-1] = AIMessage(prefill[-1].text + _inner(value) + ",")
+            ranked = self.model.rank(prefill, _CODES, STRING_END, until=lambda _: True,
+                                     max_expansions=self.max_expansions)
+            if ranked:
+                out[name] = f"{value},{ranked[0].text}"
         return out
 
     def _next_best(self, prefill: list[AnyMessage], offer: _Offer, value: str, wish: Any,

@@ -194,6 +194,7 @@ class ReactStrategy:
                  answer_bias: float = 0.0, choose_values: bool = True,
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, word_for_word: bool = True,
+                 named_members: bool = True, place_codes: bool = False,
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  search_words: bool = False, unmatched: Literal["all", "none"] = "none",
@@ -292,6 +293,12 @@ class ReactStrategy:
         # the shared-half questions whose calls held such a value: tune 3 up, 0 down;
         # validate 2 up, 0 down (README).
         self.word_for_word = word_for_word
+        # An enum member the request names is the value (ValueChooser.named_members). On
+        # the shared-half questions whose calls had another member where the request names
+        # one: tune 10 up, 0 down; validate 11 up, 1 down (README).
+        self.named_members = named_members
+        # A place its argument shows with a two-letter code gets one (ValueChooser.place_codes).
+        self.place_codes = place_codes
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
@@ -582,6 +589,8 @@ class ReactStrategy:
                                reuse_penalty=self.reuse_penalty, floor=self.value_floor,
                                keep_supported=self.keep_supported,
                                word_for_word=self.word_for_word,
+                               named_members=self.named_members,
+                               place_codes=self.place_codes,
                                distinct=self.distinct_args)
         earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
         prompt = self.messages(state) + [AIMessage(state["reply_text"])]

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from callgate.tools.registry import Tool
 
-__all__ = ["PRESELECT", "mentioned_arguments", "names_in", "number_readings", "relevant_tools",
-           "tool_scores", "unused_names"]
+__all__ = ["PRESELECT", "affirmed_flags", "mentioned_arguments", "named_members", "names_in",
+           "number_readings", "relevant_tools", "tool_scores", "unused_names"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -101,6 +101,29 @@ def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
         if named or any(str(member).lower() in lowered for member in enum or []):
             out.append(name)
     return out
+
+
+def _plain_words(text: str) -> set[str]:
+    """The words of ``text``, lower-cased, each with its singular guesses ("plays": "play")."""
+    out = set()
+    for word in re.findall(r"[^\W_]+", text.lower()):
+        out.add(word)
+        if len(word) > 3 and word.endswith("s") and not word.endswith(_NOT_PLURAL):
+            out.add(word[:-1])
+            if word.endswith("es"):
+                out.add(word[:-2])
+    return out
+
+
+def named_members(members: Iterable[Any], request: str) -> list[str]:
+    """The string enum members the request names, every word of each (any case, plural or
+    singular): "in the kitchen" names ``Kitchen``, "a theater event" ``Theater``. Where one
+    named member's words hold another's ("Comedy" and "Comedy-drama" in "a comedy drama"),
+    only the fuller one counts."""
+    asked = _plain_words(request)
+    named = {m: set(re.findall(r"[^\W_]+", m.lower())) for m in members if isinstance(m, str)}
+    hits = {m: words for m, words in named.items() if words and words <= asked}
+    return [m for m, words in hits.items() if not any(words < other for other in hits.values())]
 
 
 # Words a flag's name shares with flags of every kind ("include_forecast", "has_garage"):
