@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 
 from callgate import build_agent
 from callgate.models.scripted import ScriptedChatModel
-from callgate.tools.grounding import conversation_text, stated, ungrounded_args
+from callgate.tools.grounding import conversation_text, date_in_format, stated, ungrounded_args
 
 QUESTION = ("What is the potential between charges of 1e-9 and 2e-9 at a distance of 0.05 m? "
             "Coefficients 2, 3 and -4; interest of 5% over five years on $1,000 in Paris.")
@@ -46,6 +46,21 @@ def test_stated_needs_every_word_of_a_string(value: str, expected: bool) -> None
     context = ("Rank Liverpool Football Club and Manchester United in San Diego or "
                "Paris on April 15th 2026")
     assert stated(value, context) is expected
+
+
+@pytest.mark.parametrize(("value", "description", "expected"), [
+    ("April 15th, 2023", "The date, in the format 'YYYY-MM-DD'.", "2023-04-15"),
+    ("2023.4.17", "Date (yyyy-mm-dd)", "2023-04-17"),
+    ("May 5, 2023", "The day of travel, formatted as MM/DD/YYYY", "05/05/2023"),
+    ("2023-05-05", "Date in DD-MM-YYYY format", "05-05-2023"),
+    ("2023-04-15", "The date, in the format 'YYYY-MM-DD'.", None),  # already in it
+    ("04/05/2023", "in the format 'YYYY-MM-DD'", None),  # April 5 or May 4: not one date
+    ("April 15", "in the format 'YYYY-MM-DD'", None),  # no year
+    ("2023-04-15T10:00", "in the format 'YYYY-MM-DD'", None),  # a clock time too
+    ("April 15th, 2023", "The date of the visit.", None)])  # no format named
+def test_a_date_is_written_in_the_format_its_description_names(
+        value: str, description: str, expected: str | None) -> None:
+    assert date_in_format(value, description) == expected
 
 
 def test_schema_supplied_values_booleans_and_nulls_are_never_flagged() -> None:

@@ -265,6 +265,17 @@ def test_a_place_with_a_qualifier_or_an_argument_without_the_format_stays() -> N
     assert all(" CA" not in call for call in ranker.calls)
 
 
+def test_dates_are_written_in_the_format_their_argument_names() -> None:
+    schema = {"type": "object", "properties": {
+        "date": {"type": "string", "description": "Date of travel, in the format 'YYYY-MM-DD'"},
+        "note": {"type": "string"}}}
+    args = {"date": "April 15th, 2023", "note": "April 15th, 2023"}
+    out = ValueChooser(FixedRanker({}), date_formats=True).choose(
+        PROMPT, "Action Input: ", args, schema, "on April 15th, 2023", [],
+        request="on April 15th, 2023")
+    assert out == {"date": "2023-04-15", "note": "April 15th, 2023"}
+
+
 def test_an_invented_optional_value_is_left_to_grounding() -> None:
     ranker = FixedRanker({"Thai": -1.0})
     out = choose(ranker, {"city": "Manhattan", "count": 5, "query": "x", "unit": "miles"})

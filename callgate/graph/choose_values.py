@@ -34,7 +34,7 @@ from langchain_core.messages import AIMessage, AnyMessage
 
 from callgate.models.ranking import Ranked
 from callgate.tools.candidates import is_free_text, number_values, spans
-from callgate.tools.grounding import stated, ungrounded_args
+from callgate.tools.grounding import date_in_format, stated, ungrounded_args
 from callgate.tools.relevance import named_members
 
 __all__ = ["ValueChooser"]
@@ -82,7 +82,10 @@ class ValueChooser:
     # as 'Berkeley, CA'") and lacks one gets the code the model ranks first among all
     # two-capital-letter codes: "Petaluma" becomes "Petaluma, CA". The model wrote the
     # city alone, as the user did.
-    place_codes: bool = False
+    place_codes: bool = True
+    # A date written in the format its argument's description names ("in the format
+    # 'YYYY-MM-DD'": "April 15th, 2023" becomes "2023-04-15"; ``grounding.date_in_format``).
+    date_formats: bool = False
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -123,6 +126,9 @@ class ValueChooser:
                 spans_of[name] = (prefill, offer)
         if self.distinct:
             chosen = self._distinct(args, chosen, spans_of, required)
+        if self.date_formats:
+            chosen = {name: _in_format(value, properties.get(name))
+                      for name, value in chosen.items()}
         return self._coded(prompt, head, chosen, properties) if self.place_codes else chosen
 
     def vary(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -312,6 +318,13 @@ def _prefill(prompt: list[AnyMessage], head: str, chosen: dict[str, Any], name: 
     prefix += (", " if chosen else "") + json.dumps(name) + ":"
     return [*prompt[:-1], AIMessage(prompt[-1].text + head + prefix
                                     + (' "' if offer.quoted else ""))]
+
+
+def _in_format(value: Any, spec: Any) -> Any:
+    """``value``, a date written in the format ``spec``'s description names."""
+    if not isinstance(value, str) or not isinstance(spec, dict):
+        return value
+    return date_in_format(value, str(spec.get("description") or "")) or value
 
 
 def _text(value: Any, quoted: bool) -> str:

@@ -64,8 +64,8 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
-__all__ = ["CORRECTION_MARK", "conversation_text", "grounding_error", "numbers_in", "stated",
-           "ungrounded_args", "unused_numbers"]
+__all__ = ["CORRECTION_MARK", "conversation_text", "date_in_format", "grounding_error",
+           "numbers_in", "stated", "ungrounded_args", "unused_numbers"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -586,6 +586,29 @@ def stated(value: str, context: str, *, today: date | None = None) -> bool:
     words = _WORD.findall(_fold(value.split(",", 1)[0]))
     return bool(words) and ("".join(words) in ctx.squashed
                             or all(ctx._has_word(w) for w in words))
+
+
+# The date formats a description may name, and how each is written.
+_DATE_FORMATS = {"YYYY-MM-DD": "%Y-%m-%d", "MM/DD/YYYY": "%m/%d/%Y", "DD/MM/YYYY": "%d/%m/%Y",
+                 "MM-DD-YYYY": "%m-%d-%Y", "DD-MM-YYYY": "%d-%m-%Y"}
+_DATE_FORMAT = re.compile("|".join(_DATE_FORMATS), re.IGNORECASE)
+
+
+def date_in_format(value: str, description: str) -> str | None:
+    """The one date ``value`` states (with its year, no clock time: "April 15th, 2023",
+    "2023.4.17"), written in the first format ``description`` names ("in the format
+    'YYYY-MM-DD'"); None when it names none, the value already has a named format, or it
+    is not one date."""
+    named = [_DATE_FORMATS[m.upper()] for m in _DATE_FORMAT.findall(description)]
+    if not named or ":" in value:
+        return None
+    days = _explicit_dates(value.lower(), ())
+    if len(days) != 1:
+        return None
+    day = days.pop()
+    if any(day.strftime(form) == value.strip() for form in named):
+        return None
+    return day.strftime(named[0])
 
 
 # What the refusal tells the model to do (not repeated to the user).
