@@ -18,7 +18,6 @@ write; strict validation still runs after it, in the loop.
 from __future__ import annotations
 
 import json
-import math
 import uuid
 from typing import Any, Literal, TypedDict
 
@@ -57,7 +56,6 @@ from callgate.tools.relevance import (
 )
 
 FINAL = "Final Answer:"
-ACTION = "Action:"
 FORCE_BIAS = 8.0  # a logit bias that settles a two-way grammar choice
 
 
@@ -197,7 +195,7 @@ class ReactStrategy:
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
-                 date_formats: bool = True, whole_word_choice: bool = False,
+                 date_formats: bool = True,
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  search_words: bool = False, unmatched: Literal["all", "none"] = "none",
@@ -240,11 +238,6 @@ class ReactStrategy:
         # (irrelevance and live_irrelevance up, a few live_simple lost; README).
         self.unmatched = unmatched
         self.coverage = coverage
-        # The turn's first choice of a call or an answer, under the grammar, is made on the
-        # first token, often a single letter ("A" or "F"), whose probabilities are close:
-        # with ``whole_word_choice``, a call is also made where the model gives the whole
-        # words "Action:" at least the probability of "Final Answer:".
-        self.whole_word_choice = whole_word_choice
         # The items a request lists: its numbers, and with ``coverage_names`` its names
         # (people, places: ``callgate.tools.relevance.names_in``) too.
         self.coverage_names = coverage_names
@@ -403,22 +396,11 @@ class ReactStrategy:
     def _choice_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar
 
-        offered = self.offered(state)
-        messages = state.get("messages") or []
-        call = bool(self.whole_word_choice and offered and not turn_calls(messages)
-                    and not _correcting(state) and self._call_likelier(state))
-        grammar = choice_grammar(offered, thought=self.thought, allow_final=not call,
-                                 numbers=self.answer_numbers(messages))
+        grammar = choice_grammar(self.offered(state), thought=self.thought,
+                                 numbers=self.answer_numbers(state.get("messages") or []))
         bias = {"logit_bias": {"Final": self.answer_bias}} if self.answer_bias and (
             turn_calls(state.get("messages") or []) and not _correcting(state)) else {}
         return self._kwargs(grammar=grammar, max_tokens=80, **bias)
-
-    def _call_likelier(self, state: dict[str, Any]) -> bool:
-        """Whether the model gives the whole words ``Action:`` at least the probability of
-        ``Final Answer:`` as its reply's start (each then followed by a space)."""
-        ranked = {r.text: r.logprob for r in self.model.rank(  # type: ignore[attr-defined]
-            self.messages(state), [ACTION, FINAL], " ")}
-        return ranked.get(ACTION, -math.inf) >= ranked.get(FINAL, -math.inf)
 
     def covered(self, state: dict[str, Any]) -> bool:
         """Whether the calls of this turn's earlier steps used every number of the request:
