@@ -17,6 +17,13 @@ stands for one argument of a call (SmolLM2 copies a span into the next argument:
 another's value is dropped, and of two required ones the argument that loses less by
 moving to its next-best value moves.
 
+The model's own string counts as supported only where the conversation states every word
+of it (``word_for_word``); an enum member the request names is the value
+(``named_members``). Last, the values take the form their argument's description asks
+for: a date in the format it names (``date_formats``), a place with the two-letter code
+its examples show, ranked by the model (``place_codes``: "Petaluma" becomes "Petaluma,
+CA").
+
 Free text (a search query, a message, a date in the tool's format) stays the model's,
 and an optional argument with an invented value is left to grounding, which drops it.
 """
@@ -40,11 +47,11 @@ from callgate.tools.relevance import named_members
 __all__ = ["ValueChooser"]
 
 STRING_END = '"'
+NUMBER_END = ",}]\n"
 # An argument whose description shows a place with a two-letter code ('Berkeley, CA',
 # 'London, UK'), and every such code, written as it follows the comma.
 _CODED_EXAMPLE = re.compile(r"'[^',]+, [A-Z]{2}'")
 _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
-NUMBER_END = ",}]\n"
 
 
 @dataclass(frozen=True)
@@ -276,7 +283,7 @@ class ValueChooser:
         values = dict(zip(offer.texts, offer.values, strict=True))
         supported = own in values or (
             not ungrounded_args({name: wish}, schema, context)
-            and not (self.word_for_word and isinstance(wish, str) and wish != spec_default(
+            and not (self.word_for_word and isinstance(wish, str) and wish != _default(
                 schema, name) and not stated(wish, context)))
         if supported and self.keep_supported and not used and not offer.closed:
             return wish
@@ -304,7 +311,7 @@ class ValueChooser:
         return values[best.text]
 
 
-def spec_default(schema: dict[str, Any], name: str) -> Any:
+def _default(schema: dict[str, Any], name: str) -> Any:
     """The default the schema gives argument ``name`` (None when it gives none)."""
     spec = (schema.get("properties") or {}).get(name)
     return spec.get("default") if isinstance(spec, dict) else None
