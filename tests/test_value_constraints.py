@@ -263,6 +263,9 @@ def test_a_flag_the_request_asks_for_is_true_and_one_it_declines_is_the_models()
     assert affirmed_flags(homes, "A flat in Porto. I don't need a garage. Laundry in the "
                                  "unit would be nice.") == ["in_unit_laundry"]
     assert affirmed_flags(homes, "Porto. I don’t need a garage.") == []  # a phone's apostrophe
+    # "No" before a number abbreviates "number": no negation.
+    assert affirmed_flags(homes, "House No 28 in Porto, with a garage.") == ["has_garage"]
+    assert affirmed_flags(homes, "Porto, no garage.") == []
     # Words every flag of the tool shares ("cleaning") do not tell them apart.
     cleaning = {"type": "object", "properties": {
         "is_cleaning_home": {"type": "boolean"}, "is_cleaning_office": {"type": "boolean"}}}

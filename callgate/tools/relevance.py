@@ -130,8 +130,9 @@ def named_members(members: Iterable[Any], request: str) -> list[str]:
 # they say it is a flag, not what it is about.
 _FLAG_WORDS = frozenset({"inclu", "has", "have", "allow", "enabl", "retur", "reque", "need",
                          "flag", "optio"})
-_NEGATION = re.compile(r"(?i)\b(?:not|no|without|don['’]?t|doesn['’]?t|exclude|excluding|never|"
-                       r"nor)\b")
+# "no", but not the abbreviation of "number" ("Case No 28473", "no. 5").
+_NEGATION = re.compile(r"(?i)\b(?:not|no(?!\.?\s*\d)|without|don['’]?t|doesn['’]?t|exclude|"
+                       r"excluding|never|nor)\b")
 _CLAUSE = re.compile(r"[^.!?\n]+")
 
 
