@@ -41,6 +41,9 @@ def test_strings_need_half_their_words_in_the_conversation() -> None:
     ("Liverpool Football Club", True), ("Liverly Football Club", False),
     ("San Diego", True), ("SAN DIO", False), ("Manchester City", False),
     ("Paris, France", True),  # a qualifier after the comma aside
+    ("SanDiego", True),  # a run of words written without their spaces
+    ("Verpool", False), ("Pool Football", False), ("ted in San", False),  # not whole words
+    ("$1,000 USD", False),  # a comma inside a number is no qualifier
     ("2026-04-15", True), ("15", True), ("16", False), ("", False)])
 def test_stated_needs_every_word_of_a_string(value: str, expected: bool) -> None:
     context = ("Rank Liverpool Football Club and Manchester United in San Diego or "
@@ -57,7 +60,11 @@ def test_stated_needs_every_word_of_a_string(value: str, expected: bool) -> None
     ("04/05/2023", "in the format 'YYYY-MM-DD'", None),  # April 5 or May 4: not one date
     ("April 15", "in the format 'YYYY-MM-DD'", None),  # no year
     ("2023-04-15T10:00", "in the format 'YYYY-MM-DD'", None),  # a clock time too
-    ("April 15th, 2023", "The date of the visit.", None)])  # no format named
+    ("April 15th, 2023", "The date of the visit.", None),  # no format named
+    ("on April 15, 2023", "in the format 'YYYY-MM-DD'", None),  # not a date alone
+    ("April 15 to April 20, 2023", "in the format 'YYYY-MM-DD'", None),  # a range
+    ("April 15, 2023", "in the format 'YYYY-MM-DDTHH:MM:SS'", None),  # a date-time format
+    ("April 15, 2023", "in the format 'YYYY-MM-DD HH:MM'", None)])
 def test_a_date_is_written_in_the_format_its_description_names(
         value: str, description: str, expected: str | None) -> None:
     assert date_in_format(value, description) == expected

@@ -227,3 +227,8 @@ def test_the_enum_members_a_request_names() -> None:
     assert named_members(["Comedy", "Comedy-drama", "Drama"], "a comedy drama") == [
         "Comedy-drama"]
     assert named_members([1, 2, True], "1 or 2") == []  # strings only
+    assert named_members(rooms, "Not in the kitchen. Play it loud.") == []  # negated
+    # A member in capitals is named only in capitals: "us" and "it" are words.
+    assert named_members(["US", "IT"], "Tell us if it rains.") == []
+    assert named_members(["US", "IT"], "Weather in the US") == ["US"]
+    assert named_members(["Kids", "Café"], "a kid-friendly cafe") == ["Kids", "Café"]

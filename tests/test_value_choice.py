@@ -223,6 +223,18 @@ def test_an_enum_member_the_request_names_is_the_value() -> None:
                       request=REQUEST)["mode"] == "fast"
 
 
+def test_a_member_another_argument_holds_is_not_named_again() -> None:
+    currencies = {"type": "string", "enum": ["USD", "EUR", "GBP"]}
+    schema = {"type": "object", "properties": {"from_currency": currencies,
+                                               "to_currency": currencies}}
+    request = "Convert 100 USD to euros"
+    ranker = FixedRanker({"USD": -1.0, "EUR": -0.5, "GBP": -6.0})
+    out = ValueChooser(ranker, named_members=True).choose(
+        PROMPT, "Action Input: ", {"from_currency": "USD", "to_currency": "EUR"}, schema,
+        request, [], request=request)
+    assert out == {"from_currency": "USD", "to_currency": "EUR"}
+
+
 def test_of_several_named_members_the_model_ranks_only_those() -> None:
     schema = {"type": "object", "properties": {
         "room": {"type": "string", "enum": ["Living room", "Kitchen", "Patio"]}}}
@@ -262,6 +274,9 @@ def test_a_place_with_a_qualifier_or_an_argument_without_the_format_stays() -> N
     plain = {"type": "object", "properties": {"city": {"type": "string"}}}
     assert chooser.choose(PROMPT, "Action Input: ", {"city": "Petaluma"}, plain, "Petaluma",
                           [], request="Petaluma") == {"city": "Petaluma"}
+    for place in ("Berkeley CA", "94704", "current location"):  # a code, no name
+        assert chooser.choose(PROMPT, "Action Input: ", {"city": place}, CITY_SCHEMA, place,
+                              [], request=place) == {"city": place}
     assert all(" CA" not in call for call in ranker.calls)
 
 

@@ -52,6 +52,9 @@ NUMBER_END = ",}]\n"
 # 'London, UK'), and every such code, written as it follows the comma.
 _CODED_EXAMPLE = re.compile(r"'[^',]+, [A-Z]{2}'")
 _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
+# A place as such an argument takes it (a name: capitalised): no comma, not already ending
+# in a code ("Berkeley CA").
+_PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,10 @@ class ValueChooser:
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
                 continue
-            named = named_members(offer.values, request) if (
+            # A member another argument of the call holds is not named for this one
+            # ("100 USD to euros": ``to_currency`` is not USD too).
+            held = {v for v in chosen.values() if isinstance(v, str)}
+            named = [m for m in named_members(offer.values, request) if m not in held] if (
                 self.named_members and offer.closed and offer.quoted) else []
             if len(named) == 1:
                 chosen[name] = named[0]
@@ -216,9 +222,11 @@ class ValueChooser:
         out = dict(chosen)
         for index, (name, value) in enumerate(chosen.items()):
             spec = properties.get(name)
-            if not (isinstance(value, str) and value.strip() and "," not in value
+            if not (isinstance(value, str) and value.strip()[:1].isupper()
+                    and _PLACE.fullmatch(value.strip())
                     and isinstance(spec, dict) and spec.get("type") == "string"
-                    and not spec.get("enum") and value != spec.get("default")
+                    and not {"enum", "pattern", "format"} & spec.keys()
+                    and value != spec.get("default")
                     and _CODED_EXAMPLE.search(str(spec.get("description") or ""))):
                 continue
             before = dict(list(out.items())[:index])

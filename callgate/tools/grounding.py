@@ -64,7 +64,7 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
-__all__ = ["CORRECTION_MARK", "conversation_text", "date_in_format", "grounding_error",
+__all__ = ["CORRECTION_MARK", "conversation_text", "date_in_format", "fold", "grounding_error",
            "numbers_in", "stated", "ungrounded_args", "unused_numbers"]
 
 # On the loop's own correction messages, which quote the values they reject.
@@ -209,7 +209,7 @@ class _Text:
 
     @classmethod
     def of(cls, text: str) -> _Text:
-        folded = _fold(text)
+        folded = fold(text)
         runs = re.findall(r"\d+|[^\W\d_]+", folded)
         capitals = re.findall(r"(?<![A-Za-z.])(?:[A-Z]\.?)+(?![a-z])", text)
         units = re.findall(r"\d\s*°?\s*([a-z]+|%)", folded)
@@ -229,7 +229,7 @@ def conversation_text(messages: Iterable[AnyMessage]) -> str:
                      and not m.additional_kwargs.get("callgate_correction"))
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     """Lower case without accents: ``Zürich`` -> ``zurich``."""
     return "".join(c for c in unicodedata.normalize("NFKD", text)
                    if not unicodedata.combining(c)).lower()
@@ -478,14 +478,14 @@ class _Context:
         bare = stripped.strip("$€£%")
         if _NUMBER.fullmatch(bare):
             return self.has_number(_to_float(bare) or 0.0)
-        words = _WORD.findall(_fold(value))
+        words = _WORD.findall(fold(value))
         if not words:
             return False  # an empty (or punctuation-only) value: nothing was given
         if "".join(words) in self.squashed:
             return True
-        return sum(self._has_word(w) for w in words) * 2 >= len(words)
+        return sum(self.has_word(w) for w in words) * 2 >= len(words)
 
-    def _has_word(self, word: str) -> bool:
+    def has_word(self, word: str) -> bool:
         if _stems(word) & self.words:
             return True
         return word.isdigit() and self.has_number(float(word))
@@ -575,7 +575,8 @@ def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, 
 
 def stated(value: str, context: str, *, today: date | None = None) -> bool:
     """Whether ``context`` states the string ``value`` word for word: every word of it is
-    in the conversation, a qualifier after its first comma aside (``Paris, France``).
+    in the conversation, a qualifier after its first comma aside (``Paris, France``), or it
+    is a run of the conversation's words written without their spaces (``LosAngeles``).
     Stricter than grounding, which takes half of the words ("Liverly Football Club" is
     grounded in "Liverpool Football Club", not stated); dates, times and numbers are read
     as grounding reads them."""
@@ -583,26 +584,45 @@ def stated(value: str, context: str, *, today: date | None = None) -> bool:
     if _datetime_value(value.strip()) is not None or _NUMBER.fullmatch(
             value.strip().strip("$€£%")):
         return ctx.has_string(value)
-    words = _WORD.findall(_fold(value.split(",", 1)[0]))
-    return bool(words) and ("".join(words) in ctx.squashed
-                            or all(ctx._has_word(w) for w in words))
+    head, comma, tail = value.partition(",")
+    if comma and re.search(r"[^\W\d_]", head) and re.match(r"\s*[^\W\d_]", tail):
+        value = head  # "Paris, France": the place, its qualifier aside
+    words = _WORD.findall(fold(value))
+    if not words:
+        return False
+    if all(ctx.has_word(w) for w in words):
+        return True
+    squashed = "".join(words)
+    if not squashed.isascii():  # scripts written without spaces: any run of the text
+        return squashed in ctx.squashed
+    spaced = r"\s?".join(map(re.escape, squashed))
+    return re.search(rf"(?<![^\W_]){spaced}(?![^\W_])", _spaced_words(context)) is not None
+
+
+@lru_cache(maxsize=32)
+def _spaced_words(context: str) -> str:
+    return " ".join(_WORD.findall(fold(context)))
 
 
 # The date formats a description may name, and how each is written.
 _DATE_FORMATS = {"YYYY-MM-DD": "%Y-%m-%d", "MM/DD/YYYY": "%m/%d/%Y", "DD/MM/YYYY": "%d/%m/%Y",
                  "MM-DD-YYYY": "%m-%d-%Y", "DD-MM-YYYY": "%d-%m-%Y"}
-_DATE_FORMAT = re.compile("|".join(_DATE_FORMATS), re.IGNORECASE)
+_DATE_FORMAT = re.compile(r"(?<![A-Za-z])(?:" + "|".join(_DATE_FORMATS) + r")(?![A-Za-z])",
+                          re.IGNORECASE)
+_DATE_ALONE = (_ISO_DATE, _NUMERIC_DATE, _MONTH_DAY, _DAY_MONTH)
 
 
 def date_in_format(value: str, description: str) -> str | None:
-    """The one date ``value`` states (with its year, no clock time: "April 15th, 2023",
-    "2023.4.17"), written in the first format ``description`` names ("in the format
-    'YYYY-MM-DD'"); None when it names none, the value already has a named format, or it
-    is not one date."""
+    """``value``, a date alone with its year ("April 15th, 2023", "2023.4.17"), written in
+    the first format ``description`` names ("in the format 'YYYY-MM-DD'"); None when it
+    names none or a time of day too (``HH:MM``), when the value already has a named format,
+    or when it is not one date alone (a date read two ways, "on April 15, 2023", a range)."""
     named = [_DATE_FORMATS[m.upper()] for m in _DATE_FORMAT.findall(description)]
-    if not named or ":" in value:
+    alone = value.strip().lower().rstrip(".")
+    if not named or re.search(r"(?i)\bhh\b", description) or not any(
+            pattern.fullmatch(alone) for pattern in _DATE_ALONE):
         return None
-    days = _explicit_dates(value.lower(), ())
+    days = _explicit_dates(alone, ())
     if len(days) != 1:
         return None
     day = days.pop()
