@@ -65,7 +65,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
 __all__ = ["CORRECTION_MARK", "conversation_text", "date_in_format", "fold", "grounding_error",
-           "numbers_in", "stated", "ungrounded_args", "unused_numbers"]
+           "numbers_in", "stated", "ungrounded_args", "unused_numbers", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -235,7 +235,7 @@ def fold(text: str) -> str:
                    if not unicodedata.combining(c)).lower()
 
 
-def _stems(word: str) -> set[str]:
+def word_forms(word: str) -> set[str]:
     """A word and its singular guesses (``miles`` -> ``mile``, ``inches`` -> ``inch``)."""
     out = {word}
     if len(word) > 3 and word.endswith("s") and not word.isdigit():
@@ -425,11 +425,11 @@ class _Context:
         lowered = prepared.folded
         words = _WORD.findall(lowered)
         # "5km" is "5" and "km" too
-        self.words = {s for w in {*words, *prepared.joined.split()} for s in _stems(w)}
+        self.words = {s for w in {*words, *prepared.joined.split()} for s in word_forms(w)}
         squashed = ["".join(words)]
         for group in _GROUPS:
             if group.found_in(prepared):
-                self.words |= {s for w in group.words for s in _stems(w)}
+                self.words |= {s for w in group.words for s in word_forms(w)}
                 squashed.extend(group.squashed)
         self.squashed = "|".join(squashed)  # "|": no value matches across two forms
 
@@ -486,7 +486,7 @@ class _Context:
         return sum(self.has_word(w) for w in words) * 2 >= len(words)
 
     def has_word(self, word: str) -> bool:
-        if _stems(word) & self.words:
+        if word_forms(word) & self.words:
             return True
         return word.isdigit() and self.has_number(float(word))
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from callgate.tools.grounding import fold, word_forms
 from callgate.tools.registry import Tool
 
 __all__ = ["PRESELECT", "affirmed_flags", "mentioned_arguments", "named_members", "names_in",
@@ -103,26 +104,14 @@ def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
     return out
 
 
-def _forms(word: str) -> set[str]:
-    """A word and its singular guesses ("plays": "play", "boxes": "box")."""
-    out = {word}
-    if len(word) > 3 and word.endswith("s") and not word.endswith(_NOT_PLURAL):
-        out.add(word[:-1])
-        if word.endswith("es"):
-            out.add(word[:-2])
-    return out
-
-
 def named_members(members: Iterable[Any], request: str) -> list[str]:
     """The string enum members the request names, every word of each (any case, accents
     aside, plural or singular): "in the kitchen" names ``Kitchen``, "theater events"
     ``Theater``; not in a sentence with a negation ("not in the kitchen"), and a member
     written in capitals ("US", "IT") only in capitals. Where one named member's words hold
     another's ("Comedy" and "Comedy-drama" in "a comedy drama"), only the fuller one counts."""
-    from callgate.tools.grounding import fold
-
     said = [s for s in _CLAUSE.findall(request) if not _NEGATION.search(s)]
-    asked = {f for s in said for w in re.findall(r"[^\W_]+", fold(s)) for f in _forms(w)}
+    asked = {f for s in said for w in re.findall(r"[^\W_]+", fold(s)) for f in word_forms(w)}
     exact = {w for s in said for w in re.findall(r"[^\W_]+", s)}
     hits: dict[str, set[str]] = {}
     for member in members:
@@ -130,7 +119,7 @@ def named_members(members: Iterable[Any], request: str) -> list[str]:
             continue
         words = re.findall(r"[^\W_]+", fold(member))
         if words and (exact.issuperset(re.findall(r"[^\W_]+", member)) if member.isupper()
-                      else all(_forms(w) & asked for w in words)):
+                      else all(word_forms(w) & asked for w in words)):
             hits[member] = set(words)
     return [m for m, words in hits.items() if not any(words < other for other in hits.values())]
 
