@@ -291,6 +291,82 @@ def test_dates_are_written_in_the_format_their_argument_names() -> None:
     assert out == {"date": "2023-04-15", "note": "April 15th, 2023"}
 
 
+TRIP_SCHEMA = {"type": "object", "properties": {
+    "city": {"type": "string"},
+    "departure_date": {"type": "string", "description": "Day of travel, in the format "
+                       "'YYYY-MM-DD'."},
+    "return_date": {"type": "string"},
+    "when": {"type": "string", "description": "The day, as MM/DD/YYYY."},
+    "note": {"type": "string", "description": "Anything to tell the driver."}},
+    "required": ["city", "departure_date"]}
+
+
+def choose_trip(ranker: FixedRanker, args: dict[str, Any], request: str,
+                earlier: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return ValueChooser(ranker, known_dates=True).choose(
+        PROMPT, "Action Input: ", args, TRIP_SCHEMA, request, earlier or [], request=request)
+
+
+def test_a_date_argument_takes_the_day_the_request_names_in_its_format() -> None:
+    # The model wrote a day of its own; the request names one day: that day, unranked.
+    ranker = FixedRanker({})
+    out = choose_trip(ranker, {"city": "Oslo", "departure_date": "2023-04-15"},
+                      "A bus to Oslo on April 22nd 2023, please")
+    assert out == {"city": "Oslo", "departure_date": "2023-04-22"}
+    assert all("2023-04-22" not in call for call in ranker.calls)
+    # A format the description names (MM/DD/YYYY), for a wish that was no date at all.
+    out = choose_trip(FixedRanker({}), {"city": "Oslo", "departure_date": "2023-04-22",
+                                        "when": "next time"}, "Oslo on the 22nd of April 2023")
+    assert out["when"] == "04/22/2023"
+
+
+def test_several_named_days_are_ranked_and_a_named_day_the_model_wrote_stays() -> None:
+    request = "Today is 2023-10-01. Book Oslo for tomorrow."
+    ranker = FixedRanker({"2023-10-02": -0.4, "2023-10-01": -1.5})
+    out = choose_trip(ranker, {"city": "Oslo", "departure_date": "2019-03-01"}, request)
+    assert out["departure_date"] == "2023-10-02"
+    assert sorted(ranker.calls[-1]) == ["2023-10-01", "2023-10-02"]
+    ranker = FixedRanker({"2023-10-02": -0.4})
+    out = choose_trip(ranker, {"city": "Oslo", "departure_date": "2023-10-01"}, request)
+    assert out["departure_date"] == "2023-10-01" and ranker.calls == []
+
+
+def test_a_further_call_of_the_turn_moves_to_another_named_day() -> None:
+    request = "Oslo on 2023-05-01 and on 2023-05-08"
+    ranker = FixedRanker({"2023-05-01": -0.2, "2023-05-08": -1.0})
+    earlier = [{"city": "Oslo", "departure_date": "2023-05-01"}]
+    out = choose_trip(ranker, {"city": "Oslo", "departure_date": "2023-05-01"}, request,
+                      earlier)
+    assert out["departure_date"] == "2023-05-08"
+
+
+def test_no_named_day_a_date_time_or_free_text_leaves_the_value_as_it_is() -> None:
+    # "now", "current", a month or a week name no day here (grounding still reads them).
+    args = {"city": "Oslo", "departure_date": "2023-04-15", "note": "2023-04-15"}
+    for request in ("The current weather in Oslo", "Oslo now", "Oslo", "Oslo in April 2023",
+                    "Oslo next week", "Oslo this weekend", "Oslo last year"):
+        assert choose_trip(FixedRanker({}), dict(args), request) == args
+    # A date the user wrote in a form not read as a day stays the model's.
+    stated = {"city": "Oslo", "departure_date": "12/05/2023"}  # read two ways
+    assert choose_trip(FixedRanker({}), dict(stated), "Oslo 12/05/2023 or 2023-05-13") == (
+        stated)
+    assert choose_trip(FixedRanker({}), {"city": "Oslo", "departure_date": "May 14"},
+                       "Oslo on 2023-05-13, or May 14") == {
+        "city": "Oslo", "departure_date": "May 14"}
+    # Only the date argument moves: not a free-text note, not an argument with no date in
+    # its name or description ("return_date" has; "note" has not).
+    out = choose_trip(FixedRanker({}), {**args, "return_date": "2023-04-15"},
+                      "Oslo on 2023-06-01")
+    assert out == {"city": "Oslo", "departure_date": "2023-06-01", "note": "2023-04-15",
+                   "return_date": "2023-06-01"}
+    stamp = {"type": "object", "properties": {"start_datetime": {"type": "string"},
+                                               "date": {"type": "string", "enum": ["today"]}}}
+    same = {"start_datetime": "2023-04-15", "date": "today"}
+    assert ValueChooser(FixedRanker({}), known_dates=True).choose(
+        PROMPT, "Action Input: ", same, stamp, "on 2023-06-01", [],
+        request="on 2023-06-01") == same
+
+
 def test_an_invented_optional_value_is_left_to_grounding() -> None:
     ranker = FixedRanker({"Thai": -1.0})
     out = choose(ranker, {"city": "Manhattan", "count": 5, "query": "x", "unit": "miles"})

@@ -41,7 +41,14 @@ from langchain_core.messages import AIMessage, AnyMessage
 
 from callgate.models.ranking import Ranked
 from callgate.tools.candidates import is_free_text, number_values, spans
-from callgate.tools.grounding import date_in_format, stated, ungrounded_args
+from callgate.tools.grounding import (
+    date_form,
+    date_in_format,
+    day_of,
+    stated,
+    stated_days,
+    ungrounded_args,
+)
 from callgate.tools.relevance import named_members
 
 __all__ = ["ValueChooser"]
@@ -55,6 +62,8 @@ _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 # A place as such an argument takes it (a name: capitalised): no comma, not already ending
 # in a code ("Berkeley CA").
 _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+_MAX_DAYS = 16  # more days than this ("this week" and "next month"): left to the model
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,12 @@ class ValueChooser:
     # A date written in the format its argument's description names ("in the format
     # 'YYYY-MM-DD'": "April 15th, 2023" becomes "2023-04-15"; ``grounding.date_in_format``).
     date_formats: bool = True
+    # A date argument (its description names a date format, or the model wrote a date in
+    # one) takes a day the conversation names ("April 22nd 2023", "tomorrow";
+    # ``grounding.stated_days``), written in that format and ranked by the model where there
+    # are several: SmolLM2 wrote a date of its own ("2023-04-15") or the schema's default,
+    # and grounding refused the call. Off: measured, it did not hold on validate (README).
+    known_dates: bool = False
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -116,6 +131,11 @@ class ValueChooser:
                 continue
             spec = properties.get(name)
             offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
+            day = self._dated(prompt, head, chosen, name, spec, value, context, earlier) if (
+                self.known_dates and isinstance(spec, dict)) else None
+            if day is not None:
+                chosen[name] = day
+                continue
             if offer is None or (name not in required
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
@@ -214,6 +234,40 @@ class ValueChooser:
             if value is not None:
                 out[mover] = value
         return out
+
+    def _dated(self, prompt: list[AnyMessage], head: str, chosen: dict[str, Any], name: str,
+               spec: dict[str, Any], wish: Any, context: str,
+               earlier: list[dict[str, Any]]) -> str | None:
+        """The day for a date argument (see ``known_dates``), or None where it is not one,
+        or the conversation names no day (or more than ``_MAX_DAYS``)."""
+        if not isinstance(wish, str) or spec.get("type") != "string" or (
+                {"enum", "pattern", "format"} & spec.keys()):
+            return None
+        description = str(spec.get("description") or "")
+        wished = day_of(wish)
+        form = date_form(description) or (_form_of(wish) if wished else None)
+        if form is None or not (_is_date_name(name) or date_form(description)):
+            return None
+        days = stated_days(context)
+        if not days or len(days) > _MAX_DAYS:
+            return None
+        used = {call[name] for call in earlier if isinstance(call.get(name), str)}
+        if wished in days and wished.strftime(form) not in used:
+            return wished.strftime(form)
+        if wish != spec.get("default") and wish not in used and stated(wish, context):
+            return None  # a date the user wrote in a form not read as a day ("May 12 to 18")
+        texts = sorted({day.strftime(form) for day in days})
+        if len(texts) == 1:
+            return texts[0]
+        prefill = _prefill(prompt, head, chosen, name, _Offer([], [], quoted=True))
+        ranked = self.model.rank(prefill, texts, STRING_END,
+                                 max_expansions=self.max_expansions)
+        if not ranked:
+            return None
+        # Another call of the turn took that day: the next item the user listed.
+        best = max(ranked, key=lambda item: item.logprob - (
+            self.reuse_penalty if item.text in used else 0.0))
+        return best.text
 
     def _coded(self, prompt: list[AnyMessage], head: str, chosen: dict[str, Any],
                properties: dict[str, Any]) -> dict[str, Any]:
@@ -340,6 +394,23 @@ def _in_format(value: Any, spec: Any) -> Any:
     if not isinstance(value, str) or not isinstance(spec, dict):
         return value
     return date_in_format(value, str(spec.get("description") or "")) or value
+
+
+def _is_date_name(name: str) -> bool:
+    """A date argument by its name ("date", "departure_date", "startDate"), not a date-time
+    ("datetime", "date_time")."""
+    words = re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower())
+    return "date" in words and "time" not in words and "datetime" not in words
+
+
+def _form_of(value: str) -> str | None:
+    """The ``strftime`` form of a date written as digits ("2023-04-15", "04/15/2023")."""
+    text = value.strip()
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return "%Y-%m-%d"
+    if re.fullmatch(r"\d{2}/\d{2}/\d{4}", text):
+        return "%m/%d/%Y"
+    return None
 
 
 def _text(value: Any, quoted: bool) -> str:

@@ -195,7 +195,8 @@ class ReactStrategy:
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
-                 date_formats: bool = True, new_items: bool = True,
+                 date_formats: bool = True, known_dates: bool = False,
+                 new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  search_words: bool = False, unmatched: Literal["all", "none"] = "none",
                  value_floor: float = -4.0,
@@ -305,6 +306,11 @@ class ReactStrategy:
         # shared-half questions whose calls had a date in another form: tune 7 up, 0 down;
         # validate 3 up, 0 down (README).
         self.date_formats = date_formats
+        # A date argument takes a day the conversation names (ValueChooser.known_dates). Off:
+        # on the shared-half questions with a date argument and a day named, tune 6 up, 1
+        # down; validate 3 up, 3 down (the grounding refusal of an invented date was what
+        # kept some irrelevance questions without a call; README).
+        self.known_dates = known_dates
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
@@ -598,6 +604,7 @@ class ReactStrategy:
                                named_members=self.named_members,
                                place_codes=self.place_codes,
                                date_formats=self.date_formats,
+                               known_dates=self.known_dates,
                                distinct=self.distinct_args)
         earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
         prompt = self.messages(state) + [AIMessage(state["reply_text"])]

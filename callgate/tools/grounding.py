@@ -64,8 +64,9 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
-__all__ = ["CORRECTION_MARK", "conversation_text", "date_in_format", "fold", "grounding_error",
-           "numbers_in", "stated", "ungrounded_args", "unused_numbers", "word_forms"]
+__all__ = ["CORRECTION_MARK", "conversation_text", "date_form", "date_in_format", "day_of", "fold",
+           "grounding_error", "numbers_in", "stated", "stated_days", "ungrounded_args",
+           "unused_numbers", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -146,6 +147,7 @@ _DAY_MONTH = re.compile(r"(?<![\w.])" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?!
                         + _YEAR)
 _MONTH_ALONE = re.compile(r"(?<![a-z])" + _MONTH + r"(?![a-z])" + _YEAR)
 _THE_NTH = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b")
+_NOT_A_DAY = re.compile(r"\b(?:now|current|currently)\b")
 _STATED_TODAY = re.compile(r"\b(?:today|current date|today's date|date today)\s*(?:is|:|=)"
                            r"\s*(?:[a-z]+day,?\s*)?(.{6,30})")
 _AMOUNT = r"(\d{1,4}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen)"
@@ -308,8 +310,9 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
-def _explicit_dates(text: str, years: tuple[int, ...]) -> set[date]:
-    """Dates written out in lowered ``text``; ``years``: for those written without one."""
+def _explicit_dates(text: str, years: tuple[int, ...], *, months: bool = True) -> set[date]:
+    """Dates written out in lowered ``text``; ``years``: for those written without one;
+    ``months``: with the first and last day of a month named alone."""
     found: set[date | None] = set()
     for m in _ISO_DATE.finditer(text):
         found.add(_safe_date(int(m[1]), int(m[2]), int(m[3])))
@@ -322,7 +325,7 @@ def _explicit_dates(text: str, years: tuple[int, ...]) -> set[date]:
             for year in ((int(m[3]),) if m[3] else years):
                 found.add(_safe_date(year, month, int(m[day_at])))
     # a month on its own ("in November 2026"): its first and last day
-    alone = _DAY_MONTH.sub(" ", _MONTH_DAY.sub(" ", text))
+    alone = _DAY_MONTH.sub(" ", _MONTH_DAY.sub(" ", text)) if months else ""
     for m in _MONTH_ALONE.finditer(alone):
         if m[1] not in ("may", "mar", "jan", "jun") or m[2]:  # "may", "mar": ordinary words
             for year in ((int(m[2]),) if m[2] else years):
@@ -339,8 +342,9 @@ def _today(text: str, today: date | None) -> date:
     return today or date.today()
 
 
-def _relative_dates(text: str, today: date) -> set[date]:
-    """The days ``text`` names relative to ``today`` (see the module docstring)."""
+def _relative_dates(text: str, today: date, *, periods: bool = True) -> set[date]:
+    """The days ``text`` names relative to ``today`` (see the module docstring);
+    ``periods``: with the days of ``this/next/last week, weekend, month, year``."""
     day = timedelta(days=1)
     found: set[date | None] = set()
     words = set(_WORD.findall(text))
@@ -362,7 +366,7 @@ def _relative_dates(text: str, today: date) -> set[date]:
             found |= {upcoming, upcoming + 7 * day}
         else:
             found |= {this_week, upcoming}
-    for m in _PERIOD.finditer(text):
+    for m in _PERIOD.finditer(text) if periods else ():
         shift = _SHIFT[m[1]]
         if m[2] == "week":
             found |= {monday + (7 * shift + n) * day for n in range(7)} | {today + 7 * shift * day}
@@ -450,8 +454,14 @@ class _Context:
         years = {now.year, now.year + 1} | {
             int(y) for y in re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", lowered)}
         self.days = _explicit_dates(lowered, tuple(sorted(years)))
+        # The days a value may be chosen from (``stated_days``) are those the text names
+        # as days. Grounding also reads "the current weather" and "the time now" as today,
+        # a month or a week as its days: leniency that lets a value pass, not a day asked for.
+        self.named_days = _explicit_dates(lowered, tuple(sorted(years)), months=False)
         with suppress(OverflowError, ValueError):  # a "today" at the edge of the calendar
             self.days |= _relative_dates(lowered, now)
+            self.named_days |= _relative_dates(_NOT_A_DAY.sub(" ", lowered), now,
+                                               periods=False)
         self.times = _clock_times(lowered)
         self.numbers |= {float(now.year + _SHIFT[m[1]]) for m in _PERIOD.finditer(lowered)
                          if m[2] == "year"}
@@ -612,23 +622,40 @@ _DATE_FORMAT = re.compile(r"(?<![A-Za-z])(?:" + "|".join(_DATE_FORMATS) + r")(?!
 _DATE_ALONE = (_ISO_DATE, _NUMERIC_DATE, _MONTH_DAY, _DAY_MONTH)
 
 
+def stated_days(context: str, *, today: date | None = None) -> set[date]:
+    """The days ``context`` names, read as grounding reads a date value (module docstring):
+    written out, or relative to today; here a month, a week, "now" and "current" name none."""
+    return set(_context(context, today or date.today()).named_days)
+
+
+def date_form(description: str) -> str | None:
+    """The ``strftime`` form of the first date format ``description`` names ("in the
+    format 'YYYY-MM-DD'": ``%Y-%m-%d``); None when it names none, or a time of day too."""
+    named = [_DATE_FORMATS[m.upper()] for m in _DATE_FORMAT.findall(description)]
+    return named[0] if named and not re.search(r"(?i)\bhh\b", description) else None
+
+
+def day_of(value: str) -> date | None:
+    """The day ``value`` is when it is one date alone with its year ("2023-04-15", "April
+    15th, 2023"); None otherwise (a range, a date-time, a date read two ways)."""
+    alone = value.strip().lower().rstrip(".")
+    if not any(pattern.fullmatch(alone) for pattern in _DATE_ALONE):
+        return None
+    days = _explicit_dates(alone, ())
+    return days.pop() if len(days) == 1 else None
+
+
 def date_in_format(value: str, description: str) -> str | None:
     """``value``, a date alone with its year ("April 15th, 2023", "2023.4.17"), written in
     the first format ``description`` names ("in the format 'YYYY-MM-DD'"); None when it
     names none or a time of day too (``HH:MM``), when the value already has a named format,
     or when it is not one date alone (a date read two ways, "on April 15, 2023", a range)."""
     named = [_DATE_FORMATS[m.upper()] for m in _DATE_FORMAT.findall(description)]
-    alone = value.strip().lower().rstrip(".")
-    if not named or re.search(r"(?i)\bhh\b", description) or not any(
-            pattern.fullmatch(alone) for pattern in _DATE_ALONE):
+    form = date_form(description)
+    day = day_of(value)
+    if form is None or day is None or any(day.strftime(f) == value.strip() for f in named):
         return None
-    days = _explicit_dates(alone, ())
-    if len(days) != 1:
-        return None
-    day = days.pop()
-    if any(day.strftime(form) == value.strip() for form in named):
-        return None
-    return day.strftime(named[0])
+    return day.strftime(form)
 
 
 # What the refusal tells the model to do (not repeated to the user).
