@@ -95,6 +95,33 @@ def test_tool_results_count_as_conversation() -> None:
     assert ungrounded_args({"id": 77}, {}, text) == [("id", 77)]
 
 
+def test_the_loops_labels_on_a_result_ground_nothing() -> None:
+    from langchain_core.messages import ToolMessage
+
+    def result(text: str, tool: str = "Movies_3_FindMovies") -> ToolMessage:
+        return ToolMessage(text, tool_call_id="c1", name=tool)
+
+    # The result id, the repeat note and the tool's name are the loop's (summarize), not
+    # what the tool returned: a value is not grounded by them.
+    text = conversation_text([HumanMessage("movies with Pete Davidson"),
+                              result("[R1] [Movies_3_FindMovies] ok"),
+                              result("[R2] (repeat of R1, already called at step 1; the result "
+                                     "will not change) [Movies_3_FindMovies] ok")])
+    assert ungrounded_args({"cast": "Movies_3_FindMovies"}, {}, text) == [
+        ("cast", "Movies_3_FindMovies")]
+    assert ungrounded_args({"cast": "Pete Davidson"}, {}, text) == []
+    # What the tool returned still counts, brackets and all; the loop's note on a call it
+    # did not run, which quotes the refused value, does not.
+    text = conversation_text([HumanMessage("find it"),
+                              result("[R1] [find] [4242, 17]", "find"),
+                              result("[R2] [find] failed: not run (ungrounded): 'find' was "
+                                     "called with values that appear nowhere in the "
+                                     "conversation (city='Paris')", "find"),
+                              result("[R3] [find] failed: city Lyon not found", "find")])
+    assert ungrounded_args({"id": 4242, "city": "Lyon"}, {}, text) == []
+    assert ungrounded_args({"city": "Paris"}, {}, text) == [("city", "Paris")]
+
+
 # --- in the loop --------------------------------------------------------------------------
 
 

@@ -751,6 +751,28 @@ def test_options_never_move_and_a_call_with_nothing_to_move_to_stays() -> None:
     assert all("trail" not in call for call in ranker.calls)
 
 
+def test_a_number_left_moves_into_a_number_or_an_id_not_into_a_name() -> None:
+    schema = {"type": "object", "properties": {"where_to": {"type": "string"},
+                                               "version": {"type": "string"}},
+              "required": ["where_to", "version"]}
+    request = "Book Austin, TX for version 2.1, then 4.1"
+    first = {"where_to": "Austin, TX", "version": "2.1"}
+    ranker = FixedRanker({"Austin, TX": -0.1, "4.1": -0.5, "2.1": -0.2})
+    out = ValueChooser(ranker).vary(PROMPT, "Action Input: ", dict(first), schema, request,
+                                    [first], items=[_is_text("4.1")], request=request)
+    assert out == {"where_to": "Austin, TX", "version": "4.1"}
+    # With no such argument left the call stays as it was (and the no-repeat rule drops it).
+    place = {"type": "object", "properties": {"where_to": {"type": "string"}}}
+    assert ValueChooser(ranker).vary(PROMPT, "Action Input: ", {"where_to": "Austin, TX"},
+                                     place, request, [{"where_to": "Austin, TX"}],
+                                     items=[_is_text("4.1")], request=request) == {
+        "where_to": "Austin, TX"}
+
+
+def _is_text(text: str) -> Any:
+    return lambda value: str(value) == text
+
+
 def _pace_strategy(ranker: FixedRanker, **options: Any) -> Any:
     from callgate.graph.decide_react import ReactStrategy
     from callgate.tools.registry import ToolRegistry

@@ -63,6 +63,7 @@ _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 # in a code ("Berkeley CA").
 _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
+_NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
 _MAX_DAYS = 16  # more days than this ("this week" and "next month"): left to the model
 
 
@@ -183,8 +184,12 @@ class ValueChooser:
             if offer is None or offer.closed or value not in used or isinstance(
                     value, bool) or isinstance(value, str) != offer.quoted:
                 continue
+            # A number the user listed moves into a number, or into a string that holds one
+            # (an id, a version), not into a name ("Los Angeles, CA" to "4.1").
             values = {t: v for t, v in zip(offer.texts, offer.values, strict=True)
-                      if any(item(v) for item in items)}
+                      if any(item(v) for item in items) and not (
+                          isinstance(v, str) and _NUMBERISH.fullmatch(v)
+                          and not re.search(r"\d", str(value)))}
             if not values:
                 continue
             own = _text(value, offer.quoted)

@@ -4,7 +4,9 @@ A small model that is offered a tool nearly always calls it, and when the questi
 no value for an argument it invents one (``weight=10`` for a body-mass-index tool asked
 about a triangle). A value that appears nowhere in what the user wrote or the tools
 returned, and that the schema does not supply (an enum member, a default, a constant),
-is flagged (see ``callgate.graph.validate`` for what the loop does with it).
+is flagged (see ``callgate.graph.validate`` for what the loop does with it). What a tool
+returned is its result without the loop's labels (``[R1]``, ``[tool_name]``), and never
+the loop's note on a call it refused, which quotes the refused values (``returned``).
 
 What counts as "appears" (measured on ``tests/data/grounding_paraphrases.jsonl``, see
 ``tests/test_grounding_paraphrases.py``):
@@ -65,7 +67,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
 __all__ = ["CORRECTION_MARK", "conversation_text", "date_form", "date_in_format", "day_of", "fold",
-           "grounding_error", "numbers_in", "stated", "stated_days", "ungrounded_args",
+           "grounding_error", "numbers_in", "returned", "stated", "stated_days", "ungrounded_args",
            "unused_numbers", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
@@ -227,8 +229,25 @@ _GROUPS = tuple(_group(line) for line in _SYNONYMS)
 
 def conversation_text(messages: Iterable[AnyMessage]) -> str:
     """What the user wrote and the tools returned: where argument values may come from."""
-    return "\n".join(m.text for m in messages if isinstance(m, HumanMessage | ToolMessage)
+    return "\n".join(returned(m) if isinstance(m, ToolMessage) else m.text for m in messages
+                     if isinstance(m, HumanMessage | ToolMessage)
                      and not m.additional_kwargs.get("callgate_correction"))
+
+
+# The loop's own labels on a result (``callgate.graph.summarize``): its id, the note on a
+# repeat, the tool's name.
+_RESULT_LABEL = re.compile(r"\[R\d+\]\s*(?:\(repeat of R\d+[^)]*\)\s*)?")
+
+
+def returned(message: ToolMessage) -> str:
+    """What a tool returned, without the loop's labels: a value is not grounded by a result
+    id or by the name of the tool that was called ("Movies_3_FindMovies" for a cast); and
+    nothing of the loop's note on a call it did not run, which quotes the refused values."""
+    text = _RESULT_LABEL.sub("", message.text, count=1) if _RESULT_LABEL.match(
+        message.text) else message.text
+    if message.name and text.startswith(f"[{message.name}]"):
+        text = text[len(message.name) + 2:].lstrip()
+    return "" if text.startswith("failed: not run (") else text
 
 
 def fold(text: str) -> str:
