@@ -367,6 +367,37 @@ def test_no_named_day_a_date_time_or_free_text_leaves_the_value_as_it_is() -> No
         request="on 2023-06-01") == same
 
 
+ATTRACTIONS = {"type": "object", "properties": {
+    "location": {"type": "string"},
+    "category": {"type": "string", "enum": ["Museum", "Park", "dontcare"], "default": "dontcare"},
+    "free_entry": {"type": "string", "enum": ["True", "False", "dontcare"],
+                   "default": "dontcare"},
+    "rooms": {"type": "string", "enum": ["1", "2", "dontcare"], "default": "dontcare"},
+    "kind": {"type": "string", "enum": ["Museum", "Park"]}},
+    "required": ["location", "kind"]}
+
+
+def choose_attraction(request: str, args: dict[str, Any], **options: Any) -> dict[str, Any]:
+    ranker = FixedRanker({"Park": -0.1, "Museum": -2.0, "True": -0.1, "2": -0.1,
+                          "Paris": -0.1})
+    return ValueChooser(ranker, **options).choose(
+        PROMPT, "Action Input: ", args, ATTRACTIONS, request, [], request=request)
+
+
+def test_an_optional_option_the_request_names_none_of_is_left_to_the_default() -> None:
+    args = {"location": "Paris", "category": "Museum", "free_entry": "True", "rooms": "2",
+            "kind": "Park"}
+    request = "Something to do in Paris, free to enter, for two"
+    out = choose_attraction(request, dict(args), unnamed_options=True)
+    # "category": none named, left out (the tool's default). A flag written as a string and
+    # numbers are said otherwise ("free", "two"): ranked as before. A required one stays.
+    assert out == {"location": "Paris", "free_entry": "True", "rooms": "2", "kind": "Park"}
+    assert choose_attraction(request, dict(args), unnamed_options=False)["category"] == "Park"
+    # An option the request names is the value, as ever.
+    named = choose_attraction("A museum in Paris", dict(args), unnamed_options=True)
+    assert named["category"] == "Museum"
+
+
 def test_an_invented_optional_value_is_left_to_grounding() -> None:
     ranker = FixedRanker({"Thai": -1.0})
     out = choose(ranker, {"city": "Manhattan", "count": 5, "query": "x", "unit": "miles"})

@@ -292,7 +292,8 @@ class CallgateAnswerer:
                      "end_turn_bias", "preselect", "coverage",
                      "answer_bias", "choose_values", "value_margin", "value_floor",
                      "reuse_penalty", "keep_supported", "word_for_word", "named_members",
-                     "place_codes", "date_formats", "known_dates", "mentioned_required",
+                     "place_codes", "date_formats", "known_dates", "unnamed_options",
+                     "mentioned_required",
                      "affirmed_flags", "unique_items", "new_items", "distinct_args", "move_on",
                      "search_words", "unmatched", "grounded_answers")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))

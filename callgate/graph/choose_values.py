@@ -112,6 +112,11 @@ class ValueChooser:
     # are several: SmolLM2 wrote a date of its own ("2023-04-15") or the schema's default,
     # and grounding refused the call. Off: measured, it did not hold on validate (README).
     known_dates: bool = False
+    # An optional enum argument with a default whose options are words (not "True"/"False",
+    # not numbers, which a request says otherwise: "free", "two rooms"), where the request
+    # names none of them, is left out: the tool's default applies. SmolLM2 picked an option
+    # by taste ("genre": "Drama", "category": "Museum" for "attractions in Paris").
+    unnamed_options: bool = True
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -149,6 +154,8 @@ class ValueChooser:
             if len(named) == 1:
                 chosen[name] = named[0]
                 continue
+            if not named and self.unnamed_options and _left_to_default(name, spec, required):
+                continue  # the request names none of its options: the tool's default
             if named:  # the request names several: the model ranks those
                 offer = _Offer([_inner(m) for m in named], named, quoted=True, closed=True)
                 value = value if value in named else named[0]
@@ -376,6 +383,15 @@ class ValueChooser:
         if not supported and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
+
+
+def _left_to_default(name: str, spec: dict[str, Any], required: set[str]) -> bool:
+    """An optional enum argument with a default whose options are words (see
+    ``unnamed_options``)."""
+    members = spec.get("enum") or []
+    return bool(members) and name not in required and "default" in spec and all(
+        isinstance(m, str) and not m.strip().isdigit()
+        and m.strip().lower() not in ("true", "false") for m in members)
 
 
 def _default(schema: dict[str, Any], name: str) -> Any:

@@ -196,6 +196,7 @@ class ReactStrategy:
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
                  date_formats: bool = True, known_dates: bool = False,
+                 unnamed_options: bool = True,
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  search_words: bool = False, unmatched: Literal["all", "none"] = "none",
@@ -311,6 +312,10 @@ class ReactStrategy:
         # down; validate 3 up, 3 down (the grounding refusal of an invented date was what
         # kept some irrelevance questions without a call; README).
         self.known_dates = known_dates
+        # An optional enum argument the request names no option of is left to the tool's
+        # default (ValueChooser.unnamed_options). On the shared-half questions whose calls
+        # had such an argument with another option: tune 7 up, 0 down; validate 8 up, 1 down.
+        self.unnamed_options = unnamed_options
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
@@ -605,6 +610,7 @@ class ReactStrategy:
                                place_codes=self.place_codes,
                                date_formats=self.date_formats,
                                known_dates=self.known_dates,
+                               unnamed_options=self.unnamed_options,
                                distinct=self.distinct_args)
         earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
         prompt = self.messages(state) + [AIMessage(state["reply_text"])]
