@@ -20,10 +20,10 @@ moving to its next-best value moves.
 The model's own string counts as supported only where the conversation states every word
 of it (``word_for_word``); an enum member the request names is the value
 (``named_members``), and an optional enum argument none of whose options the request names
-is left to the tool's default (``unnamed_options``). Last, the values take the form their argument's description asks
-for: a date in the format it names (``date_formats``), a place with the two-letter code
-its examples show, ranked by the model (``place_codes``: "Petaluma" becomes "Petaluma,
-CA").
+is left to the tool's default (``unnamed_options``). Last, the values take the form their
+argument's description asks for: a date in the format it names (``date_formats``), a place
+with the two-letter code its examples show, ranked by the model (``place_codes``:
+"Petaluma" becomes "Petaluma, CA").
 
 Free text (a search query, a message, a date in the tool's format) stays the model's,
 and an optional argument with an invented value is left to grounding, which drops it.
