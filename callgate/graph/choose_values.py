@@ -41,7 +41,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage
 
 from callgate.models.ranking import Ranked
-from callgate.tools.candidates import is_free_text, number_values, spans
+from callgate.tools.candidates import is_free_text, name_words, number_values, spans
 from callgate.tools.grounding import (
     date_form,
     date_in_format,
@@ -63,7 +63,6 @@ _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 # A place as such an argument takes it (a name: capitalised): no comma, not already ending
 # in a code ("Berkeley CA").
 _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
-_CAMEL = re.compile(r"([a-z])([A-Z])")
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
 _MAX_DAYS = 16  # more days than this ("this week" and "next month"): left to the model
 
@@ -421,7 +420,7 @@ def _in_format(value: Any, spec: Any) -> Any:
 def _is_date_name(name: str) -> bool:
     """A date argument by its name ("date", "departure_date", "startDate"), not a date-time
     ("datetime", "date_time")."""
-    words = re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower())
+    words = name_words(name)
     return "date" in words and "time" not in words and "datetime" not in words
 
 

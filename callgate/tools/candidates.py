@@ -17,8 +17,8 @@ from typing import Any
 
 from callgate.tools.relevance import number_readings
 
-__all__ = ["FREE_TEXT_WORDS", "SEARCH_WORDS", "is_free_text", "is_search_text", "number_values",
-           "spans"]
+__all__ = ["FREE_TEXT_WORDS", "SEARCH_WORDS", "is_free_text", "is_search_text", "name_words",
+           "number_values", "spans"]
 
 # A string argument whose name or description has one of these words holds text the user
 # need not have written word for word (a search query, a summary, a formula, a date in the
@@ -46,9 +46,15 @@ MAX_SPAN_WORDS = 8
 MAX_TEXT_WORDS = 400  # beyond, the latest words
 
 
+def name_words(name: str) -> list[str]:
+    """The words of an argument's name, lower-cased: ``departure_date`` and ``startDate``
+    give ``["departure", "date"]`` and ``["start", "date"]``."""
+    return re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower())
+
+
 def is_free_text(name: str, spec: dict[str, Any]) -> bool:
     """Whether a string argument is text the model composes rather than copies."""
-    words = set(re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower()))
+    words = set(name_words(name))
     described = set(re.findall(r"[a-z]+", str(spec.get("description") or "").lower()))
     return bool(words & FREE_TEXT_WORDS) or bool(described & _DESCRIBED_FREE)
 
@@ -56,7 +62,7 @@ def is_free_text(name: str, spec: dict[str, Any]) -> bool:
 def is_search_text(name: str, spec: dict[str, Any]) -> bool:
     """Whether a string argument holds words to search for (``query``, ``search_string``,
     ``keywords``, ``q``), not a setting of the search (``search_type``, ``search_scope``)."""
-    words = re.findall(r"[a-z]+", _CAMEL.sub(r"\1 \2", name).lower())
+    words = name_words(name)
     if spec.get("type") not in (None, "string") or not words:
         return False
     return words[-1] in SEARCH_WORDS or words == ["search"] or (

@@ -243,8 +243,8 @@ def returned(message: ToolMessage) -> str:
     """What a tool returned, without the loop's labels: a value is not grounded by a result
     id or by the name of the tool that was called ("Movies_3_FindMovies" for a cast); and
     nothing of the loop's note on a call it did not run, which quotes the refused values."""
-    text = _RESULT_LABEL.sub("", message.text, count=1) if _RESULT_LABEL.match(
-        message.text) else message.text
+    label = _RESULT_LABEL.match(message.text)
+    text = message.text[label.end():] if label else message.text
     if message.name and text.startswith(f"[{message.name}]"):
         text = text[len(message.name) + 2:].lstrip()
     return "" if text.startswith("failed: not run (") else text
