@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from callgate.graph.choose_values import ValueChooser
 from callgate.models.ranking import Ranked, TokenTrie, best_first, log_softmax
+from callgate.tools.asks import sibling_lists
 from callgate.tools.candidates import is_free_text, number_values, spans
 
 # --- the search -------------------------------------------------------------------------------
@@ -864,3 +865,68 @@ def test_a_reply_to_a_correction_that_restates_the_refused_call_is_not_moved() -
     ran = ToolMessage("5:00 /km", tool_call_id="c1")
     after_results = {**state, "messages": [HumanMessage(RUNS_REQUEST), refused, ran]}
     assert json.loads(_pace_strategy(ranker)._values_chosen(after_results, copy))["km"] == 21
+
+
+# --- values in the form their argument takes, and values of the ask a call is for ---------------
+
+def test_a_rate_given_in_percent_is_written_as_the_fraction_its_argument_takes() -> None:
+    schema = {"type": "object", "properties": {
+        "interest_rate": {"type": "number", "description": "The annual interest rate."},
+        "lightness": {"type": "number", "description": "Lightness in percentage."},
+        "years": {"type": "integer"}}}
+    request = "Invest at an interest rate of 5% for 5 years, lightness 70%."
+    args = {"interest_rate": 5.0, "lightness": 70, "years": 5}
+    out = ValueChooser(FixedRanker({}), keep_supported=True).choose(
+        PROMPT, "Action Input: ", args, schema, request, [], request=request)
+    # The rate becomes a fraction; a percentage argument and an integer stay as written.
+    assert out == {"interest_rate": 0.05, "lightness": 70, "years": 5}
+    off = ValueChooser(FixedRanker({}), percent_rates=False).choose(
+        PROMPT, "Action Input: ", args, schema, request, [], request=request)
+    assert off["interest_rate"] == 5.0
+
+
+def test_a_clock_time_is_written_as_the_24_hour_form_its_argument_names() -> None:
+    schema = {"type": "object", "properties": {
+        "pickup_time": {"type": "string", "description": "Pickup time, 24-hour 'HH:MM'."},
+        "show_time": {"type": "string", "description": "The time as 'HH:MM AM/PM'."},
+        "note": {"type": "string"}}}
+    request = "Pick me up at 2pm for the 9 pm show."
+    args = {"pickup_time": "2pm", "show_time": "9 pm", "note": "2pm"}
+    out = ValueChooser(FixedRanker({}), time_formats=True).choose(
+        PROMPT, "Action Input: ", args, schema, request, [], request=request)
+    assert out == {"pickup_time": "14:00", "show_time": "9 pm", "note": "2pm"}
+
+
+def test_values_outside_the_ask_a_call_is_for_pay_the_focus_penalty() -> None:
+    schema = {"type": "object", "properties": {"count": {"type": "integer"}},
+              "required": ["count"]}
+    request = "Find all prime numbers between 50 and 150. Then get the fibonacci series upto 20."
+    ranker = FixedRanker({" 50": -1.0, " 150": -1.5, " 20": -2.5})
+    focused = ValueChooser(ranker, focus="Then get the fibonacci series upto 20.").choose(
+        PROMPT, "Action Input: ", {"count": 50}, schema, request, [], request=request)
+    assert focused == {"count": 20}
+    # Without a focus the model's likeliest supported value stays.
+    free = ValueChooser(ranker).choose(
+        PROMPT, "Action Input: ", {"count": 50}, schema, request, [], request=request)
+    assert free == {"count": 50}
+
+
+def test_an_item_left_moves_into_the_argument_holding_one_of_its_siblings() -> None:
+    schema = {"type": "object", "properties": {
+        "payment": {"type": "number"}, "years": {"type": "integer"}},
+        "required": ["payment", "years"]}
+    request = "The present value of $1000 a year for 10, 20 and 30 years."
+    first = {"payment": 1000, "years": 10}
+    # The model would rather put 20 in "payment" (cost 1.0) than in "years" (cost 3.0).
+    ranker = ReadingRanker({"payment": {" 1000": -0.5, " 20": -1.5},
+                            "years": {" 10": -0.5, " 20": -3.5}})
+    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: pv\n")]
+    siblings = sibling_lists(request)
+    out = ValueChooser(ranker).vary(prompt, "Action Input: ", dict(first), schema, request,
+                                    [first], items=[_is(20), _is(30)], request=request,
+                                    siblings=siblings)
+    assert out == {"payment": 1000, "years": 20}
+    # Without the lists the model's cheaper move stands.
+    assert ValueChooser(ranker).vary(prompt, "Action Input: ", dict(first), schema, request,
+                                     [first], items=[_is(20), _is(30)], request=request
+                                     )["payment"] == 20

@@ -295,7 +295,9 @@ class CallgateAnswerer:
                      "place_codes", "date_formats", "known_dates", "unnamed_options",
                      "mentioned_required",
                      "affirmed_flags", "unique_items", "new_items", "distinct_args", "move_on",
-                     "search_words", "unmatched", "grounded_answers")
+                     "search_words", "unmatched", "grounded_answers", "asks", "focus_penalty",
+                     "listed_items", "call_score", "ask_thought", "percent_rates",
+                     "time_formats")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             prompt = prompts.react_system([("tool", "description", {"type": "object"})])

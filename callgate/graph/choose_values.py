@@ -35,12 +35,14 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from string import ascii_uppercase
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 
 from callgate.models.ranking import Ranked
+from callgate.tools.asks import item_key
 from callgate.tools.candidates import is_free_text, name_words, number_values, spans
 from callgate.tools.grounding import (
     date_form,
@@ -48,9 +50,10 @@ from callgate.tools.grounding import (
     day_of,
     stated,
     stated_days,
+    time_in_format,
     ungrounded_args,
 )
-from callgate.tools.relevance import named_members
+from callgate.tools.relevance import named_members, number_readings
 
 __all__ = ["ValueChooser"]
 
@@ -117,6 +120,20 @@ class ValueChooser:
     # names none of them, is left out: the tool's default applies. SmolLM2 picked an option
     # by taste ("genre": "Drama", "category": "Museum" for "attractions in Paris").
     unnamed_options: bool = True
+    # The part of the request this call is for (``callgate.tools.asks``), when the request
+    # asks for several things: a value it does not hold pays ``focus_penalty``, so that
+    # the call for "Then get the fibonacci series upto 150" takes 150, not the 50 of "prime
+    # numbers between 50 and 150" before it.
+    focus: str | None = None
+    focus_penalty: float = 2.0
+    # A rate the request gives in percent ("an interest rate of 5%") is written as the
+    # fraction its argument takes (0.05): a ``number`` argument named or described as a
+    # rate, a yield, a return or a decimal, whose description does not ask for a
+    # percentage. SmolLM2 copied the 5.
+    percent_rates: bool = True
+    # A clock time written as the 24-hour 'HH:MM' its argument's description names ("9 am"
+    # becomes "09:00", "2pm" "14:00"; ``grounding.time_in_format``).
+    time_formats: bool = True
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -170,18 +187,27 @@ class ValueChooser:
         if self.date_formats:
             chosen = {name: _in_format(value, properties.get(name))
                       for name, value in chosen.items()}
+        if self.time_formats:
+            chosen = {name: _in_time_format(value, properties.get(name))
+                      for name, value in chosen.items()}
+        if self.percent_rates:
+            chosen = {name: _as_rate(name, value, properties.get(name), request)
+                      for name, value in chosen.items()}
         return self._coded(prompt, head, chosen, properties) if self.place_codes else chosen
 
     def vary(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
              schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
-             items: Sequence[Callable[[Any], bool]], request: str = "") -> dict[str, Any]:
+             items: Sequence[Callable[[Any], bool]], request: str = "",
+             siblings: Sequence[set[str]] = ()) -> dict[str, Any]:
         """A further call that restates earlier ones made to move on. ``items``: the
         request's items no call has used, in the user's order, each as a test of a value.
         The first item some argument holding an earlier call's value can take goes to the
-        argument for which it costs least (the log-probability of its value less that of
-        the item), and the arguments after that one are chosen again with it in place (the
-        model then reads on from the item: "60 kilograms" brings "1.65 meters"). ``args``
-        as they are when no argument can take any item."""
+        argument holding one of its siblings (``siblings``: the request's lists, as
+        ``asks.item_key`` keys them: "for 10, 20 and 30 years" moves 20 into the argument
+        that held 10), else to the argument for which it costs least (the log-probability
+        of its value less that of the item), and the arguments after that one are chosen
+        again with it in place (the model then reads on from the item: "60 kilograms"
+        brings "1.65 meters"). ``args`` as they are when no argument can take any item."""
         properties = schema.get("properties") or {}
         ranked: dict[str, tuple[float, dict[str, float], dict[str, Any]]] = {}
         for index, (name, value) in enumerate(args.items()):
@@ -211,7 +237,10 @@ class ValueChooser:
                      for name, (own, scores, values) in ranked.items()
                      for text, logprob in scores.items() if text in values and item(values[text])]
             if moves:
-                _, name, moved = min(moves, key=lambda move: move[0])
+                kin = [move for move in moves if any(
+                    item_key(args[move[1]]) in group and item_key(move[2]) in group
+                    for group in siblings)]
+                _, name, moved = min(kin or moves, key=lambda move: move[0])
                 names = list(args)
                 settled = {**{n: args[n] for n in names[:names.index(name)]}, name: moved}
                 return replace(self, keep_supported=False).choose(
@@ -325,6 +354,15 @@ class ValueChooser:
         logprob, text = max(others)
         return ranked[own] - logprob, values[text]
 
+    def _in_focus(self, value: Any) -> bool:
+        """Whether the part of the request this call is for holds ``value`` (True when the
+        call has no such part)."""
+        if self.focus is None or isinstance(value, bool):
+            return True
+        if isinstance(value, int | float):
+            return float(value) in _numbers_of(self.focus)
+        return isinstance(value, str) and _folded(value) in _folded(self.focus)
+
     def _offer(self, name: str, spec: dict[str, Any], context: str,
                request: str = "") -> _Offer | None:
         kind = spec.get("type")
@@ -359,7 +397,8 @@ class ValueChooser:
             not ungrounded_args({name: wish}, schema, context)
             and not (self.word_for_word and isinstance(wish, str) and wish != _default(
                 schema, name) and not stated(wish, context)))
-        if supported and self.keep_supported and not used and not offer.closed:
+        if supported and self.keep_supported and not used and not offer.closed and (
+                self._in_focus(wish)):
             return wish
         if own not in values:
             values[own] = wish
@@ -367,8 +406,10 @@ class ValueChooser:
 
         def penalty(text: str) -> float:
             unsupported = text == own and not supported
+            elsewhere = not offer.closed and not self._in_focus(values[text])
             return (self.margin if unsupported else 0.0) + (
-                self.reuse_penalty if text in repeated else 0.0)
+                self.reuse_penalty if text in repeated else 0.0) + (
+                self.focus_penalty if elsewhere else 0.0)
 
         def settled(item: Ranked) -> bool:
             # Scores only fall from here on: an item with no penalty beats all the rest.
@@ -383,6 +424,28 @@ class ValueChooser:
         if not supported and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
+
+
+@lru_cache(maxsize=64)
+def _numbers_of(text: str) -> frozenset[float]:
+    return frozenset(number_readings(text))
+
+
+_RATE_WORDS = frozenset({"rate", "yield", "return", "decimal", "fraction", "ratio"})
+
+
+def _as_rate(name: str, value: Any, spec: Any, request: str) -> Any:
+    """``value``, as a fraction where it is a percent the request gives for a rate (see
+    ``percent_rates``)."""
+    if not isinstance(spec, dict) or spec.get("type") != "number" or isinstance(
+            value, bool) or not isinstance(value, int | float):
+        return value
+    described = str(spec.get("description") or "").lower()
+    words = set(name_words(name)) | set(re.findall(r"[a-z]+", described))
+    if not words & _RATE_WORDS or "percent" in described:
+        return value
+    written = re.findall(r"(-?\d+(?:\.\d+)?)\s?%", request)
+    return value / 100 if any(float(w) == value for w in written) else value
 
 
 def _left_to_default(name: str, spec: dict[str, Any], required: set[str]) -> bool:
@@ -415,6 +478,13 @@ def _in_format(value: Any, spec: Any) -> Any:
     if not isinstance(value, str) or not isinstance(spec, dict):
         return value
     return date_in_format(value, str(spec.get("description") or "")) or value
+
+
+def _in_time_format(value: Any, spec: Any) -> Any:
+    """``value``, a clock time written as the 'HH:MM' ``spec``'s description names."""
+    if not isinstance(value, str) or not isinstance(spec, dict):
+        return value
+    return time_in_format(value, str(spec.get("description") or "")) or value
 
 
 def _is_date_name(name: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -42,6 +43,14 @@ from callgate.graph.streaming import stream_reply
 from callgate.models.grammar import Values
 from callgate.parsing import parse_model_output
 from callgate.prompts import react as prompts
+from callgate.tools.asks import (
+    Ask,
+    items_left,
+    list_items_left,
+    listed_items,
+    sibling_lists,
+)
+from callgate.tools.asks import asks as asks_of
 from callgate.tools.grounding import conversation_text, numbers_in, unused_numbers
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.relevance import (
@@ -200,7 +209,10 @@ class ReactStrategy:
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  search_words: bool = False, unmatched: Literal["all", "none"] = "none",
-                 value_floor: float = -4.0,
+                 value_floor: float = -4.0, asks: bool = True, focus_penalty: float = 2.0,
+                 listed_items: bool = True, call_score: float | None = None,
+                 ask_thought: bool = False, percent_rates: bool = True,
+                 time_formats: bool = True,
                  grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
@@ -319,6 +331,30 @@ class ReactStrategy:
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
+        # A request that asks for several things (``callgate.tools.asks``: "... Then get the
+        # fibonacci series upto 150") gets a call for each: each call is offered the tools
+        # of the first ask no call has served yet, and its values are those of that ask's
+        # words (``focus_penalty`` on the others); the turn goes on while an ask is open.
+        self.asks = asks
+        # The items of a list the request gives ("Taylor Swift and Maroon 5", "in Seattle and
+        # Los Angeles": ``callgate.tools.asks.listed_items``) are items a further call is
+        # for, like the request's numbers, once a call has taken one of them alone.
+        self.listed_items = listed_items
+        # A request whose words name a tool this strongly (``relevance.tool_scores``: three
+        # for each word of its name, one for each of its description's) gets a call, not an
+        # answer, as the turn's first choice: SmolLM2 answered "Can you fetch the latest news
+        # on the topic of ..." itself, offered ``get_news``. None: the model chooses.
+        self.call_score = call_score
+        # A call for a further ask is written after a thought that states the ask ("Thought:
+        # Then get the fibonacci series upto 150."): the model reads its values there.
+        self.ask_thought = ask_thought
+        # A rate the request gives in percent is written as a fraction where its argument
+        # takes one (ValueChooser.percent_rates).
+        self.percent_rates = percent_rates
+        # A clock time written as the 'HH:MM' its argument names (ValueChooser.time_formats).
+        self.time_formats = time_formats
+        self.focus_penalty = focus_penalty
+        self._plan: tuple[str, list[Ask]] = ("", [])
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
         self.grounded_answers = grounded_answers
@@ -373,6 +409,8 @@ class ReactStrategy:
         request is about (``callgate.tools.relevance``), or all with ``preselect=None``.
         Further calls of a turn get the same offer: a lower cut for them (0.25) gave
         parallel_multiple the tools it needs, but SmolLM2 then called unneeded ones (README)."""
+        if (ask := self.next_ask(state)) is not None:
+            return list(ask.tools)
         if self.preselect is None:
             return self.registry.names
         return relevant_tools(self.registry, self._request(state), keep=self.preselect,
@@ -406,18 +444,66 @@ class ReactStrategy:
     def _choice_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar
 
-        grammar = choice_grammar(self.offered(state), thought=self.thought,
-                                 numbers=self.answer_numbers(state.get("messages") or []))
+        offered = self.offered(state)
+        grammar = choice_grammar(offered, thought=self.thought,
+                                 numbers=self.answer_numbers(state.get("messages") or []),
+                                 allow_final=not (offered and self._calls_for(state)))
         bias = {"logit_bias": {"Final": self.answer_bias}} if self.answer_bias and (
             turn_calls(state.get("messages") or []) and not _correcting(state)) else {}
         return self._kwargs(grammar=grammar, max_tokens=80, **bias)
+
+    def _calls_for(self, state: dict[str, Any]) -> bool:
+        """Whether the request names a tool strongly enough that the turn's first choice is
+        a call (``call_score``)."""
+        if self.call_score is None or _correcting(state) or turn_calls(
+                state.get("messages") or []):
+            return False
+        scores = tool_scores(self.registry, self._request(state))
+        return max(scores.values(), default=0.0) >= self.call_score
 
     def covered(self, state: dict[str, Any]) -> bool:
         """Whether the calls of this turn's earlier steps used every number of the request:
         a further call could only repeat one or invent values, so the turn answers."""
         return bool(self.coverage and self.grammar and tools_allowed(state, self.registry)
                     and turn_calls(state.get("messages") or [])
-                    and self._numbers_left(state) == [])
+                    and self._numbers_left(state) == [] and not self.open_asks(state))
+
+    def plan(self, state: dict[str, Any]) -> list[Ask]:
+        """The asks of the user's latest request (``callgate.tools.asks``) when it asks for
+        more than one thing; [] otherwise (or without ``asks``)."""
+        if not (self.asks and self.grammar):
+            return []
+        request = self._request(state)
+        if self._plan[0] != request:
+            self._plan = (request, asks_of(self.registry, request, self.preselect or 0.0))
+        found = self._plan[1]
+        return found if len(found) > 1 else []
+
+    def open_asks(self, state: dict[str, Any]) -> list[Ask]:
+        """The asks no call of this turn serves yet, in order. A call serves the first open
+        ask whose tools it is for; an ask about a tool the turn called already, none of
+        whose items (numbers, names, quoted values) is left unused, needs no call of its
+        own ("Also apply standardization")."""
+        remaining = list(self.plan(state))
+        if not remaining:
+            return []
+        calls = self.calls_so_far(state)
+        for call in calls:
+            served = next((a for a in remaining if call["name"] in a.tools), None)
+            if served is not None:
+                remaining.remove(served)
+        called = {call["name"] for call in calls}
+        args = [call["args"] for call in calls]
+        return [a for a in remaining
+                if a.again or not (called & set(a.tools)) or items_left(a.text, args)]
+
+    def next_ask(self, state: dict[str, Any]) -> Ask | None:
+        """The ask the next call is for: the first open one; once every ask is served, the
+        first whose numbers no call has used yet (its tools, not another ask's, take them)."""
+        if open_asks := self.open_asks(state):
+            return open_asks[0]
+        args = [call["args"] for call in self.calls_so_far(state)]
+        return next((a for a in self.plan(state) if unused_numbers(a.text, args)), None)
 
     def _args_kwargs(self, state: dict[str, Any], *, short: bool = False) -> dict[str, Any]:
         from callgate.models.grammar import args_grammar
@@ -480,16 +566,17 @@ class ReactStrategy:
         request = self._request(state)
         numbers = numbers_in(request)
         names = names_in(request) if self.coverage_names else []
-        if not numbers and not names:
-            return None
         calls = self.calls_so_far(state)
         if skip_last and state.get("calls_written"):
             calls = calls[:-1]
         args = [call["args"] for call in calls]
+        listed = list_items_left(listed_items(request), args) if self.listed_items else None
+        if not numbers and not names and listed is None:
+            return None
         left = unused_numbers(request, args) if numbers else []
         if names:
             left += unused_names(request, json.dumps(args, ensure_ascii=False))
-        return left
+        return left + (listed or [])
 
     def _next_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import next_action_grammar
@@ -611,7 +698,12 @@ class ReactStrategy:
                                date_formats=self.date_formats,
                                known_dates=self.known_dates,
                                unnamed_options=self.unnamed_options,
-                               distinct=self.distinct_args)
+                               distinct=self.distinct_args,
+                               percent_rates=self.percent_rates,
+                               time_formats=self.time_formats)
+        serving = self._serving(state)
+        if serving is not None:
+            chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
         earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
         prompt = self.messages(state) + [AIMessage(state["reply_text"])]
         schema = self.registry.get(tool).schema  # type: ignore[union-attr]
@@ -619,14 +711,17 @@ class ReactStrategy:
         request = self._request(state)
         chosen = chooser.choose(prompt, "Action Input: ", args, schema, context, earlier,
                                 request=request)
-        left = [_item_keys(item) for item in self._numbers_left(state) or []]
+        numbers = self._numbers_left(state) if serving is None else unused_numbers(
+            serving.text, [c["args"] for c in self.calls_so_far(state)])
+        left = [_item_keys(item) for item in numbers or []]
         # Not in a reply to a correction: there a restated call is how the model gives up
         # (moved on, it became a call on BFCL's irrelevance questions).
         if self.move_on and earlier and left and not _correcting(state) and (
                 self._repeats(state, chosen) or self._restates(state, chosen)):
             tests = [lambda value, keys=keys: bool(_leaves(value) & keys) for keys in left]
+            siblings = sibling_lists(request) if self.listed_items else []
             chosen = chooser.vary(prompt, "Action Input: ", chosen, schema, context,
-                                  earlier, request=request, items=tests)
+                                  earlier, request=request, items=tests, siblings=siblings)
         return json.dumps(chosen, ensure_ascii=False)
 
     def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
@@ -638,18 +733,23 @@ class ReactStrategy:
         """With ``new_items``: a call after the turn's first that brings no item (a string
         or number, not an enum member) that an earlier call of the turn did not already
         give: it restates them."""
-        if not self.new_items:
-            return False
+        tool = state["chosen_tool"]
+        if not self.new_items or any(tool in a.tools for a in self.open_asks(state)):
+            return False  # a call for an ask no call has served yet is new
         earlier = self.calls_so_far(state)
         args = _args_of(raw) if isinstance(raw, str) else raw
         if not earlier or args is None:
             return False
-        tool = state["chosen_tool"]
         items = self._items(tool, args)
         if not items:  # nothing to list (no arguments, or options only): a new tool is new
             return any(call["name"] == tool for call in earlier)
         seen = set().union(*(self._items(call["name"], call["args"]) for call in earlier))
         return not items - seen
+
+    def _serving(self, state: dict[str, Any]) -> Ask | None:
+        """The ask the call being written is for (``next_ask``), where it is for its tools."""
+        ask = self.next_ask(state)
+        return ask if ask is not None and state.get("chosen_tool") in ask.tools else None
 
     def _items(self, tool: str, args: dict[str, Any]) -> set[str]:
         """What a call is about: its values, less those an enum of its tool offers."""
@@ -676,10 +776,20 @@ class ReactStrategy:
         text = state["reply_text"]
         if state.get("calls_written"):
             kept = text[:text.rstrip("\n").rfind("\nAction: ")]
+            if (thought := kept.rfind("\nThought: ")) > kept.rfind("\nAction Input: "):
+                kept = kept[:thought]  # the thought that opened the dropped call goes too
             return {"reply_text": kept, "chosen_tool": None, "repeat_dropped": True}
         return {"reply_text": FINAL, "chosen_tool": None, "repeat_dropped": True}
 
     def next_action(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        if open_asks := self.open_asks(state):
+            # The request asks for more: the next call is for its first open ask.
+            thought = f"\nThought: {' '.join(open_asks[0].text.split())}" if (
+                self.ask_thought) else ""
+            head = self._prefill(state, f"{thought}\nAction:")
+            tool = self._tool_after(head[:-1], head[-1].text, list(open_asks[0].tools), config)
+            return {"reply_text": f"{state['reply_text']}{thought}\nAction: {tool}\n",
+                    "chosen_tool": tool}
         kwargs = self._next_kwargs(state)
         if kwargs["logit_bias"]["Observation"] >= FORCE_BIAS:
             return {"chosen_tool": None}  # the coverage rule ended the turn: nothing to decode

@@ -677,6 +677,25 @@ def date_in_format(value: str, description: str) -> str | None:
     return day.strftime(form)
 
 
+_TIME_ALONE = re.compile(r"(?i)\s*\d{1,2}(?::\d{2})?(?::00)?\s*(?:[ap]\.?m\.?)?\s*")
+
+
+def time_in_format(value: str, description: str) -> str | None:
+    """``value``, a clock time alone ("9 am", "2pm", "10:00 AM", "9:00"), written as the
+    24-hour ``HH:MM`` its argument's ``description`` names; None when it names another
+    form (``AM/PM``, a date too) or the value is not one clock time alone."""
+    if not re.search(r"\bHH:MM\b", description) or re.search(
+            r"(?i)\b(?:AM/PM|a\.?m\.?/p\.?m\.?|YYYY|DD)\b", description):
+        return None
+    if not _TIME_ALONE.fullmatch(value) or not re.search(r"(?i)[:apm]", value):
+        return None
+    times = _clock_times(value.lower(), loose=False)
+    if len(times) != 1:
+        return None
+    hour, minute = times.pop()
+    return f"{hour:02d}:{minute:02d}"
+
+
 # What the refusal tells the model to do (not repeated to the user).
 GROUNDING_ADVICE = ("Use only values the user gave; if no tool fits the question, answer "
                     "directly without a tool.")
@@ -714,6 +733,13 @@ def numbers_in(text: str) -> list[str]:
 def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
     """The numbers of ``request`` that no call's arguments contain (as a number, in
     percent, or inside a string): what a further call in the same step could be for."""
-    used = _Context(" ".join(_values_text(args) for args in calls_args))
+    used = _Context(" ".join(_values_text(args) for args in calls_args)).numbers
+
+    def found(value: float) -> bool:
+        # "5%" as 0.05, and "0.05" as 5 (a fraction written in percent); not 10 for 1000.
+        readings = {value, abs(value), value / 100, *([value * 100] if abs(value) < 1 else [])}
+        return any(math.isclose(r, u, rel_tol=1e-9, abs_tol=1e-12)
+                   for r in readings for u in used)
+
     return [n for n in numbers_in(request)
-            if not used.has_number(float(n.replace(",", "").replace("_", "")))]
+            if not found(float(n.replace(",", "").replace("_", "")))]

@@ -1,0 +1,299 @@
+"""What a request asks for: the parts of it that each need a call of their own.
+
+"Find all prime numbers between 50 and 150. Then get the fibonacci series upto 150." asks
+for two calls to two tools. SmolLM2 makes the first and stops, or calls the first tool
+again: the words that say "and now something else" are lost on it. Here they are read
+off the request: it is cut into segments (sentences; clauses after a semicolon, after
+"then" or "also", after "and" before a verb or a question word), and a segment that opens
+with a word that moves on to another task ("Also", "Then", "Second", "Lastly", "After
+that"...) starts an *ask*; every other segment belongs to the ask before it (those before
+the first marked one, to the first ask). An ask's tools are those its own words are about
+(:func:`callgate.tools.relevance.relevant_tools`); a marked segment about no tool starts no
+ask ("Also, consider a 2% decrease" goes with the ask before it).
+
+Sentences are split on ``. ! ?`` before a capital, a digit or a quote, not after a title or
+an initial ("Mr. John Doe", "L.A Lakers", "U.S. history").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from callgate.tools.grounding import unused_numbers
+from callgate.tools.registry import Tool
+from callgate.tools.relevance import PRESELECT, names_in, relevant_tools, unused_names
+
+__all__ = ["Ask", "asks", "items_left", "segments"]
+
+# A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
+# an opening quote; not after a title, an initial or an abbreviation.
+_NOT_AN_END = ("Mr", "Mrs", "Ms", "Dr", "St", "Inc", "Ltd", "Jr", "Sr", "Co", "Corp", "vs",
+               "e.g", "i.e", "etc", "No", "approx", "Prof", "Mt", "Ft")
+_SENTENCE_END = re.compile(r"[.!?]+[\"'’”)\]]*\s+(?=[\"'‘“(\[]?[A-Z0-9])|\n+")
+# Words that start a request of their own after "and" or a comma: a verb a request opens
+# with, or a question word.
+_REQUEST_VERBS = (
+    "find|get|calculate|compute|generate|give|tell|show|provide|book|buy|play|search|check|"
+    "fetch|retrieve|list|determine|convert|predict|estimate|create|make|send|order|reserve|"
+    "compare|analy[sz]e|identify|look|update|change|set|add|remove|delete|schedule|translate|"
+    "plot|draw|solve|evaluate|count|sort|recommend|suggest|locate|invest|withdraw|transfer|"
+    "deposit|design|simulate|measure|obtain|display|play|what|what's|how|which|who|where|when")
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s*"
+    r"|,?\s+and\s+(?=(?:then|also|finally|lastly|" + _REQUEST_VERBS + r")\b)"
+    r"|,\s+(?=(?:then|also|plus|followed by|finally|lastly|" + _REQUEST_VERBS + r")\b)"
+    r"|\s+(?=(?:then|also)\s+(?:" + _REQUEST_VERBS + r")\b)", re.IGNORECASE)
+_QUOTED = re.compile(r"(?<!\w)['\"‘“]([^'\"‘’“”]{1,80})['\"’”](?!\w)")
+# The opening of a segment that moves on to another task.
+_MOVES_ON = re.compile(
+    r"^\W*(?:and\b|(?:and\s+)?(?:then|additionally|lastly|finally|second(?:ly)?|"
+    r"third(?:ly)?|fourth(?:ly)?|fifth(?:ly)?|next|after|afterwards|furthermore|moreover|"
+    r"plus|in addition|followed by)\b|(?:\w+[,\s]+){0,3}also\b"
+    # "The second equation has ...", "On the second day, ...", "Now, consider a third car"
+    r"|(?:\w+[,\s]+){0,3}(?:the|a|an)\s+(?:second|third|fourth|fifth|last|final|next)\b)",
+    re.IGNORECASE)
+
+
+# Whether a clause of a sentence about other tools starts an ask (see ``asks``).
+CLAUSE_ASKS = False
+# Whether a segment that asks for a call made before once more starts an ask (``asks``).
+AGAIN_ASKS = True
+# Words that ask for the same thing once more, changed: "What if ...", "... instead",
+# "do the same ...", "... again"; and "then" before a request ("then compare it with ...").
+_AGAIN = re.compile(
+    r"\b(?:instead|what if|again|once more|but this time|"
+    r"(?:do|repeat|perform|make|run) the same|"
+    r"the same (?:calculation|thing|process|analysis|query|request|operation))\b",
+    re.IGNORECASE)
+_THEN = re.compile(r"^\W*(?:and\s+)?(?:then|after that|afterwards|next)\b[,\s]+(?:\w+\s+){0,2}"
+                   r"(?:" + _REQUEST_VERBS + r"|do|repeat|run|use)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One part of a request that needs a call of its own: where it stands in the request
+    and the tools its words are about, best first as the registry lists them."""
+
+    text: str
+    start: int
+    end: int
+    tools: tuple[str, ...]
+    # It asks for a call made before once more, changed ("What if the process is not
+    # isothermal?", "then do the same with the 'simpson' method"): it needs a call of its
+    # own even where it names no item of its own.
+    again: bool = False
+
+
+def _again(text: str, about: Iterable[str]) -> bool:
+    """Whether a segment about tools (``about``) asks for a call made before once more."""
+    return bool(about) and bool(_AGAIN.search(text) or _THEN.match(text))
+
+
+def _sentence_ends(text: str) -> list[int]:
+    ends = []
+    for match in _SENTENCE_END.finditer(text):
+        before = text[:match.start()]
+        word = re.search(r"[\w.]*$", before).group()  # type: ignore[union-attr]
+        if match.group().strip() and (word.endswith(_NOT_AN_END) or re.fullmatch(
+                r"(?:[A-Z]\.)*[A-Z]", word)):
+            continue  # "Mr. Doe", "L.A Lakers", "U.S. history"
+        ends.append(match.end())
+    return ends
+
+
+def segments(text: str) -> list[tuple[int, int]]:
+    """The request's segments as ``(start, end)`` offsets, in order (see the module
+    docstring); blank ones and those without a word left out."""
+    return [(start, end) for start, end, _ in _segments(text)]
+
+
+def _segments(text: str) -> list[tuple[int, int, bool]]:
+    """The segments, each with whether it opens a sentence (or is a clause within one)."""
+    bounds = [0, *_sentence_ends(text), len(text)]
+    out = []
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        cut = start
+        for match in _CLAUSE_BREAK.finditer(text, start, end):
+            if len(re.findall(r"\w+", text[cut:match.start()])) < 3:
+                continue  # "First, find ...", "Lastly, get ...": one segment, marker and all
+            out.append((cut, match.start(), cut == start))
+            # "and"/"," go; a moving-on word ("then", "also") opens the next segment.
+            cut = match.end()
+        out.append((cut, end, cut == start))
+    return [(s, e, opens) for s, e, opens in out if re.search(r"\w", text[s:e])]
+
+
+def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
+         clauses: bool = CLAUSE_ASKS, again: bool = AGAIN_ASKS) -> list[Ask]:
+    """The asks of ``request`` (see the module docstring), in order; one ask at most when
+    no segment moves on to another task."""
+    tools = list(tools)
+    parts: list[list[tuple[int, int]]] = []
+    current: set[str] = set()  # the tools of the current part's opening segment
+    for start, end, opens_sentence in _segments(request):
+        text = request[start:end]
+        about = set(relevant_tools(tools, text, keep, unmatched="none"))
+        # A segment that moves on starts an ask when it is about other tools than the ask
+        # before it, or lists items of its own ("Also, get cases where University of
+        # California was a party"); "Also apply standardization" stays with its ask.
+        moves_on = bool(about and _MOVES_ON.match(text) and (
+            not about & current or items_left(text, [])))
+        # With ``clauses``: a clause of a sentence about other tools than the ask before it
+        # ("Calculate the factorial of 8 and generate the prime numbers from 1 to 50").
+        other_task = clauses and not opens_sentence and bool(about) and not about & current
+        if parts and not (moves_on or other_task or (again and _again(text, about))):
+            parts[-1].append((start, end))
+            current = current or about
+        else:
+            parts.append([(start, end)])
+            current = about
+    out: list[Ask] = []
+    opening: int | None = None  # a first part about no tool opens the ask after it
+    for part in parts:
+        start, end = part[0][0], part[-1][1]
+        # The tools of the segment that opens the ask, where it names any: later ones may
+        # sum up the whole request ("Can you provide the price, the lawsuits and ...").
+        offered = (relevant_tools(tools, request[slice(*part[0])], keep, unmatched="none")
+                   or relevant_tools(tools, request[start:end], keep, unmatched="none"))
+        if not offered:
+            opening = start
+            continue
+        start = start if opening is None else opening
+        out.append(Ask(text=request[start:end].strip(), start=start, end=end,
+                       tools=tuple(offered),
+                       again=bool(out) and again and _again(request[slice(*part[0])], offered)))
+        opening = None
+    return out
+
+
+def items_left(text: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
+    """The items of ``text`` (its numbers, names and quoted values) that no call's
+    arguments hold."""
+    args = list(calls_args)
+    values = json.dumps(args, ensure_ascii=False).casefold()
+    quoted = [q for q in _QUOTED.findall(text) if q.strip().casefold() not in values]
+    return [*unused_numbers(text, args), *unused_names(text, values), *quoted]
+
+
+# What joins the items of a list: a comma, "and", "or", "&", maybe "also" and a repeated
+# preposition ("in Seattle and in Los Angeles", "Boston, USA and also in San Francisco").
+_LIST_JOIN = re.compile(
+    r"\s*(?:,\s*(?:(?:and|or)\s+)?|(?:and|or|&|as well as)\s+)(?:also\s+)?"
+    r"(?:(?:in|for|at|of|from|on|to|with|by|about|the)\s+)?", re.IGNORECASE)
+_QUALIFIER = re.compile(r",\s*[A-Z]{2,3}\b")  # "New York City, NY", "Boston, USA"
+
+
+def _list_candidates(text: str) -> list[tuple[int, int, str]]:
+    """The request's quoted values and names (``relevance.names_in``), with a place's code
+    ("Los Angeles, CA") kept with it, in order, as ``(start, end, kind)``."""
+    found = [(m.start(), m.end(), "quoted") for m in _QUOTED.finditer(text)]
+    inside = [(s, e) for s, e, _ in found]
+    for name in names_in(text):
+        name = re.split(r"\.\s", name)[0]  # a run of capitals goes on past a full stop
+        for m in re.finditer(re.escape(name), text):
+            if any(s <= m.start() < e for s, e in inside):
+                continue
+            end = m.end()
+            if (code := _QUALIFIER.match(text, end)) and code.group().strip(", ") != name:
+                end = code.end()
+            found.append((m.start(), end, "name"))
+            inside.append((m.start(), end))
+    found.sort()
+    out: list[tuple[int, int, str]] = []
+    for item in found:  # a code taken into the name before it is no item of its own
+        if out and item[0] < out[-1][1]:
+            continue
+        out.append(item)
+    return out
+
+
+def listed_items(text: str) -> list[list[str]]:
+    """The lists of like items the request gives: two or more quoted values, or names,
+    joined by commas, "and" or "or" ("Taylor Swift and Maroon 5", "'67813', '71249'",
+    "in Seattle and Los Angeles"), each item as written (quotes off). Two names with only a
+    comma between them are a place and its region ("Chicago, Illinois"), not a list."""
+    lists: list[list[tuple[int, int, str]]] = []
+    for item in _list_candidates(text):
+        last = lists[-1][-1] if lists else None
+        if last is not None and last[2] == item[2] and _LIST_JOIN.fullmatch(
+                text, last[1], item[0]):
+            lists[-1].append(item)
+        else:
+            lists.append([item])
+    return [[text[s:e].strip("'\"‘’“” ") for s, e, _ in group] for group in lists
+            if len(group) > 2 or (len(group) == 2 and (group[0][2] == "quoted" or not re.fullmatch(
+                r"\s*,\s*", text[group[0][1]:group[1][0]])))]
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value.strip().casefold()] if isinstance(value, str) else []
+
+
+def list_items_left(lists: Iterable[list[str]], calls_args: Iterable[dict[str, Any]]
+                    ) -> list[str] | None:
+    """The items of ``lists`` still to be called for: a list one of whose items a call's
+    argument holds alone, as its whole value ("artist": "Taylor Swift", or "city": "Boston,
+    MA" for "Boston"), asks for a call per item; its items no call holds are left. None
+    when no list asks for that: its items go into one argument together ("products":
+    ["milk", "bread"]), or no argument holds one alone."""
+    held = [s for args in calls_args for s in _strings(args)]
+    left: list[str] | None = None
+    for items in lists:
+        folded = [item.casefold() for item in items]
+        if not any(value == item or value.startswith(item + ",")
+                   for value in held for item in folded):
+            continue
+        left = (left or []) + [item for item, key in zip(items, folded, strict=True)
+                               if not any(key in value for value in held)]
+    return left
+
+
+_LISTED_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w.]*\d)")
+# What joins two numbers of a list: maybe a unit after the first ("20 minutes and 15
+# minutes"), a bracket ("(45, 60) and (81, 63)"), a comma, "and" or "or"; not "to" or "-"
+# (a range).
+_NUMBER_JOIN = re.compile(r"\s*(?:[A-Za-z%°]+\.?\s*)?[)\]]?\s*"
+                          r"(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s*)[(\[]?\s*[$€£]?\s*")
+
+
+def listed_numbers(text: str) -> list[list[str]]:
+    """The lists of numbers the request gives ("for 10, 20 and 30 years", "(45, 60) and (81,
+    63)", "20 minutes and 15 minutes"), each number as written; not the two ends of a range
+    ("between 1 and 1000", "from 1 to 5")."""
+    lists: list[list[re.Match[str]]] = []
+    for match in _LISTED_NUMBER.finditer(text):
+        last = lists[-1][-1] if lists else None
+        if last is not None and _NUMBER_JOIN.fullmatch(text, last.end(), match.start()) and not (
+                len(lists[-1]) == 1 and re.search(r"(?i)\bbetween\s+\S*$", text[:last.start()])):
+            lists[-1].append(match)
+        else:
+            lists.append([match])
+    return [[m.group() for m in group] for group in lists if len(group) > 1]
+
+
+def sibling_lists(text: str) -> list[set[str]]:
+    """The request's lists (of numbers, names and quoted values), each as a set of keys
+    (``item_key``): items of one list are siblings."""
+    return [{item_key(item) for item in items}
+            for items in [*listed_numbers(text), *listed_items(text)]]
+
+
+def item_key(value: Any) -> str:
+    """A value as lists compare items: a number by its value, a string folded."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int | float):
+        return repr(float(value))
+    text = str(value).strip()
+    try:
+        return repr(float(text.replace(",", "")))
+    except ValueError:
+        return text.casefold()

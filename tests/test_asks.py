@@ -1,0 +1,192 @@
+"""What a request asks for (``callgate.tools.asks``): its asks, the lists it gives, and how
+the grammar path goes through them.
+
+Hand-written requests, not BFCL's. The strategy is driven through its methods with
+hand-written states: no language model decodes here (``ScriptedChatModel`` only fills the
+model slot; grammar decoding is switched on by hand, as a llama.cpp model would have it).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from callgate.graph.decide_react import ReactStrategy
+from callgate.models.scripted import ScriptedChatModel
+from callgate.tools.asks import (
+    asks,
+    items_left,
+    list_items_left,
+    listed_items,
+    listed_numbers,
+    segments,
+)
+from callgate.tools.registry import ToolRegistry
+
+
+def _registry() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def find_primes(start: int, end: int) -> str:
+        """Find the prime numbers between two numbers."""
+        return "ok"
+
+    @registry.tool()
+    def fibonacci_series(count: int) -> str:
+        """Get the fibonacci series up to a number."""
+        return "ok"
+
+    @registry.tool()
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        return "ok"
+
+    @registry.tool()
+    def entropy_change(initial_temp: int, final_temp: int, isothermal: bool = True) -> str:
+        """Calculate the entropy change of a process."""
+        return "ok"
+
+    return registry
+
+
+def _texts(request: str) -> list[str]:
+    return [request[s:e].strip() for s, e in segments(request)]
+
+
+def test_a_request_is_cut_into_sentences_and_clauses_but_not_at_titles_or_initials() -> None:
+    assert _texts("Find the primes between 5 and 50. Then get the fibonacci series upto 50.") == [
+        "Find the primes between 5 and 50.", "Then get the fibonacci series upto 50."]
+    assert _texts("Calculate the factorial of 8 and generate the primes from 1 to 50.") == [
+        "Calculate the factorial of 8", "generate the primes from 1 to 50."]
+    # "Mr. Doe", "L.A Lakers" and "U.S. history" end no sentence; "5.6" is a number.
+    assert len(segments("Ask Mr. Doe about the L.A Lakers and U.S. history at 5.6 pm.")) == 1
+
+
+def test_a_segment_that_moves_on_to_another_tool_starts_an_ask() -> None:
+    request = "Find the primes between 50 and 150. Then get the fibonacci series upto 150."
+    found = asks(_registry(), request)
+    assert [a.tools for a in found] == [("find_primes",), ("fibonacci_series",)]
+    assert found[1].text == "Then get the fibonacci series upto 150."
+    assert request[found[0].start:found[0].end].strip() == found[0].text
+
+
+def test_a_single_request_and_an_afterthought_about_the_same_tool_are_one_ask() -> None:
+    registry = _registry()
+    assert len(asks(registry, "What is the weather in Paris? Also in Celsius please.")) == 1
+    assert len(asks(registry, "Find the primes between 5 and 50.")) == 1
+    # A segment about no tool joins the ask it follows.
+    assert len(asks(registry, "Find the primes between 5 and 50. Also, thank you!")) == 1
+
+
+def test_the_same_tool_again_with_items_of_its_own_or_changed_is_an_ask() -> None:
+    registry = _registry()
+    twice = asks(registry, "What is the weather in Paris? Also check the weather in Rome.")
+    assert [a.tools for a in twice] == [("weather",), ("weather",)]
+    changed = asks(registry, "Calculate the entropy change from 300 to 350 Kelvin. "
+                             "What if the process is not isothermal, how does the entropy change?")
+    assert len(changed) == 2 and changed[1].again and not changed[0].again
+
+
+def test_an_opening_about_no_tool_opens_the_first_ask() -> None:
+    request = ("Can you help me with a few things? First, find the primes between 5 and 9. "
+               "Lastly, get the fibonacci series upto 40.")
+    found = asks(_registry(), request)
+    assert [a.tools for a in found] == [("find_primes",), ("fibonacci_series",)]
+    assert found[0].text.startswith("Can you help me")
+
+
+def test_items_left_are_the_numbers_names_and_quoted_values_no_call_holds() -> None:
+    text = "Also check the weather in Rome and in 'Ostia Antica' for 3 days."
+    assert set(items_left(text, [])) >= {"Rome", "Ostia Antica", "3"}
+    assert items_left(text, [{"city": "Rome"}, {"city": "Ostia Antica", "days": 3}]) == []
+
+
+def test_lists_of_names_and_quoted_values_are_found_and_a_place_keeps_its_code() -> None:
+    assert listed_items("Play songs from Taylor Swift and Maroon 5 for 20 minutes.") == [
+        ["Taylor Swift", "Maroon 5"]]
+    assert listed_items("The weather in Seattle, WA and in Los Angeles, CA?") == [
+        ["Seattle, WA", "Los Angeles, CA"]]
+    assert listed_items("Cases '67813', '71249' of type 'Civil' or 'Criminal'.") == [
+        ["67813", "71249"], ["Civil", "Criminal"]]
+    # A place and its region, with a comma alone between them, are no list.
+    assert listed_items("The sales tax in Chicago, Illinois.") == []
+
+
+def test_a_list_asks_for_a_call_per_item_only_once_a_call_took_one_item_alone() -> None:
+    lists = [["Seattle", "Los Angeles"]]
+    assert list_items_left(lists, [{"city": "Seattle"}]) == ["Los Angeles"]
+    assert list_items_left(lists, [{"city": "Seattle, WA"}]) == ["Los Angeles"]
+    assert list_items_left(lists, [{"city": "Seattle"}, {"city": "Los Angeles, CA"}]) == []
+    # Both in one argument: nothing more to call for; in none alone: no call per item.
+    assert list_items_left(lists, [{"cities": ["Seattle", "Los Angeles"]}]) == []
+    assert list_items_left(lists, [{"route": "Seattle to Los Angeles"}]) is None
+
+
+# --- the grammar path going through the asks ---------------------------------------------------
+
+def _strategy(**options: Any) -> ReactStrategy:
+    strategy = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), _registry(),
+                             **options)
+    strategy.grammar = True
+    return strategy
+
+
+def _state(request: str, *calls: tuple[str, dict[str, Any]], tool: str | None = None
+           ) -> dict[str, Any]:
+    reply = "\n".join(f"Action: {name}\nAction Input: {json.dumps(args)}"
+                      for name, args in calls)
+    return {"messages": [HumanMessage(request)], "reply_text": reply,
+            "calls_written": len(calls), "chosen_tool": tool}
+
+
+TWO = "Find the primes between 50 and 150. Then get the fibonacci series upto 150."
+
+
+def test_each_call_is_offered_the_tools_of_the_first_ask_no_call_served() -> None:
+    strategy = _strategy()
+    assert strategy.offered(_state(TWO)) == ["find_primes"]
+    after = _state(TWO, ("find_primes", {"start": 50, "end": 150}))
+    assert [a.tools for a in strategy.open_asks(after)] == [("fibonacci_series",)]
+    assert strategy.offered(after) == ["fibonacci_series"]
+    both = _state(TWO, ("find_primes", {"start": 50, "end": 150}),
+                  ("fibonacci_series", {"count": 150}))
+    assert strategy.open_asks(both) == [] and strategy.next_ask(both) is None
+    # Without the rule the offer is the whole request's.
+    assert set(_strategy(asks=False).offered(_state(TWO))) == {"find_primes", "fibonacci_series"}
+
+
+def test_a_call_for_an_open_ask_is_new_though_it_repeats_earlier_values() -> None:
+    strategy = _strategy()
+    request = "What is the weather in Paris? Then compare it with the weather again."
+    state = _state(request, ("weather", {"city": "Paris"}), tool="weather")
+    assert strategy.open_asks(state)  # "again": the same tool once more
+    assert not strategy._restates(state, {"city": "Paris"})
+    assert _strategy(asks=False)._restates(state, {"city": "Paris"})
+
+
+def test_the_turn_goes_on_while_a_list_has_items_no_call_took() -> None:
+    strategy = _strategy()
+    request = "What is the weather in Seattle and Los Angeles?"
+    one = _state(request, ("weather", {"city": "Seattle"}))
+    assert strategy._numbers_left(one) == ["Los Angeles"]
+    both = _state(request, ("weather", {"city": "Seattle"}), ("weather", {"city": "Los Angeles"}))
+    assert strategy._numbers_left(both) == []
+    assert _strategy(listed_items=False)._numbers_left(one) is None
+
+
+def test_a_strong_match_makes_the_first_choice_a_call() -> None:
+    request = "Find the prime numbers between two numbers: 10 and 20."
+    kwargs = _strategy(call_score=6.0)._choice_kwargs(_state(request))
+    assert "Final Answer" not in kwargs["grammar"]
+    assert "Final Answer" in _strategy()._choice_kwargs(_state(request))["grammar"]
+
+
+def test_lists_of_numbers_are_found_but_not_the_ends_of_a_range() -> None:
+    assert listed_numbers("for 10, 20 and 30 years") == [["10", "20", "30"]]
+    assert listed_numbers("the pairs (45, 60) and (81, 63)") == [["45", "60", "81", "63"]]
+    assert listed_numbers("for 20 minutes and 15 minutes respectively") == [["20", "15"]]
+    assert listed_numbers("the primes between 1 and 1000, from 5 to 9") == []
+    assert listed_numbers("$30.45 in Chicago, Illinois, $52.33 in Sacramento") == []
