@@ -181,7 +181,9 @@ def test_a_strong_match_makes_the_first_choice_a_call() -> None:
     request = "Find the prime numbers between two numbers: 10 and 20."
     kwargs = _strategy(call_score=6.0)._choice_kwargs(_state(request))
     assert "Final Answer" not in kwargs["grammar"]
-    assert "Final Answer" in _strategy()._choice_kwargs(_state(request))["grammar"]
+    assert "Final Answer" in _strategy(call_score=None)._choice_kwargs(_state(request))["grammar"]
+    weak = "What do you think about prime numbers?"
+    assert "Final Answer" in _strategy(call_score=6.0)._choice_kwargs(_state(weak))["grammar"]
 
 
 def test_lists_of_numbers_are_found_but_not_the_ends_of_a_range() -> None:
