@@ -476,9 +476,11 @@ class ReactStrategy:
         if not (self.asks and self.grammar):
             return []
         request = self._request(state)
-        if self._plan[0] != request:
-            self._plan = (request, asks_of(self.registry, request, self.preselect or 0.0))
-        found = self._plan[1]
+        cached = self._plan  # read once: one strategy may serve several runs at a time
+        if cached[0] != request:
+            cached = (request, asks_of(self.registry, request, self.preselect or 0.0))
+            self._plan = cached
+        found = cached[1]
         return found if len(found) > 1 else []
 
     def open_asks(self, state: dict[str, Any]) -> list[Ask]:
