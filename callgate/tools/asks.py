@@ -27,7 +27,8 @@ from callgate.tools.grounding import unused_numbers
 from callgate.tools.registry import Tool
 from callgate.tools.relevance import PRESELECT, names_in, relevant_tools, unused_names
 
-__all__ = ["Ask", "asks", "items_left", "segments"]
+__all__ = ["Ask", "asks", "item_key", "items_left", "list_items_left", "listed_items",
+           "listed_numbers", "segments", "sibling_lists"]
 
 # A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
 # an opening quote; not after a title, an initial or an abbreviation.
@@ -96,7 +97,7 @@ def _again(text: str, about: Iterable[str]) -> bool:
 def _sentence_ends(text: str) -> list[int]:
     ends = []
     for match in _SENTENCE_END.finditer(text):
-        before = text[:match.start()]
+        before = text[max(0, match.start() - 64):match.start()]  # linear in long texts
         word = re.search(r"[\w.]*$", before).group()  # type: ignore[union-attr]
         if match.group().strip() and (word.endswith(_NOT_AN_END) or re.fullmatch(
                 r"(?:[A-Z]\.)*[A-Z]", word)):
@@ -191,17 +192,19 @@ def _list_candidates(text: str) -> list[tuple[int, int, str]]:
     """The request's quoted values and names (``relevance.names_in``), with a place's code
     ("Los Angeles, CA") kept with it, in order, as ``(start, end, kind)``."""
     found = [(m.start(), m.end(), "quoted") for m in _QUOTED.finditer(text)]
-    inside = [(s, e) for s, e, _ in found]
-    for name in names_in(text):
-        name = re.split(r"\.\s", name)[0]  # a run of capitals goes on past a full stop
+    taken = bytearray(len(text) + 1)  # the characters an item already covers
+    for start, end, _ in found:
+        taken[start:end] = b"\x01" * (end - start)
+    for name in dict.fromkeys(re.split(r"\.\s", name)[0] for name in names_in(text)):
+        # (a run of capitals goes on past a full stop)
         for m in re.finditer(re.escape(name), text):
-            if any(s <= m.start() < e for s, e in inside):
+            if taken[m.start()]:
                 continue
             end = m.end()
             if (code := _QUALIFIER.match(text, end)) and code.group().strip(", ") != name:
                 end = code.end()
             found.append((m.start(), end, "name"))
-            inside.append((m.start(), end))
+            taken[m.start():end] = b"\x01" * (end - m.start())
     found.sort()
     out: list[tuple[int, int, str]] = []
     for item in found:  # a code taken into the name before it is no item of its own
@@ -271,8 +274,9 @@ def listed_numbers(text: str) -> list[list[str]]:
     lists: list[list[re.Match[str]]] = []
     for match in _LISTED_NUMBER.finditer(text):
         last = lists[-1][-1] if lists else None
+        before = text[max(0, last.start() - 64):last.start()] if last is not None else ""
         if last is not None and _NUMBER_JOIN.fullmatch(text, last.end(), match.start()) and not (
-                len(lists[-1]) == 1 and re.search(r"(?i)\bbetween\s+\S*$", text[:last.start()])):
+                len(lists[-1]) == 1 and re.search(r"(?i)\bbetween\s+\S*$", before)):
             lists[-1].append(match)
         else:
             lists.append([match])

@@ -164,6 +164,7 @@ def number_readings(text: str) -> set[float]:
 
 _NAME = re.compile(r"[A-Z][\w'&.-]*(?:[ ]+(?:of |de |la |del |von |van )?[A-Z0-9][\w'&.-]*)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*)$")
+_LOOK_BACK = 64
 
 
 def names_in(text: str) -> list[str]:
@@ -172,7 +173,9 @@ def names_in(text: str) -> list[str]:
     out = []
     for match in _NAME.finditer(text):
         name = match.group().rstrip(".")
-        opening = _SENTENCE_START.search(text[:match.start()]) is not None
+        # Only the few characters before the name decide (a window keeps long texts linear).
+        before = text[max(0, match.start() - _LOOK_BACK):match.start()]
+        opening = match.start() == 0 or _SENTENCE_START.search(before) is not None
         if (opening and " " not in name) or name in ("I", "I'm", "I'd"):
             continue
         out.append(name)
