@@ -192,3 +192,12 @@ def test_lists_of_numbers_are_found_but_not_the_ends_of_a_range() -> None:
     assert listed_numbers("for 20 minutes and 15 minutes respectively") == [["20", "15"]]
     assert listed_numbers("the primes between 1 and 1000, from 5 to 9") == []
     assert listed_numbers("$30.45 in Chicago, Illinois, $52.33 in Sacramento") == []
+
+
+def test_a_dropped_repeat_takes_the_thought_that_opened_it_along() -> None:
+    # With ask_thought the call for an ask is written after "Thought: <the ask>"; when that
+    # call turns out a repeat, the reply ends with the call before it, thought and all.
+    first = 'Action: weather\nAction Input: {"city": "Paris"}'
+    state = {"reply_text": first + '\nThought: Also in Rome.\nAction: weather\n'
+                                   'Action Input: {"city": "Paris"}\n', "calls_written": 1}
+    assert ReactStrategy._drop_repeat(state)["reply_text"] == first

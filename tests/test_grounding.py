@@ -203,6 +203,10 @@ def test_unused_numbers_are_those_no_call_has_taken() -> None:
     # As a number, in percent, or inside a string.
     assert unused_numbers(request, [{"height": 6, "weight": 80}, {"h": "5.6", "w": 60},
                                     {"rate": 0.05, "amount": 1000}]) == []
+    # A call that took 1000 did not take 10: only a fraction and its percent stand for each
+    # other (0.05 for 5%, 5 for 0.05).
+    assert unused_numbers("Invest $1000 for 10 years.", [{"amount": 1000}]) == ["10"]
+    assert unused_numbers("A yield of 0.05 on 300.", [{"rate": 5, "base": 300}]) == []
 
 
 def test_an_exponent_is_an_item_unless_it_belongs_to_a_unit_or_a_power_of_ten() -> None:
