@@ -642,9 +642,12 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
                                                      TypeError)
     if (openai := sys.modules.get("openai")) is not None:
         model_errors = (*model_errors, openai.OpenAIError)
+    home = _home()
     with _phase(ModelError, *model_errors):
         model, config = load_model(args.model)
         if hasattr(model, "loaded"):  # our llama.cpp model: load the GGUF now
+            # and keep its system prompt's KV state for the next process (ask is one each)
+            model.prefix_cache = str(home / "prefix-cache")
             _in_background(lambda: model.loaded, ctrl_c)
         tool_format = config.tool_format if args.tool_format == "auto" else args.tool_format
         if args.tool_choice and resolve_tool_format(model, tool_format) != "native":
@@ -654,7 +657,6 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
     options: dict[str, Any] = {}
     if "store" in inspect.signature(build_agent).parameters:  # the graph keeps results there
         options["store"] = db.store
-    home = _home()
     with _phase(ModelError, ValueError, TypeError):
         return build_agent(model, toolset.registry, tool_format=tool_format,
                            grammar=False if args.no_grammar else config.grammar,

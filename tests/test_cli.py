@@ -303,6 +303,14 @@ def test_ask_with_the_bundled_model(home: Path) -> None:
     executed = [e for e in events if e["outcome"] in ("ok", "error", "timeout")]
     assert sum(r["calls"] for r in rows) == len(executed)
     assert sum(r["duplicates"] for r in rows) == sum(e["outcome"] == "repeat" for e in events)
+    # The system prompt's KV state is kept for the next process, which answers the same.
+    (state,) = (home / "data" / "prefix-cache").glob("*.kv")
+    inode = state.stat().st_ino
+    again = callgate("ask", "What is 17 * 23?", "--json", "--max-steps", "2", home=home,
+                     timeout=800)
+    assert json.loads(again.stdout)["final_answer"] == out["final_answer"]
+    assert list((home / "data" / "prefix-cache").glob("*.kv")) == [state]
+    assert state.stat().st_ino == inode  # read, not written again (writes replace the file)
 
 
 @pytest.mark.llama

@@ -167,6 +167,12 @@ def _load(path: str, n_ctx: int, n_threads: int, n_batch: int, extra: dict[str, 
         return loaded
 
 
+def _llama_cpp_version() -> str:
+    import llama_cpp
+
+    return str(getattr(llama_cpp, "__version__", ""))
+
+
 def default_threads() -> int:
     """$CALLGATE_N_THREADS, else half the logical cores (llama-cpp-python's default), max 8."""
     if env := os.environ.get("CALLGATE_N_THREADS"):
@@ -283,6 +289,11 @@ class ChatLlamaCppText(BaseChatModel):
     vocabulary at every token), not callgate's check of the best token first: the same
     tokens, slower; for comparison. Default: ``$CALLGATE_FULL_GRAMMAR=1``."""
 
+    prefix_cache: str | None = None
+    """A folder where the KV state after the system message is kept for later processes
+    (:mod:`callgate.models.prefix_cache`); callgate's CLI sets one. None: kept in memory
+    only, for the life of the process."""
+
     @property
     def _llm_type(self) -> str:
         return "callgate-llamacpp-text"
@@ -352,6 +363,7 @@ class ChatLlamaCppText(BaseChatModel):
         with loaded.lock:
             # Room for the longest candidate and its end: its decode must fit in n_ctx.
             prompt = self._prompt_tokens(messages, loaded, max(map(len, paths)) + 1)
+            self._start(messages, prompt, loaded)
             loaded.limit_prefix_reuse(prompt)
             llama.n_tokens = llama.longest_token_prefix(
                 llama.input_ids[:llama.n_tokens].tolist(), prompt)
@@ -373,6 +385,28 @@ class ChatLlamaCppText(BaseChatModel):
             finally:
                 # Back to the prompt alone: what the next call may reuse.
                 llama.n_tokens = len(prompt)
+
+    def _start(self, messages: Sequence[BaseMessage], tokens: list[int],
+               loaded: _Loaded) -> None:
+        """On a fresh context with ``prefix_cache`` set, put the system message's tokens in
+        the KV cache first (from the folder when there), for ``tokens`` to continue."""
+        llama = loaded.llama
+        if self.prefix_cache is None or llama.n_tokens or not messages or not isinstance(
+                messages[0], SystemMessage):
+            return
+        from callgate.models.prefix_cache import PrefixCache
+
+        system = loaded.formatter_raw(messages=_to_dicts(messages[:1])).prompt
+        prefix = llama.tokenize(system.encode("utf-8"), add_bos=False, special=True)
+        if len(prefix) + 2 > len(tokens) or tokens[:len(prefix)] != prefix:
+            return
+        model = Path(self.model_path).resolve()
+        stat = model.stat()
+        identity = json.dumps([str(model), stat.st_size, stat.st_mtime_ns, self.n_ctx,
+                               self.n_batch, sorted(map(str, self.model_kwargs.items())),
+                               self.full_grammar, _llama_cpp_version()])
+        PrefixCache(Path(self.prefix_cache)).start(llama, identity, prefix)
+        loaded.prompt_cached = len(prefix)
 
     # -- prompt -----------------------------------------------------------------------
 
@@ -446,6 +480,7 @@ class ChatLlamaCppText(BaseChatModel):
         tokens = self._prompt_tokens(messages, loaded, max_tokens)
         grammar = self._grammar(kwargs.get("grammar", self.grammar), loaded)
         stops = [s for s in (stop if stop is not None else self.stop) or [] if s]
+        self._start(messages, tokens, loaded)
         loaded.limit_prefix_reuse(tokens)
         abort = _abort_criteria(kwargs.get("cancel_token"))
         return loaded.llama.create_completion(
