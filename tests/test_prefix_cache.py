@@ -83,3 +83,10 @@ def test_another_system_prompt_gets_its_own_file_and_old_ones_go(tmp_path: Path)
     assert not cache.path("bundled", prompts[0]).exists()  # the oldest went
     assert cache.start(llama, "bundled", prompts[2]) is True
     assert cache.start(llama, "another model", prompts[2]) is False  # keyed by identity
+
+
+def test_a_state_larger_than_the_limit_is_not_written(tmp_path: Path) -> None:
+    llama = _fresh(None).llama
+    tokens = llama.tokenize(b"A system prompt.")
+    assert PrefixCache(tmp_path, max_bytes=1000).start(llama, "bundled", tokens) is False
+    assert llama.n_tokens == len(tokens) and not list(tmp_path.iterdir())

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from llama_cpp import Llama
 
 KEEP = 4  # state files kept in a folder (the newest used); each is ~9 MB for the bundled model
+# A larger state is not written: a 7B model's would be hundreds of MB per tool list.
+MAX_BYTES = 256 * 1024 * 1024
 SUFFIX = ".kv"
 
 
@@ -36,6 +38,7 @@ class PrefixCache:
 
     folder: Path
     keep: int = KEEP
+    max_bytes: int = MAX_BYTES
 
     def path(self, identity: str, tokens: Sequence[int]) -> Path:
         digest = hashlib.sha256(identity.encode("utf-8"))
@@ -78,6 +81,8 @@ class PrefixCache:
     def _save(self, llama: Llama, path: Path, tokens: Sequence[int]) -> None:
         import llama_cpp
 
+        if llama_cpp.llama_state_get_size(llama.ctx) > self.max_bytes:
+            return
         temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
