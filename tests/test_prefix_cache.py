@@ -90,3 +90,13 @@ def test_a_state_larger_than_the_limit_is_not_written(tmp_path: Path) -> None:
     tokens = llama.tokenize(b"A system prompt.")
     assert PrefixCache(tmp_path, max_bytes=1000).start(llama, "bundled", tokens) is False
     assert llama.n_tokens == len(tokens) and not list(tmp_path.iterdir())
+
+
+def test_a_folder_that_cannot_be_written_only_costs_the_reading(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    llama = _fresh(None).llama
+    tokens = llama.tokenize(b"A system prompt.")
+    assert PrefixCache(blocker).start(llama, "bundled", tokens) is False
+    assert llama.n_tokens == len(tokens)
+    assert blocker.read_text() == "a file where the cache folder should be"

@@ -91,9 +91,10 @@ class PrefixCache:
                 os.replace(temp, path)  # whole or not at all, for processes reading it
             self._prune()
         except OSError:
-            pass
+            pass  # not kept: the next process reads the prompt again
         finally:
-            temp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # also where the folder is not one
+                temp.unlink(missing_ok=True)
 
     def _prune(self) -> None:
         files = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime,
