@@ -485,6 +485,7 @@ def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureF
     assert data["all_questions"]["attempted_calls"] > 0
     assert data["settings"]["grammar"] is True and data["settings"]["tool_format"] == "react"
     assert data["settings"]["react"]["answer_tokens"] == 1  # BFCL scores calls, not answers
+    assert data["settings"]["react"]["calls_only"] is True
     assert data["split"] == "validate" and "tune" not in data["summary"]
     assert [row["name"] for row in data["summary"]["all"]] == [
         "non_live_ast", "live", "irrelevance", "relevance", "overall"]
@@ -496,6 +497,31 @@ def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureF
     assert [row["id"] for row in data["questions"]] == expected
     assert all(row["split"] == "validate" for row in data["questions"])
     assert "all questions" in printed and "BFCL summary" in printed
+
+
+@pytest.mark.llama
+def test_the_harness_leaves_a_chosen_answer_unwritten_and_makes_the_same_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real bundled model on a hand-written question: after its call's result it
+    # chooses the answer, which the harness (reading calls only) does not decode.
+    from callgate.models.llamacpp import ChatLlamaCppText
+
+    completions: list[int] = []
+    real = ChatLlamaCppText._completion
+
+    def counted(self: ChatLlamaCppText, *args: Any) -> Any:
+        completions.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(ChatLlamaCppText, "_completion", counted)
+    seen = {}
+    for calls_only in (True, False):
+        completions.clear()
+        answerer = CallgateAnswerer("bundled", react_options={"calls_only": calls_only})
+        attempt = answerer(SIMPLE)
+        seen[calls_only] = (attempt.calls, len(completions))
+    assert seen[True][0] == seen[False][0] == [{"math.hypot": {"x": 4, "y": 5}}]
+    assert seen[True][1] == seen[False][1] - 1  # the answer's one token is not decoded
 
 
 def test_react_options_from_the_command_line() -> None:

@@ -305,6 +305,7 @@ class CallgateAnswerer:
             if self.grammar:
                 out["react"]["answer_tokens"] = self.react_options.get("answer_tokens",
                                                                        ANSWER_TOKENS)
+                out["react"]["calls_only"] = self.react_options.get("calls_only", True)
             if self.grounding is None:
                 out["grounding"] = strategy.grounding
         elif self.grounding is None:
@@ -330,6 +331,7 @@ class CallgateAnswerer:
             # of it is enough. (The stream is read only between nodes, so stopping at the
             # answer's task comes after it has been written.)
             strategy.answer_tokens = ANSWER_TOKENS
+            strategy.calls_only = True
         for key, value in self.react_options.items():
             if not hasattr(strategy, key):
                 raise ValueError(f"unknown ReAct option {key!r}")

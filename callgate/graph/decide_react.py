@@ -236,6 +236,9 @@ class ReactStrategy:
         # cut it, after seconds of decoding. The answer-quality set kept its key results:
         # 24 of 36 at 0308039 (192), 23 at efe98c3 (384) (README).
         self.answer_tokens = answer_tokens
+        # A caller that reads only the calls (the BFCL harness, which stops the run at the
+        # answer) has a chosen answer left unwritten: the turn's calls are the same.
+        self.calls_only = False
         # Parallel calls: after each call's arguments the model may write another call, up
         # to LoopSettings.max_calls_per_step (given to the subgraph).
         self.end_turn_bias = end_turn_bias
@@ -820,6 +823,8 @@ class ReactStrategy:
                 "chosen_tool": chosen}
 
     def write_answer(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        if self.calls_only:
+            return {"reply_text": state["reply_text"]}
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, None,
                               tool_names=self.registry.names,
                               **self._answer_kwargs(state.get("messages") or [],
