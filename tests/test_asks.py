@@ -186,6 +186,21 @@ def test_a_strong_match_makes_the_first_choice_a_call() -> None:
     assert "Final Answer" in _strategy(call_score=6.0)._choice_kwargs(_state(weak))["grammar"]
 
 
+def test_a_choice_the_grammar_leaves_one_reply_is_written_not_decoded() -> None:
+    # The scripted model has no reply to give: the choice must not ask it for one.
+    request = "Find the prime numbers between two numbers: 10 and 20."
+    strategy = _strategy(call_score=6.0)
+    assert strategy.offered(_state(request)) == ["find_primes"]
+    chosen = strategy.choose(_state(request), {})
+    assert chosen["reply_text"] == "Action: find_primes\n"
+    assert chosen["chosen_tool"] == "find_primes" and chosen["cut_off"] is False
+    # The model chooses where the answer is allowed, or where a thought comes first.
+    assert _strategy(call_score=None)._only_choice(_state(request)) is None
+    assert _strategy(call_score=6.0, thought=True)._only_choice(_state(request)) is None
+    weak = "What do you think about prime numbers?"
+    assert _strategy(call_score=6.0)._only_choice(_state(weak)) is None
+
+
 def test_lists_of_numbers_are_found_but_not_the_ends_of_a_range() -> None:
     assert listed_numbers("for 10, 20 and 30 years") == [["10", "20", "30"]]
     assert listed_numbers("the pairs (45, 60) and (81, 63)") == [["45", "60", "81", "63"]]

@@ -619,6 +619,9 @@ class ReactStrategy:
         if self.covered(state):  # no choice left to decode: straight to the answer
             return {"reply_text": FINAL, "chosen_tool": None, "cut_off": True,
                     "calls_written": 0, "repeat_dropped": False}
+        if tool := self._only_choice(state):
+            return {"reply_text": f"Action: {tool}\n", "chosen_tool": tool, "cut_off": False,
+                    "calls_written": 0}
         messages, kwargs, marker = self._choose_inputs(state)
         if self.grammar and self.fast_forward and not self.thought and tools_allowed(
                 state, self.registry):
@@ -626,6 +629,15 @@ class ReactStrategy:
         message, raw = stream_reply(self.model, messages, config, marker,
                                     tool_names=self.registry.names, **kwargs)
         return self._after_choose(state, raw, message)
+
+    def _only_choice(self, state: dict[str, Any]) -> str | None:
+        """The tool when the choice grammar admits one reply only (a call is due and one tool
+        is offered): ``Action: <tool>`` is written, not decoded token by token — the same
+        text, which the next phase reads in its prompt either way."""
+        if not (self.grammar and not self.thought and tools_allowed(state, self.registry)):
+            return None
+        offered = self.offered(state)
+        return offered[0] if len(offered) == 1 and self._calls_for(state) else None
 
     def _choose_fast(self, state: dict[str, Any], messages: list[AnyMessage],
                      kwargs: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
