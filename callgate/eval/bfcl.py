@@ -327,9 +327,8 @@ class CallgateAnswerer:
                                  tool_choice=self._forced(registry))
         if self.tool_format == "react" and self.grammar:
             # BFCL scores calls only, and under the grammar a chosen "Final Answer:" ends
-            # the turn whatever text follows (a final answer parses as no call): one token
-            # of it is enough. (The stream is read only between nodes, so stopping at the
-            # answer's task comes after it has been written.)
+            # the turn whatever text follows (a final answer parses as no call): the answer
+            # is left unwritten (``calls_only``), and one token where a path still writes one.
             strategy.answer_tokens = ANSWER_TOKENS
             strategy.calls_only = True
         for key, value in self.react_options.items():
