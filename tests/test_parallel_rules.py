@@ -120,23 +120,37 @@ def test_one_token_settles_the_choice_and_a_fixed_tool_name_is_written_not_decod
     assert out["reply_text"] == FINAL and out["cut_off"]  # write_answer writes the answer
 
 
-def test_by_default_the_choice_is_decoded_whole_and_tools_come_first() -> None:
+def test_by_default_a_choice_among_tools_is_decoded_whole_and_tools_come_first() -> None:
     # Scripted model (deterministic): the defaults measured on BFCL (README): fast_forward
-    # off (the choice and tool name decoded in one reply), tools_last off.
-    registry = ToolRegistry()
-
-    @registry.tool()
-    def play(artist: str, minutes: int) -> str:
-        """Play songs of an artist for some minutes."""
-        return "ok"
-
-    model = ScriptedChatModel(script=["Action: play\n"], native_tools=False)
-    strategy = ReactStrategy(model, registry, preselect=None)
-    strategy.grammar = True
+    # off (among several tools, the choice and tool name decoded in one reply), tools_last
+    # off.
+    strategy, model = _fast("Action: pause\n", tools=2)
+    strategy.fast_forward = False
     out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
-    assert out["chosen_tool"] == "play"
+    assert out["chosen_tool"] == "pause"
     assert len(model.requests) == 1 and model.requests[0]["max_tokens"] > 1
     assert strategy.system.index("Tools:\n- play") < strategy.system.index("Final Answer:")
+
+
+def test_with_one_tool_offered_only_the_choosing_tokens_are_decoded_by_default() -> None:
+    # Scripted model: one tool, fast_forward off. The grammar fixes "Action: play\n" once
+    # "Action" is chosen, so one token is decoded for the choice and two for the next
+    # action ("\n", then "Action" or "Observation"); the rest of the line is written.
+    strategy, model = _fast("Action", "\nAction")
+    strategy.fast_forward = False
+    strategy.asks = strategy.coverage = False  # the model, not the request, picks the next
+    state: dict[str, Any] = {"messages": [HumanMessage(REQUEST)]}
+    out = strategy.choose(state, {})
+    assert out["reply_text"] == "Action: play\n" and out["chosen_tool"] == "play"
+    state.update(out, reply_text='Action: play\nAction Input: {"artist": "Nina Simone", '
+                 '"minutes": 20}', calls_written=1)
+    out = strategy.next_action(state, {})
+    assert out["chosen_tool"] == "play" and out["reply_text"].endswith("\nAction: play\n")
+    assert [r["max_tokens"] for r in model.requests] == [1, 2]
+    strategy, model = _fast("Final")
+    strategy.fast_forward = False
+    out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
+    assert out["reply_text"] == FINAL and [r["max_tokens"] for r in model.requests] == [1]
 
 
 def test_among_several_tools_the_name_is_decoded_under_a_names_grammar() -> None:
