@@ -257,15 +257,14 @@ class ReactStrategy:
         # The items a request lists: its numbers, and with ``coverage_names`` its names
         # (people, places: ``callgate.tools.relevance.names_in``) too.
         self.coverage_names = coverage_names
-        # Speed: decode only the tokens the model chooses. The choice of "Action" or "Final
-        # Answer" is one token; a tool name the grammar already fixes (one tool offered) is
-        # written into the reply, not decoded token by token, and the next phase reads it
-        # in one batch after the cached prompt prefix (llama.cpp's KV cache). Off: a simple
-        # question takes 19% less time on one core, and on six BFCL categories 738 of 749
-        # replies were the same, but on live_multiple (many tools) the name chosen after a
-        # written "Action:" is often another tool: 0 up, 4 down in 280 questions (README).
-        # Where one tool is offered the grammar fixes the name, so that path is always
-        # taken (``_decodes_choice_only``).
+        # Speed: decode only the tokens the model chooses (a call or the answer is one
+        # token) and write what the grammar fixes, for the next phase to read in one batch
+        # after the cached prompt prefix. Where one tool is offered the grammar fixes the
+        # whole action line, so that is always done (``_decodes_choice_only``: the same
+        # calls, README). ``fast_forward`` does it among several tools too, writing
+        # "Action:" and decoding the name under a names grammar. Off: with many tools the
+        # name chosen after a written "Action:" is often another tool (live_multiple: 0 up,
+        # 4 down in 280 questions, README).
         self.fast_forward = fast_forward
         # Values the model cannot invent (callgate.models.grammar.Values): string arguments
         # are spans of the conversation (free text excepted), numbers are numbers it
