@@ -21,6 +21,8 @@ from llama_cpp import Llama, LlamaGrammar, LogitsProcessorList
 
 __all__ = ["GreedyGrammarLlama"]
 
+# Tokens of highest logit checked one by one before the grammar filters the vocabulary.
+RUNNERS_UP = 16
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 
 
@@ -53,6 +55,23 @@ class _Grammar:
     def best(self, logits: np.ndarray) -> int:
         """The first token of highest logit among those allowed (llama.cpp's greedy pick
         after the grammar; all refused: token 0, as there)."""
+        # The runners-up first, one by one, in the order the greedy pick ranks them (logit,
+        # then id): the first allowed one whose logit beats every token outside them is the
+        # pick. Filtering the whole vocabulary costs about 8 ms on one core; this about 1.
+        logits = np.asarray(logits, dtype=np.single)  # ranked as the filtered copy ranks
+        if len(logits) <= RUNNERS_UP:
+            return self._best_of_all(logits)
+        top = np.argpartition(-logits, RUNNERS_UP)[:RUNNERS_UP + 1]
+        top = top[np.lexsort((top, -logits[top]))]
+        outside = logits[top[-1]]  # the best logit among the tokens not checked one by one
+        for token in top[:-1]:
+            if logits[token] <= outside:
+                break  # a token left unchecked may tie it: the whole vocabulary decides
+            if self.allows(int(token)):
+                return int(token)
+        return self._best_of_all(logits)
+
+    def _best_of_all(self, logits: np.ndarray) -> int:
         view = self._all_view
         view["logit"] = logits
         view["p"] = 0.0
