@@ -4,9 +4,10 @@ llama-cpp-python applies a grammar to every token of the vocabulary (49,152 for 
 before each greedy pick: about a tenth of a short BFCL question's time on one core. Greedy
 decoding only needs the best token the grammar allows, and when the best token of all is
 allowed, it is that one (the grammar only removes candidates). So the grammar is asked
-about that one token first, and applied to the whole vocabulary only when it refuses it —
-what llama.cpp's own ``common_sampler_sample`` does. llama-cpp-python has no such path
-(0.3.x), hence this subclass; every other kind of sampling stays llama-cpp-python's.
+about that one token first, as llama.cpp's own ``common_sampler_sample`` does, then about
+the next best ones, and it is applied to the whole vocabulary only when they are refused.
+llama-cpp-python has no such path (0.3.x), hence this subclass; every other kind of
+sampling stays llama-cpp-python's.
 """
 
 from __future__ import annotations
@@ -55,9 +56,10 @@ class _Grammar:
     def best(self, logits: np.ndarray) -> int:
         """The first token of highest logit among those allowed (llama.cpp's greedy pick
         after the grammar; all refused: token 0, as there)."""
-        # The runners-up first, one by one, in the order the greedy pick ranks them (logit,
-        # then id): the first allowed one whose logit beats every token outside them is the
-        # pick. Filtering the whole vocabulary costs about 8 ms on one core; this about 1.
+        # The tokens of highest logit first, one by one, in the order the greedy pick ranks
+        # them (logit, then id): the first allowed one whose logit beats every token outside
+        # them is the pick. Filtering the whole vocabulary costs about 8 ms on one core, and
+        # most refusals are settled among the first few (reports/README.md).
         logits = np.asarray(logits, dtype=np.single)  # ranked as the filtered copy ranks
         if len(logits) <= RUNNERS_UP:
             return self._best_of_all(logits)
