@@ -534,3 +534,35 @@ def test_the_grammar_asked_about_the_best_token_first_chooses_the_same_tokens(
     # Where the best token was refused, a runner-up settled some picks and the whole
     # vocabulary the others ("zebra": no runner-up is allowed), each as llama-cpp-python's.
     assert 0 < whole < refused
+
+
+def test_the_greedy_pick_among_runners_up_is_the_whole_vocabularys_ties_included() -> None:
+    # No model: the grammar is a set of allowed ids, and the whole-vocabulary pass is the
+    # reference (the first id of highest logit among those allowed, as np.argmax picks).
+    import numpy as np
+
+    from callgate.models import greedy_grammar
+
+    class SetGrammar(greedy_grammar._Grammar):
+        def __init__(self, allowed: set[int]) -> None:
+            self.allowed, self.whole = allowed, 0
+
+        def allows(self, token: int) -> bool:
+            return token in self.allowed
+
+        def _best_of_all(self, logits: np.ndarray) -> int:
+            self.whole += 1
+            masked = np.where(np.isin(np.arange(len(logits)), list(self.allowed)), logits,
+                              -np.inf)
+            return int(np.argmax(masked))
+
+    rng = np.random.default_rng(7)
+    settled = 0
+    for _ in range(2000):
+        size = int(rng.integers(5, 60))
+        logits = rng.integers(-3, 4, size).astype(np.single)  # few values: many ties
+        allowed = {int(t) for t in rng.choice(size, int(rng.integers(0, size)), replace=False)}
+        grammar = SetGrammar(allowed)
+        assert grammar.best(logits) == SetGrammar(allowed)._best_of_all(logits)
+        settled += grammar.whole == 0
+    assert settled > 100  # many picks were settled among the runners-up
