@@ -312,3 +312,36 @@ def test_answer_bias_applies_after_a_step_whose_calls_ran_only() -> None:
         "fix it", additional_kwargs={"callgate_correction": True})]}
     assert "logit_bias" not in strategy._choice_kwargs(correcting)
     assert "logit_bias" not in _hypot_strategy()._choice_kwargs(after)  # off by default
+
+
+def test_the_prompt_shows_the_reply_format_as_it_is_decoded() -> None:
+    """The system prompt only (a scripted model; nothing is decoded). Where the grammar
+    writes no Thought, the format has no Thought or Observation lines; elsewhere it keeps
+    them, and ``terse_format=False`` brings them back."""
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TERSE
+
+    registry = ToolRegistry()
+    registry.register(web_search)
+    strategy = ReactStrategy(text_model(), registry)
+    assert not strategy.grammar  # free text: the model writes its own Thought lines
+    assert "Thought: <one short sentence>" in strategy.system
+    assert "Observation: [R1]" in strategy.system
+
+    strategy.grammar = True  # the grammar starts a reply at "Action:" or "Final Answer:"
+    terse = strategy.system
+    assert "Thought" not in terse and "Observation" not in terse
+    assert "- web_search: Search the web." in terse
+    for line in ("Action: <one tool name from the list>", "Action Input: <a JSON object",
+                 "To make several calls at once", "Final Answer: <your answer"):
+        assert line in terse
+    # The same instructions, less the lines about Thoughts and Observations.
+    assert set(REACT_SYSTEM_TERSE.splitlines()) < set(REACT_SYSTEM.splitlines())
+
+    strategy.thought = True
+    assert "Thought: <one short sentence>" in strategy.system
+    strategy.thought = False
+    strategy.terse_format = False
+    assert "Thought: <one short sentence>" in strategy.system
+    strategy.terse_format = True
+    assert strategy.system == terse

@@ -16,23 +16,31 @@ from callgate.prompts.correction import example_args
 
 _INTRO = "You are a helpful assistant that can use tools."
 _TOOLS = "Tools:\n{tools}"
-_FORMAT = """To use a tool, reply in exactly this format:
-Thought: <one short sentence>
-Action: <one tool name from the list%s>
+
+
+def _format(where: str = "", thoughts: bool = True) -> str:
+    """The reply format; without ``thoughts``, no Thought or Observation lines, for a
+    decoder whose grammar starts a reply at "Action:" or "Final Answer:" (30 tokens less
+    to read on every question)."""
+    thought = "Thought: <one short sentence>\n" if thoughts else ""
+    observation = 'Results come back as "Observation: [R1] ...".\n' if thoughts else ""
+    thought_now = "Thought: I can answer now.\n" if thoughts else ""
+    return f"""To use a tool, reply in exactly this format:
+{thought}Action: <one tool name from the list{where}>
 Action Input: <a JSON object with the tool's arguments>
 
 Copy argument values from the user's question. Give an optional argument only when the \
 question states its value.
 To make several calls at once, write one Action and Action Input pair per call.
-Results come back as "Observation: [R1] ...".
-When you can answer, or when no tool fits the question, reply:
-Thought: I can answer now.
-Final Answer: <your answer, citing results like [R1]>"""
+{observation}When you can answer, or when no tool fits the question, reply:
+{thought_now}Final Answer: <your answer, citing results like [R1]>"""
 
-REACT_SYSTEM = f"{_INTRO}\n\n{_TOOLS}\n\n{_FORMAT % ''}"
+
+REACT_SYSTEM = f"{_INTRO}\n\n{_TOOLS}\n\n{_format()}"
+REACT_SYSTEM_TERSE = f"{_INTRO}\n\n{_TOOLS}\n\n{_format(thoughts=False)}"
 # The same instructions with the tool list last: every question's prompt then starts with
 # the same ~130 tokens, which llama.cpp's KV cache keeps from one question to the next.
-REACT_SYSTEM_TOOLS_LAST = f"{_INTRO}\n\n{_FORMAT % ' below'}\n\n{_TOOLS}"
+REACT_SYSTEM_TOOLS_LAST = f"{_INTRO}\n\n{_format(' below')}\n\n{_TOOLS}"
 
 CHAT_SYSTEM = "You are a helpful assistant. Answer the user directly and briefly."
 
@@ -83,11 +91,13 @@ def describe_tool(name: str, description: str, schema: dict[str, Any]) -> str:
 
 
 def react_system(tools: Iterable[tuple[str, str, dict[str, Any]]], *,
-                 tools_last: bool = False) -> str:
+                 tools_last: bool = False, thoughts: bool = True) -> str:
     """The ReAct system prompt for ``(name, description, schema)`` triples; with
-    ``tools_last`` the fixed instructions come first (a prefix shared by every prompt)."""
+    ``tools_last`` the fixed instructions come first (a prefix shared by every prompt);
+    without ``thoughts``, the format has no Thought or Observation lines."""
     listed = "\n".join(describe_tool(*tool) for tool in tools)
-    template = REACT_SYSTEM_TOOLS_LAST if tools_last else REACT_SYSTEM
+    template = (REACT_SYSTEM_TOOLS_LAST if tools_last
+                else REACT_SYSTEM if thoughts else REACT_SYSTEM_TERSE)
     return template.format(tools=listed or "(none)")
 
 
