@@ -345,3 +345,6 @@ def test_the_prompt_shows_the_reply_format_as_it_is_decoded() -> None:
     assert "Thought: <one short sentence>" in strategy.system
     strategy.terse_format = True
     assert strategy.system == terse
+    strategy.tools_last = True  # the instructions first: the same format, then the tools
+    assert "Thought" not in strategy.system
+    assert strategy.system.index("Final Answer:") < strategy.system.index("- web_search")

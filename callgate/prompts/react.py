@@ -36,6 +36,7 @@ To make several calls at once, write one Action and Action Input pair per call.
 {thought_now}Final Answer: <your answer, citing results like [R1]>"""
 
 
+# The prompts' fixed text, ``{tools}`` standing for the list (the answer checks read them).
 REACT_SYSTEM = f"{_INTRO}\n\n{_TOOLS}\n\n{_format()}"
 REACT_SYSTEM_TERSE = f"{_INTRO}\n\n{_TOOLS}\n\n{_format(thoughts=False)}"
 # The same instructions with the tool list last: every question's prompt then starts with
@@ -95,10 +96,10 @@ def react_system(tools: Iterable[tuple[str, str, dict[str, Any]]], *,
     """The ReAct system prompt for ``(name, description, schema)`` triples; with
     ``tools_last`` the fixed instructions come first (a prefix shared by every prompt);
     without ``thoughts``, the format has no Thought or Observation lines."""
-    listed = "\n".join(describe_tool(*tool) for tool in tools)
-    template = (REACT_SYSTEM_TOOLS_LAST if tools_last
-                else REACT_SYSTEM if thoughts else REACT_SYSTEM_TERSE)
-    return template.format(tools=listed or "(none)")
+    listed = _TOOLS.format(tools="\n".join(describe_tool(*tool) for tool in tools) or "(none)")
+    if tools_last:
+        return f"{_INTRO}\n\n{_format(' below', thoughts)}\n\n{listed}"
+    return f"{_INTRO}\n\n{listed}\n\n{_format(thoughts=thoughts)}"
 
 
 def format_example(tool_name: str, schema: dict[str, Any]) -> str:
