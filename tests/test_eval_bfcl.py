@@ -208,6 +208,22 @@ def test_react_path_on_a_text_model() -> None:
     assert result.ok and result.calls == [{"math.hypot": {"x": 4, "y": 5}}]
 
 
+@pytest.mark.llama
+def test_the_report_hashes_the_prompt_the_options_give() -> None:
+    # The bundled model, as the grammar needs llama.cpp; only the recorded settings are
+    # read, nothing is decoded.
+    def described(**options: Any) -> dict[str, Any]:
+        return CallgateAnswerer("bundled", react_options=options).describe()["react"]
+
+    default = described()
+    assert (default["terse_format"], default["tools_last"]) == (True, False)
+    hashes = {default["prompt_sha1"], described(terse_format=False)["prompt_sha1"],
+              described(tools_last=True)["prompt_sha1"],
+              described(tools_last=True, terse_format=False)["prompt_sha1"]}
+    assert len(hashes) == 4
+    assert described(tools_last=True)["tools_last"] is True
+
+
 def test_an_answerer_that_crashes_is_a_scored_miss() -> None:
     def broken(_: BfclQuestion):
         raise RuntimeError("boom")

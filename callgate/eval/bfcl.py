@@ -297,12 +297,13 @@ class CallgateAnswerer:
                      "affirmed_flags", "unique_items", "new_items", "distinct_args", "move_on",
                      "search_words", "unmatched", "grounded_answers", "asks", "focus_penalty",
                      "listed_items", "call_score", "ask_thought", "percent_rates",
-                     "time_formats", "terse_format")
+                     "time_formats", "terse_format", "tools_last")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             react = out["react"]
             terse = bool(react["terse_format"]) and self.grammar and not react["thought"]
             prompt = prompts.react_system([("tool", "description", {"type": "object"})],
+                                          tools_last=bool(react["tools_last"]),
                                           thoughts=not terse)
             out["react"]["prompt_sha1"] = hashlib.sha1(prompt.encode()).hexdigest()[:10]
             if self.grammar:
