@@ -212,6 +212,8 @@ def test_a_limit_2_run_scores_each_answer() -> None:
     assert totals["results_fallback"] == 1 and totals["invented_number"] == 0
     assert totals["clean_key_result"] == 2
     assert totals["s_median"] is not None and totals["s_p90"] >= totals["s_median"]
+    machine = report.to_dict()["machine"]  # where it ran: answers differ by machine
+    assert machine["cpus"] == report.cpus and machine["cpu"] and machine["llama_cpp_python"]
 
 
 def test_the_cli_runs_the_set_and_times_callgate_ask(tmp_path: Path,

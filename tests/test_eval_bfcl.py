@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from callgate.eval.bfcl_stats import (
     wilson,
     within_noise,
 )
+from callgate.eval.provenance import machine_note
 from callgate.models.scripted import ScriptedChatModel, tool_call
 
 HYPOT = {
@@ -403,6 +406,28 @@ def test_diff_of_two_reports_says_what_is_noise(tmp_path: Path,
     assert "+70.0" in printed and "REAL" in printed and "validate" not in printed
     with pytest.raises(SystemExit, match="cannot read BFCL report"):
         main(["eval", "diff", str(before), str(tmp_path / "missing.json")])
+
+
+def test_a_report_records_its_machine_and_diff_says_when_machines_differ(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # Scripted model (not a real one). Greedy replies differ between machines (llama.cpp's
+    # kernels follow the CPU), so a report names its machine and diff warns across two.
+    report = _scripted_report(4, 20).to_dict()
+    here = report["machine"]
+    assert here["cpus"] == os.cpu_count() and here["cpu"]
+    assert here["llama_cpp_python"] == metadata.version("llama-cpp-python")
+    assert "AVX" in here["llama_cpp_features"] or "NEON" in here["llama_cpp_features"]
+    other = {**report, "machine": {**here, "llama_cpp_features": "AVX = 1 | AVX2 = 1"}}
+    older = {k: v for k, v in report.items() if k != "machine"}
+    assert machine_note(report, dict(report)) is None
+    assert "llama_cpp_features differ" in (machine_note(report, other) or "")
+    assert "does not record its machine" in (machine_note(older, report) or "")
+    for name, data in (("a", report), ("b", report), ("c", other)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(data))
+    assert main(["eval", "diff", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    assert "machine" not in capsys.readouterr().out
+    assert main(["eval", "diff", str(tmp_path / "a.json"), str(tmp_path / "c.json")]) == 0
+    assert "different machines" in capsys.readouterr().out
 
 
 def test_a_report_of_some_questions_is_compared_on_those(tmp_path: Path,

@@ -414,6 +414,7 @@ class AnswersReport:
     data: str = ""
     n_threads: str = ""
     cpus: int = 0
+    host: dict[str, Any] = field(default_factory=dict)  # provenance.machine()
     load_before: list[float] = field(default_factory=list)
     load_after: list[float] = field(default_factory=list)
     results: list[CaseResult] = field(default_factory=list)
@@ -447,7 +448,7 @@ class AnswersReport:
         return {
             "name": "answer quality", "model": self.model, "date": self.date,
             "commit": self.commit, "command": self.command, "data": self.data,
-            "machine": {"cpus": self.cpus, "n_threads": self.n_threads,
+            "machine": {**self.host, "cpus": self.cpus, "n_threads": self.n_threads,
                         "load_before": self.load_before, "load_after": self.load_after},
             "totals": self.totals(), "per_tool": {t: self.totals(t) for t in tools},
             "ask": asdict(self.ask) if self.ask else None,
@@ -493,16 +494,16 @@ def run_answers(model: Any = "bundled", *, limit: int | None = None,
                 progress: Callable[[CaseResult], None] | None = None) -> AnswersReport:
     """Run the answer set (its first ``limit`` questions) through ``build_agent`` with the
     built-in tools, one question at a time."""
-    from callgate.eval.bfcl import _commit
+    from callgate.eval.provenance import git_commit, machine
 
     answer_set = load_set(data)
     cases = answer_set.cases[:limit] if limit is not None else answer_set.cases
     report = AnswersReport(
         model=model if isinstance(model, str) else type(model).__name__,
-        date=datetime.now(UTC).isoformat(timespec="seconds"), commit=_commit(),
+        date=datetime.now(UTC).isoformat(timespec="seconds"), commit=git_commit(),
         data=str(Path(data) if data else default_set_path()),
         n_threads=os.environ.get("CALLGATE_N_THREADS", "default"), cpus=os.cpu_count() or 0,
-        load_before=_load())
+        host=machine(), load_before=_load())
     with builtin_registry(answer_set) as registry:
         agent = build_answer_agent(model, registry, max_steps=max_steps)
         for case in cases:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -71,6 +70,7 @@ from callgate.eval.bfcl_stats import (
     wilson,
     within_noise,
 )
+from callgate.eval.provenance import git_commit, machine
 from callgate.tools.registry import ToolRegistry
 
 __all__ = [
@@ -464,6 +464,7 @@ class BfclReport:
     model: str = ""
     split: str = "all"
     commit: str = ""
+    machine: dict[str, Any] = field(default_factory=dict)
 
     def categories(self) -> list[str]:
         return list(dict.fromkeys(r.category for r in self.results))
@@ -507,7 +508,7 @@ class BfclReport:
         out: dict[str, Any] = {
             "name": self.name, "date": self.date, "command": self.command,
             "commit": self.commit, "model": self.model, "data_dir": self.data_dir,
-            "split": self.split, "settings": self.settings,
+            "split": self.split, "machine": self.machine, "settings": self.settings,
             "scoring": {"accuracy": STRICT, "accuracy_executed": EXECUTED,
                         "checker": self.checker(),
                         "ci95": "Wilson score interval (95 %)"},
@@ -723,20 +724,8 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
     chosen = {"ids": sorted(ids)} if ids is not None else {}
     return BfclReport(name=label, settings={**(settings or {}), "limit": limit, **chosen},
                       results=results, date=datetime.now(UTC).isoformat(timespec="seconds"),
-                      data_dir=str(root), model=model, split=split, commit=_commit())
-
-
-def _commit() -> str:
-    """The checkout's commit (``+dirty`` with uncommitted changes), "" outside a git tree."""
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=here,
-                              capture_output=True, text=True, timeout=10, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=here, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+                      data_dir=str(root), model=model, split=split, commit=git_commit(),
+                      machine=machine())
 
 
 _WORKER_ANSWERER: CallgateAnswerer | None = None

@@ -196,6 +196,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from callgate.eval.bfcl import diff_reports, format_diff
+    from callgate.eval.provenance import machine_note
 
     reports = []
     for path in (args.before, args.after):
@@ -207,6 +208,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.part:
         differences = [d for d in differences if d.part == args.part]
     print(format_diff(differences))
+    if note := machine_note(*reports):
+        print(note)
     return 0
 
 
