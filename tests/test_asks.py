@@ -120,8 +120,14 @@ def test_a_list_asks_for_a_call_per_item_only_once_a_call_took_one_item_alone() 
     assert list_items_left(lists, [{"city": "Seattle"}]) == ["Los Angeles"]
     assert list_items_left(lists, [{"city": "Seattle, WA"}]) == ["Los Angeles"]
     assert list_items_left(lists, [{"city": "Seattle"}, {"city": "Los Angeles, CA"}]) == []
-    # Both in one argument: nothing more to call for; in none alone: no call per item.
-    assert list_items_left(lists, [{"cities": ["Seattle", "Los Angeles"]}]) == []
+    # Both in one argument: no call per item; in none alone: no call per item either.
+    assert list_items_left(lists, [{"cities": ["Seattle", "Los Angeles"]}]) is None
+    # An array holds its items together, whichever of them the list gives ("Retrieve
+    # Personal Info and Job History" reads as the list "Retrieve Personal Info", "Job
+    # History"); an array of one item holds it alone.
+    data = [["Retrieve Personal Info", "Job History"]]
+    assert list_items_left(data, [{"data_field": ["Personal Info", "Job History"]}]) is None
+    assert list_items_left(lists, [{"cities": ["Seattle"]}]) == ["Los Angeles"]
     assert list_items_left(lists, [{"route": "Seattle to Los Angeles"}]) is None
 
 

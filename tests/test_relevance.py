@@ -232,3 +232,6 @@ def test_the_enum_members_a_request_names() -> None:
     assert named_members(["US", "IT"], "Tell us if it rains.") == []
     assert named_members(["US", "IT"], "Weather in the US") == ["US"]
     assert named_members(["Kids", "Café"], "a kid-friendly cafe") == ["Kids", "Café"]
+    # Plurals not made with "s" name their singular too.
+    assert named_members(["adult", "child"], "the cost for children and adults") == [
+        "adult", "child"]

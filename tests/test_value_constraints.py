@@ -94,6 +94,23 @@ def test_optional_arguments_only_when_the_request_mentions_them() -> None:
     assert "seating-kv" in gbnf and "note-kv" not in gbnf
 
 
+def test_a_required_list_has_an_item_with_filled_lists() -> None:
+    schema = {"type": "object", "properties": {
+        "chords": {"type": "array", "items": {"type": "string"}},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "notes": {"type": "array", "items": {"type": "string"}, "default": []}},
+        "required": ["chords", "notes"]}
+    values = Values(text="Compose a melody with a progression of C, F and G.")
+    filled = args_grammar(schema, values=values, filled_lists=True)
+    # The first item is not optional: "[" cannot close at once.
+    assert _rule(filled, "chords").startswith('"[" space chords-item ("," space')
+    # An optional list, and a required one whose default is a list, may stay empty.
+    assert _rule(filled, "tags").startswith('"[" space (tags-item')
+    assert _rule(filled, "notes").startswith('"[" space (notes-item')
+    plain = args_grammar(schema, values=values)
+    assert _rule(plain, "chords").startswith('"[" space (chords-item')
+
+
 @pytest.mark.llama
 def test_decoding_under_the_grammar_copies_values_from_the_question() -> None:
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage

@@ -213,6 +213,7 @@ class ReactStrategy:
                  listed_items: bool = True, call_score: float | None = 9.0,
                  ask_thought: bool = False, percent_rates: bool = True,
                  time_formats: bool = True, terse_format: bool = True,
+                 filled_lists: bool = True,
                  grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
@@ -359,6 +360,9 @@ class ReactStrategy:
         self.percent_rates = percent_rates
         # A clock time written as the 'HH:MM' its argument names (ValueChooser.time_formats).
         self.time_formats = time_formats
+        # A required list argument has at least one item (grammar.args_grammar's
+        # ``filled_lists``): SmolLM2 wrote ``"progression": []`` for "C, F and G".
+        self.filled_lists = filled_lists
         self.focus_penalty = focus_penalty
         self._plan: tuple[str, list[Ask]] = ("", [])
         # Once a turn has results, the answer (under the grammar) states no number but
@@ -537,9 +541,11 @@ class ReactStrategy:
             required = [*(schema.get("required") or []), *flags]
             schema = {**schema, "properties": properties,
                       "required": list(dict.fromkeys(required))}
+        filled = self.filled_lists
         grammar = (args_grammar(schema, include_optional=False, max_string_chars=60,
-                                max_array_items=3, values=values) if short else
-                   args_grammar(schema, include_optional=optional, values=values))
+                                max_array_items=3, values=values, filled_lists=filled)
+                   if short else args_grammar(schema, include_optional=optional,
+                                              values=values, filled_lists=filled))
         return self._kwargs(grammar=grammar, stop=[], max_tokens=self.args_tokens)
 
     def calls_so_far(self, state: dict[str, Any]) -> list[Call]:

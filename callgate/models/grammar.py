@@ -298,6 +298,7 @@ def args_grammar(
     max_string_chars: int = 120,
     max_array_items: int = 8,
     values: Values | None = None,
+    filled_lists: bool = False,
 ) -> str:
     """Phase-2 grammar: exactly one JSON object valid for the tool's JSON `schema`.
 
@@ -306,7 +307,8 @@ def args_grammar(
     keeps the required ones and those named. ``values`` limits the top-level arguments'
     values (and their array items) to what the conversation contains (:class:`Values`).
     A root schema without properties (`{}`, `{"type": "object"}`) means "no arguments"
-    and yields exactly `{}`.
+    and yields exactly `{}`. With ``filled_lists`` a required top-level array without a
+    default has at least one item.
     """
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
@@ -321,6 +323,12 @@ def args_grammar(
         required = set(bounded.get("required") or [])
         bounded["properties"] = {k: v for k, v in bounded["properties"].items()
                                  if k in required or k in keep}
+    if filled_lists and isinstance(bounded.get("properties"), dict):
+        for name in bounded.get("required") or []:
+            spec = bounded["properties"].get(name)
+            if isinstance(spec, dict) and spec.get("type") == "array" and (
+                    "default" not in spec and spec.get("maxItems", 1) >= 1):
+                spec["minItems"] = max(1, spec.get("minItems", 0))
     placed: set[str] = set()  # the placeholder consts put in
     if values is not None and isinstance(bounded.get("properties"), dict):
         for name, spec in bounded["properties"].items():

@@ -232,11 +232,15 @@ def listed_items(text: str) -> list[list[str]]:
                 r"\s*,\s*", text[group[0][1]:group[1][0]])))]
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: Any, *, alone: bool = False) -> list[str]:
+    """The strings ``value`` holds, folded; with ``alone`` not those an array holds with
+    others (``["Personal Info", "Job History"]`` holds its items together)."""
     if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
+        return [s for v in value.values() for s in _strings(v, alone=alone)]
     if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
+        if alone and len(value) > 1:
+            return [s for v in value if not isinstance(v, str) for s in _strings(v, alone=alone)]
+        return [s for v in value for s in _strings(v, alone=alone)]
     return [value.strip().casefold()] if isinstance(value, str) else []
 
 
@@ -247,12 +251,14 @@ def list_items_left(lists: Iterable[list[str]], calls_args: Iterable[dict[str, A
     MA" for "Boston"), asks for a call per item; its items no call holds are left. None
     when no list asks for that: its items go into one argument together ("products":
     ["milk", "bread"]), or no argument holds one alone."""
+    calls_args = list(calls_args)
     held = [s for args in calls_args for s in _strings(args)]
+    alone = [s for args in calls_args for s in _strings(args, alone=True)]
     left: list[str] | None = None
     for items in lists:
         folded = [item.casefold() for item in items]
         if not any(value == item or value.startswith(item + ",")
-                   for value in held for item in folded):
+                   for value in alone for item in folded):
             continue
         left = (left or []) + [item for item, key in zip(items, folded, strict=True)
                                if not any(key in value for value in held)]

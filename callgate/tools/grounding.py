@@ -256,9 +256,17 @@ def fold(text: str) -> str:
                    if not unicodedata.combining(c)).lower()
 
 
+# Plurals not made with "s" that requests use of people and things ("children and adult").
+_IRREGULAR_PLURALS = {"children": "child", "people": "person", "men": "man", "women": "woman",
+                      "feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose"}
+
+
 def word_forms(word: str) -> set[str]:
-    """A word and its singular guesses (``miles`` -> ``mile``, ``inches`` -> ``inch``)."""
+    """A word and its singular guesses (``miles`` -> ``mile``, ``inches`` -> ``inch``,
+    ``children`` -> ``child``)."""
     out = {word}
+    if word in _IRREGULAR_PLURALS:
+        out.add(_IRREGULAR_PLURALS[word])
     if len(word) > 3 and word.endswith("s") and not word.isdigit():
         out |= {word[:-1], word[:-2] if word.endswith("es") else word[:-1]}
     return out
