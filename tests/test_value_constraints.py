@@ -109,6 +109,40 @@ def test_a_required_list_has_an_item_with_filled_lists() -> None:
     assert _rule(filled, "notes").startswith('"[" space (notes-item')
     plain = args_grammar(schema, values=values)
     assert _rule(plain, "chords").startswith('"[" space (chords-item')
+    # An array without a type but with items is an array too; maxItems 0 stays empty.
+    typeless = {"type": "object", "properties": {
+        "chords": {"items": {"type": "string"}},
+        "none": {"type": "array", "items": {"type": "string"}, "maxItems": 0}},
+        "required": ["chords", "none"]}
+    gbnf = args_grammar(typeless, values=values, filled_lists=True)
+    assert _rule(gbnf, "chords").startswith('"[" space chords-item')
+    assert _rule(gbnf, "none").split() == ['"["', "space", '"]"', "space"]
+
+
+def test_the_react_path_fills_required_lists_by_default() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.registry import ToolRegistry
+
+    def compose(chords: list[str], measures: int) -> str:
+        """Compose a melody."""
+        return "composed"
+
+    class GrammarCapable:
+        text_only = True
+        llama = None
+
+    registry = ToolRegistry([compose])
+    state = {"messages": [HumanMessage("A melody on C, F and G for 4 measures.")],
+             "chosen_tool": "compose"}
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+    assert strategy.filled_lists  # the default
+    assert _rule(strategy._args_kwargs(state)["grammar"], "chords").startswith(
+        '"[" space chords-item')
+    strategy.filled_lists = False
+    assert _rule(strategy._args_kwargs(state)["grammar"], "chords").startswith(
+        '"[" space (chords-item')
 
 
 @pytest.mark.llama

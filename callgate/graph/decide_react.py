@@ -360,8 +360,9 @@ class ReactStrategy:
         self.percent_rates = percent_rates
         # A clock time written as the 'HH:MM' its argument names (ValueChooser.time_formats).
         self.time_formats = time_formats
-        # A required list argument has at least one item (grammar.args_grammar's
-        # ``filled_lists``): SmolLM2 wrote ``"progression": []`` for "C, F and G".
+        # A required list argument without a default has at least one item (required by
+        # the schema or by ``mentioned_required``; grammar.args_grammar's ``filled_lists``):
+        # SmolLM2 wrote ``"progression": []`` for "C, F and G".
         self.filled_lists = filled_lists
         self.focus_penalty = focus_penalty
         self._plan: tuple[str, list[Ask]] = ("", [])

@@ -307,8 +307,9 @@ def args_grammar(
     keeps the required ones and those named. ``values`` limits the top-level arguments'
     values (and their array items) to what the conversation contains (:class:`Values`).
     A root schema without properties (`{}`, `{"type": "object"}`) means "no arguments"
-    and yields exactly `{}`. With ``filled_lists`` a required top-level array without a
-    default has at least one item.
+    and yields exactly `{}`. With ``filled_lists`` a required top-level array (``type``
+    ``array``, or no type and ``items``) without a default has at least one item; arrays
+    inside ``anyOf``, a type list or a ``$ref`` are left as they are.
     """
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
@@ -326,8 +327,9 @@ def args_grammar(
     if filled_lists and isinstance(bounded.get("properties"), dict):
         for name in bounded.get("required") or []:
             spec = bounded["properties"].get(name)
-            if isinstance(spec, dict) and spec.get("type") == "array" and (
-                    "default" not in spec and spec.get("maxItems", 1) >= 1):
+            is_array = isinstance(spec, dict) and (spec.get("type") == "array" or (
+                spec.get("type") is None and "items" in spec))
+            if is_array and "default" not in spec and spec.get("maxItems", 1) >= 1:
                 spec["minItems"] = max(1, spec.get("minItems", 0))
     placed: set[str] = set()  # the placeholder consts put in
     if values is not None and isinstance(bounded.get("properties"), dict):

@@ -233,8 +233,8 @@ def listed_items(text: str) -> list[list[str]]:
 
 
 def _strings(value: Any, *, alone: bool = False) -> list[str]:
-    """The strings ``value`` holds, folded; with ``alone`` not those an array holds with
-    others (``["Personal Info", "Job History"]`` holds its items together)."""
+    """The strings ``value`` holds, folded; with ``alone`` not those an array of two or more
+    values holds (``["Personal Info", "Job History"]`` holds its items together)."""
     if isinstance(value, dict):
         return [s for v in value.values() for s in _strings(v, alone=alone)]
     if isinstance(value, list):

@@ -256,7 +256,7 @@ def fold(text: str) -> str:
                    if not unicodedata.combining(c)).lower()
 
 
-# Plurals not made with "s" that requests use of people and things ("children and adult").
+# Plurals not made with "s" that requests use for people and things ("children and adult").
 _IRREGULAR_PLURALS = {"children": "child", "people": "person", "men": "man", "women": "woman",
                       "feet": "foot", "teeth": "tooth", "mice": "mouse", "geese": "goose"}
 
