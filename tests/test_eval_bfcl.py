@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from callgate.cli import main
 from callgate.eval.baselines import CreateAgentAnswerer, PlainPromptAnswerer, format_comparison
 from callgate.eval.bfcl import (
+    Attempt,
     CallgateAnswerer,
     UnknownQuestionError,
     answer_question,
@@ -22,6 +23,7 @@ from callgate.eval.bfcl import (
     evaluate,
     event_outcome,
     format_table,
+    prompt_groups,
     question_registry,
     strip_injected,
 )
@@ -312,6 +314,29 @@ def test_report_figures_and_json(tmp_path: Path) -> None:
     table = format_table(report)
     assert "simple_python" in table and "BFCL summary" in table and "N/A" in table
     assert "validate %" in table and "+0.0 (noise)" in table
+
+
+def test_questions_offering_the_same_functions_are_answered_one_after_another() -> None:
+    # One model answering them in turn reads their shared tool list once (llama.cpp's KV
+    # cache); the report keeps the questions' order.
+    first = replace(SIMPLE, id="simple_python_0")
+    weather = replace(SIMPLE, id="simple_python_1", functions=[WEATHER])
+    again = replace(SIMPLE, id="simple_python_2")
+    assert prompt_groups([first, weather, again]) == [[0, 2], [1]]
+    assert prompt_groups([]) == []
+    answered: list[str] = []
+
+    def answerer(q: BfclQuestion) -> Attempt:
+        answered.append(q.id)
+        return Attempt(calls=[{"math.hypot": {"x": 4, "y": 5}}], outcomes=["ok"])
+
+    progress: list[str] = []
+    report = evaluate(answerer, questions=[first, weather, again],
+                      progress=lambda r: progress.append(r.id))
+    assert answered == progress == ["simple_python_0", "simple_python_2", "simple_python_1"]
+    assert [r.id for r in report.results] == ["simple_python_0", "simple_python_1",
+                                              "simple_python_2"]
+    assert [r.ok for r in report.results] == [True, False, True]
 
 
 def test_worker_processes_need_an_answerer_built_from_a_model_spec() -> None:

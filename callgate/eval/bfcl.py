@@ -90,6 +90,7 @@ __all__ = [
     "format_diff",
     "format_table",
     "named_questions",
+    "prompt_groups",
     "question_registry",
     "run_bfcl",
     "settled",
@@ -712,12 +713,13 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
     if jobs > 1:
         results = _answer_in_workers(answerer, questions, jobs, progress, checker)
     else:
-        results = []
-        for question in questions:
-            result = answer_question(answerer, question, checker=checker)
-            results.append(result)
-            if progress is not None:
-                progress(result)
+        answered: dict[int, QuestionResult] = {}
+        for group in prompt_groups(questions):
+            for index in group:
+                answered[index] = answer_question(answerer, questions[index], checker=checker)
+                if progress is not None:
+                    progress(answered[index])
+        results = [answered[index] for index in range(len(questions))]
     label = name or getattr(answerer, "name", type(answerer).__name__)
     if settings is None and hasattr(answerer, "describe"):
         settings = answerer.describe()
@@ -743,9 +745,22 @@ def _start_worker(kwargs: dict[str, Any], threads: int, checker: str) -> None:
     _WORKER_ANSWERER = CallgateAnswerer(**kwargs)
 
 
-def _answer_in_worker(question: BfclQuestion) -> QuestionResult:
+def prompt_groups(questions: Sequence[BfclQuestion]) -> list[list[int]]:
+    """The questions' indexes, those offering the same functions together (in the order
+    each set is first seen): answered one after another by one model, they share the
+    prompt's tool list, which llama.cpp then reads once and keeps in its KV cache. A third
+    of the shared half repeats an earlier question's functions (live_multiple,
+    live_irrelevance); in separate workers, each would read the tool list again."""
+    groups: dict[str, list[int]] = {}
+    for index, question in enumerate(questions):
+        key = json.dumps(question.functions, sort_keys=True)
+        groups.setdefault(key, []).append(index)
+    return list(groups.values())
+
+
+def _answer_in_worker(questions: list[BfclQuestion]) -> list[QuestionResult]:
     assert _WORKER_ANSWERER is not None
-    return answer_question(_WORKER_ANSWERER, question, checker=_WORKER_CHECKER)
+    return [answer_question(_WORKER_ANSWERER, q, checker=_WORKER_CHECKER) for q in questions]
 
 
 def _answer_in_workers(answerer: Any, questions: Sequence[BfclQuestion], jobs: int,
@@ -764,12 +779,14 @@ def _answer_in_workers(answerer: Any, questions: Sequence[BfclQuestion], jobs: i
     threads = max(1, (os.cpu_count() or jobs) // jobs)
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
                              initargs=(kwargs, threads, checker)) as pool:
-        futures = {pool.submit(_answer_in_worker, q): i for i, q in enumerate(questions)}
+        # One task per group of questions sharing a tool list (``prompt_groups``).
+        futures = {pool.submit(_answer_in_worker, [questions[i] for i in group]): group
+                   for group in prompt_groups(questions)}
         for future in as_completed(futures):
-            result = future.result()
-            results[futures[future]] = result
-            if progress is not None:
-                progress(result)
+            for index, result in zip(futures[future], future.result(), strict=True):
+                results[index] = result
+                if progress is not None:
+                    progress(result)
     return [r for r in results if r is not None]
 
 
