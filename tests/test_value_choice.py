@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from callgate.graph.choose_values import ValueChooser
 from callgate.models.ranking import Ranked, TokenTrie, best_first, log_softmax
 from callgate.tools.asks import sibling_lists
-from callgate.tools.candidates import is_free_text, number_values, spans
+from callgate.tools.candidates import is_free_text, list_values, number_values, spans
 
 # --- the search -------------------------------------------------------------------------------
 
@@ -116,6 +116,23 @@ def test_number_values_fit_the_argument() -> None:
     assert number_values(text, {"type": "integer"}) == [5, 20, 1000]
     assert number_values(text, {"type": "integer", "minimum": 10, "maximum": 100}) == [20]
     assert number_values("1e999 or 7", {"type": "number"}) == [7]  # no infinity
+
+
+def test_list_values_are_the_bracketed_lists_whose_items_fit_the_argument() -> None:
+    text = ("Compare scores [12, 15, 11] with [9, 14.5, 10], labels ['north', 'south'], "
+            "flags [true, false], notes [see above] and an empty [] list")
+    integers = {"type": "array", "items": {"type": "integer"}}
+    assert list_values(text, integers) == [[12, 15, 11]]
+    assert list_values(text, {"type": "array", "items": {"type": "number"}}) == [
+        [12, 15, 11], [9, 14.5, 10]]
+    assert list_values(text, {"type": "array", "items": {"type": "string"}}) == [
+        ["north", "south"]]
+    # Booleans are not numbers; an enum's items, or a value that is not an array, take none.
+    assert list_values("[1, True]", integers) == []
+    assert list_values(text, {"type": "array", "items": {"type": "string",
+                                                         "enum": ["north", "south"]}}) == []
+    assert list_values(text, {"type": "integer"}) == []
+    assert list_values("twice: [1, 2] and [1, 2]", integers) == [[1, 2]]
 
 
 def test_free_text_arguments_are_the_models_to_write() -> None:
@@ -426,6 +443,48 @@ def test_a_further_call_pays_for_repeating_an_earlier_value() -> None:
         "Thai")
     assert choose(FixedRanker(request_scores), args, earlier, reuse_penalty=0.5)["city"] == (
         "Manhattan")
+
+
+LISTS = {"type": "object", "properties": {
+    "group_a": {"type": "array", "items": {"type": "integer"}},
+    "group_b": {"type": "array", "items": {"type": "integer"}},
+    "equal_variance": {"type": "boolean"}}, "required": ["group_a", "group_b"]}
+LISTS_REQUEST = "T-test of group A [3, 4, 5, 6, 4] against group B [7, 8, 9, 8, 7]"
+
+
+def choose_lists(ranker: FixedRanker, args: dict[str, Any],
+                 earlier: list[dict[str, Any]] | None = None, **options: Any) -> dict[str, Any]:
+    chooser = ValueChooser(ranker, list_literals=True, **options)
+    prompt = [SystemMessage("tools"), HumanMessage(LISTS_REQUEST), AIMessage("Action: t\n")]
+    return chooser.choose(prompt, "Action Input: ", args, LISTS, LISTS_REQUEST, earlier or [])
+
+
+def test_a_list_the_model_ran_on_past_becomes_the_list_the_user_wrote() -> None:
+    # SmolLM2 counted on from the user's items ([3, 4, 5, 6, 7, 8, 9, 10]): the lists the
+    # request writes out are ranked whole, with no floor (a list is many tokens).
+    ranker = FixedRanker({" [3, 4, 5, 6, 4]": -9.0, " [7, 8, 9, 8, 7]": -14.0,
+                          " [3, 4, 5, 6, 7, 8, 9, 10]": -2.0})
+    args = {"group_a": [3, 4, 5, 6, 7, 8, 9, 10], "group_b": [7, 8, 9, 8, 7],
+            "equal_variance": True}
+    out = choose_lists(ranker, args, margin=8.0, floor=-4.0)
+    assert out == {"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7],
+                   "equal_variance": True}
+    assert ranker.calls == [[" [3, 4, 5, 6, 4]", " [7, 8, 9, 8, 7]",
+                             " [3, 4, 5, 6, 7, 8, 9, 10]"]]  # group_b was the user's
+    # Far more likely than any list the user wrote (margin), the model's own list stays.
+    assert choose_lists(ranker, args, margin=3.0)["group_a"] == [3, 4, 5, 6, 7, 8, 9, 10]
+    # Without the option, lists are the model's.
+    chooser = ValueChooser(ranker)
+    assert chooser.choose(PROMPT, "Action Input: ", args, LISTS, LISTS_REQUEST, [])[
+        "group_a"] == [3, 4, 5, 6, 7, 8, 9, 10]
+
+
+def test_a_further_call_pays_for_repeating_an_earlier_list() -> None:
+    ranker = FixedRanker({" [3, 4, 5, 6, 4]": -1.0, " [7, 8, 9, 8, 7]": -2.0})
+    earlier = [{"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7]}]
+    out = choose_lists(ranker, {"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7]},
+                       earlier)
+    assert out["group_a"] == [7, 8, 9, 8, 7]
 
 
 class PerArgumentRanker(FixedRanker):

@@ -298,7 +298,8 @@ class CallgateAnswerer:
                      "affirmed_flags", "unique_items", "new_items", "distinct_args", "move_on",
                      "search_words", "unmatched", "grounded_answers", "asks", "focus_penalty",
                      "listed_items", "call_score", "ask_thought", "percent_rates",
-                     "time_formats", "terse_format", "tools_last", "filled_lists")
+                     "time_formats", "terse_format", "tools_last", "filled_lists",
+                     "list_literals")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             react = out["react"]

@@ -32,6 +32,7 @@ and an optional argument with an invented value is left to grounding, which drop
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -43,7 +44,13 @@ from langchain_core.messages import AIMessage, AnyMessage
 
 from callgate.models.ranking import Ranked
 from callgate.tools.asks import item_key
-from callgate.tools.candidates import is_free_text, name_words, number_values, spans
+from callgate.tools.candidates import (
+    is_free_text,
+    list_values,
+    name_words,
+    number_values,
+    spans,
+)
 from callgate.tools.grounding import (
     date_form,
     date_in_format,
@@ -134,6 +141,11 @@ class ValueChooser:
     # A clock time written as the 24-hour 'HH:MM' its argument's description names ("9 am"
     # becomes "09:00", "2pm" "14:00"; ``grounding.time_in_format``).
     time_formats: bool = True
+    # A list argument is one of the lists the conversation writes out in brackets ("Group
+    # A [3, 4, 5, 6, 4]": ``candidates.list_values``), ranked whole, where the model's list
+    # is not grounded or repeats an earlier call's: SmolLM2 ran on past the user's items
+    # ([3, 4, 5, 6, 7, 8, 9, 10]) and grounding refused the call.
+    list_literals: bool = False
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -158,6 +170,17 @@ class ValueChooser:
                 self.known_dates and isinstance(spec, dict)) else None
             if day is not None:
                 chosen[name] = day
+                continue
+            lists = list_values(f"{request}\n{context}", spec) if (
+                self.list_literals and isinstance(spec, dict) and isinstance(value, list)) else []
+            if lists:
+                offer = _Offer([_text(v, False) for v in lists], lists, quoted=False)
+                prefill = _prefill(prompt, head, chosen, name, offer)
+                used = [call[name] for call in earlier if name in call]
+                # No floor: a list's many tokens make it unlikely as a whole, and the user
+                # wrote it out; the model's own list still stays where it is grounded.
+                chosen[name] = replace(self, floor=-math.inf)._best(
+                    prefill, offer, value, used, name, schema, context)
                 continue
             if offer is None or (name not in required
                                  and ungrounded_args({name: value}, schema, context)):
@@ -359,6 +382,8 @@ class ValueChooser:
         call has no such part)."""
         if self.focus is None or isinstance(value, bool):
             return True
+        if isinstance(value, list):
+            return all(self._in_focus(item) for item in value)
         if isinstance(value, int | float):
             return float(value) in _numbers_of(self.focus)
         return isinstance(value, str) and _folded(value) in _folded(self.focus)

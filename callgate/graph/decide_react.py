@@ -213,7 +213,7 @@ class ReactStrategy:
                  listed_items: bool = True, call_score: float | None = 9.0,
                  ask_thought: bool = False, percent_rates: bool = True,
                  time_formats: bool = True, terse_format: bool = True,
-                 filled_lists: bool = True,
+                 filled_lists: bool = True, list_literals: bool = False,
                  grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
@@ -364,6 +364,9 @@ class ReactStrategy:
         # the schema or by ``mentioned_required``; grammar.args_grammar's ``filled_lists``):
         # SmolLM2 wrote ``"progression": []`` for "C, F and G".
         self.filled_lists = filled_lists
+        # A list argument is one of the lists the conversation writes out in brackets,
+        # where the model's own is not grounded (ValueChooser.list_literals).
+        self.list_literals = list_literals
         self.focus_penalty = focus_penalty
         self._plan: tuple[str, list[Ask]] = ("", [])
         # Once a turn has results, the answer (under the grammar) states no number but
@@ -738,7 +741,8 @@ class ReactStrategy:
                                unnamed_options=self.unnamed_options,
                                distinct=self.distinct_args,
                                percent_rates=self.percent_rates,
-                               time_formats=self.time_formats)
+                               time_formats=self.time_formats,
+                               list_literals=self.list_literals)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
