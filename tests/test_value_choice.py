@@ -683,7 +683,7 @@ def cpu_load() -> str:
 
 
 def restates(raw: str, reply: str, *, earlier_steps: list[Any] | None = None,
-             tool: str = "get_weather") -> bool:
+             tool: str = "get_weather", **options: Any) -> bool:
     from callgate.graph.decide_react import ReactStrategy
     from callgate.tools.registry import ToolRegistry
 
@@ -694,7 +694,7 @@ def restates(raw: str, reply: str, *, earlier_steps: list[Any] | None = None,
     registry = ToolRegistry([get_weather, cpu_load])
     registry.get("get_weather").schema["properties"]["unit"]["enum"] = ["celsius", "fahrenheit"]
     strategy = ReactStrategy(GrammarCapable(), registry, grammar=True,  # type: ignore[arg-type]
-                             new_items=True)
+                             new_items=True, **options)
     messages = [HumanMessage("Weather in Paris and Rome?"), *(earlier_steps or [])]
     state = {"messages": messages, "reply_text": reply, "chosen_tool": tool,
              "calls_written": reply.count("Action Input:")}
@@ -711,6 +711,20 @@ def test_a_further_call_that_only_restates_is_dropped() -> None:
     assert restates('{"city": "paris"}', reply)
     # another enum member is another option, not another item the user listed
     assert restates('{"city": "Paris", "unit": "fahrenheit"}', reply)
+
+
+def test_with_part_items_a_shorter_copy_of_an_earlier_string_restates_it() -> None:
+    reply = ('Action: get_weather\nAction Input: {"city": "Paris, Texas, not France"}\n'
+             'Action: get_weather\n')
+    assert restates('{"city": "Paris, Texas"}', reply)  # the default
+    assert not restates('{"city": "Paris, Texas"}', reply, part_items=False)
+    # Whole words only, and a longer or another string is new.
+    assert not restates('{"city": "Pari"}', reply, part_items=True)
+    assert not restates('{"city": "Paris, Texas, not France, USA"}', reply, part_items=True)
+    assert not restates('{"city": "Rome"}', reply, part_items=True)
+    # A number is not part of a longer one (5 of 15), nor of a string holding it.
+    numbers = 'Action: get_weather\nAction Input: {"city": 15}\nAction: get_weather\n'
+    assert not restates('{"city": 5}', numbers, part_items=True)
 
 
 def test_a_call_with_nothing_to_list_is_new_once_per_tool() -> None:
