@@ -26,6 +26,7 @@ from callgate.eval.bfcl import (
     prompt_groups,
     question_registry,
     strip_injected,
+    worker_tasks,
 )
 from callgate.eval.bfcl_data import CATEGORIES, BfclQuestion, default_data_dir, load_questions
 from callgate.eval.bfcl_stats import (
@@ -337,6 +338,30 @@ def test_questions_offering_the_same_functions_are_answered_one_after_another() 
     assert [r.id for r in report.results] == ["simple_python_0", "simple_python_1",
                                               "simple_python_2"]
     assert [r.ok for r in report.results] == [True, False, True]
+
+
+def test_worker_tasks_keep_groups_whole_up_to_a_workers_share_largest_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import callgate.eval.bfcl as bfcl
+
+    weather = [replace(SIMPLE, id=f"simple_python_{n}", functions=[WEATHER]) for n in range(5)]
+    hypot = [replace(SIMPLE, id=f"simple_python_{n}") for n in (5, 6)]
+    questions = [hypot[0], *weather, hypot[1]]
+    # Seven questions, two workers: a share is four; the five weather questions split.
+    assert worker_tasks(questions, 2) == [[1, 2, 3, 4], [0, 6], [5]]
+    assert worker_tasks(questions, 1) == [[1, 2, 3, 4, 5], [0, 6]]
+    assert worker_tasks([], 2) == []
+    # A worker answers its task's questions in turn, results in the task's order.
+    answered: list[str] = []
+
+    def answerer(q: BfclQuestion) -> Attempt:
+        answered.append(q.id)
+        return Attempt(calls=[{"math.hypot": {"x": 4, "y": 5}}], outcomes=["ok"])
+
+    monkeypatch.setattr(bfcl, "_WORKER_ANSWERER", answerer)
+    results = bfcl._answer_in_worker([hypot[1], hypot[0]])
+    assert [r.id for r in results] == answered == ["simple_python_6", "simple_python_5"]
+    assert all(r.ok for r in results)
 
 
 def test_worker_processes_need_an_answerer_built_from_a_model_spec() -> None:

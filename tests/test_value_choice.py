@@ -133,6 +133,8 @@ def test_list_values_are_the_bracketed_lists_whose_items_fit_the_argument() -> N
                                                          "enum": ["north", "south"]}}) == []
     assert list_values(text, {"type": "integer"}) == []
     assert list_values("twice: [1, 2] and [1, 2]", integers) == [[1, 2]]
+    # Text that only looks like a literal is no list (a set of dicts cannot even be built).
+    assert list_values("[{{}: 1}] and [{{}}] and [1, 2", integers) == []
 
 
 def test_free_text_arguments_are_the_models_to_write() -> None:
@@ -479,6 +481,12 @@ def test_a_list_the_model_ran_on_past_becomes_the_list_the_user_wrote() -> None:
         "group_a"] == [3, 4, 5, 6, 7, 8, 9, 10]
 
 
+def test_a_list_another_argument_holds_is_not_offered_again() -> None:
+    ranker = FixedRanker({" [3, 4, 5, 6, 4]": -1.0, " [7, 8, 9, 8, 7]": -5.0})
+    out = choose_lists(ranker, {"group_a": [3, 4, 5, 6, 4], "group_b": [1, 2]})
+    assert out == {"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7]}
+
+
 def test_a_further_call_pays_for_repeating_an_earlier_list() -> None:
     ranker = FixedRanker({" [3, 4, 5, 6, 4]": -1.0, " [7, 8, 9, 8, 7]": -2.0})
     earlier = [{"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7]}]
@@ -722,9 +730,18 @@ def test_with_part_items_a_shorter_copy_of_an_earlier_string_restates_it() -> No
     assert not restates('{"city": "Pari"}', reply, part_items=True)
     assert not restates('{"city": "Paris, Texas, not France, USA"}', reply, part_items=True)
     assert not restates('{"city": "Rome"}', reply, part_items=True)
-    # A number is not part of a longer one (5 of 15), nor of a string holding it.
-    numbers = 'Action: get_weather\nAction Input: {"city": 15}\nAction: get_weather\n'
-    assert not restates('{"city": 5}', numbers, part_items=True)
+    # A number is part neither of a longer one (5 of 15 or of -5) nor of a string holding it.
+    for earlier in ("15", "-5", '"5 kg"', "5e+20"):
+        numbers = ('Action: get_weather\nAction Input: {"city": ' + earlier + '}\n'
+                   'Action: get_weather\n')
+        assert not restates('{"city": 5}', numbers), earlier
+    # Nor is a blank string part of anything.
+    assert not restates('{"city": "  "}', reply)
+    # Only the same tool's strings: a call of another tool with a word of it is its own.
+    other = ('Action: get_weather\nAction Input: {"city": "Paris, Texas"}\n'
+             'Action: cpu_load\n')
+    assert not restates('{"city": "Paris"}', other, tool="cpu_load")
+    assert restates('{"city": "Paris"}', other.replace("cpu_load", "get_weather"))
 
 
 def test_a_call_with_nothing_to_list_is_new_once_per_tool() -> None:

@@ -94,6 +94,7 @@ __all__ = [
     "question_registry",
     "run_bfcl",
     "settled",
+    "worker_tasks",
 ]
 
 ACK = "ok"
@@ -751,12 +752,23 @@ def prompt_groups(questions: Sequence[BfclQuestion]) -> list[list[int]]:
     each set is first seen): answered one after another by one model, they share the
     prompt's tool list, which llama.cpp then reads once and keeps in its KV cache. A third
     of the shared half repeats an earlier question's functions (live_multiple,
-    live_irrelevance); in separate workers, each would read the tool list again."""
+    live_irrelevance, live_simple); in separate workers, each would read the tool list
+    again."""
     groups: dict[str, list[int]] = {}
     for index, question in enumerate(questions):
         key = json.dumps(question.functions, sort_keys=True)
         groups.setdefault(key, []).append(index)
     return list(groups.values())
+
+
+def worker_tasks(questions: Sequence[BfclQuestion], jobs: int) -> list[list[int]]:
+    """The ``prompt_groups`` as tasks for ``jobs`` workers: none larger than an even share
+    of the questions, the largest first, so that no worker is left with a long group
+    while the others are idle."""
+    share = max(1, -(-len(questions) // jobs))
+    tasks = [group[start:start + share] for group in prompt_groups(questions)
+             for start in range(0, len(group), share)]
+    return sorted(tasks, key=len, reverse=True)  # stable: equal sizes keep their order
 
 
 def _answer_in_worker(questions: list[BfclQuestion]) -> list[QuestionResult]:
@@ -780,9 +792,8 @@ def _answer_in_workers(answerer: Any, questions: Sequence[BfclQuestion], jobs: i
     threads = max(1, (os.cpu_count() or jobs) // jobs)
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_worker,
                              initargs=(kwargs, threads, checker)) as pool:
-        # One task per group of questions sharing a tool list (``prompt_groups``).
         futures = {pool.submit(_answer_in_worker, [questions[i] for i in group]): group
-                   for group in prompt_groups(questions)}
+                   for group in worker_tasks(questions, jobs)}
         for future in as_completed(futures):
             for index, result in zip(futures[future], future.result(), strict=True):
                 results[index] = result

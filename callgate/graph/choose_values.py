@@ -142,9 +142,11 @@ class ValueChooser:
     # becomes "09:00", "2pm" "14:00"; ``grounding.time_in_format``).
     time_formats: bool = True
     # A list argument is one of the lists the conversation writes out in brackets ("Group
-    # A [3, 4, 5, 6, 4]": ``candidates.list_values``), ranked whole, where the model's list
-    # is not grounded or repeats an earlier call's: SmolLM2 ran on past the user's items
-    # ([3, 4, 5, 6, 7, 8, 9, 10]) and grounding refused the call.
+    # A [3, 4, 5, 6, 4]": ``candidates.list_values``) and no other argument of the call
+    # holds, ranked whole like any value (``_best``): the model's own list stays where it
+    # is grounded, unless an earlier call gave that argument a value or the list lies
+    # outside the part of the request the call is for. SmolLM2 ran on past the user's
+    # items ([3, 4, 5, 6, 7, 8, 9, 10]) and grounding refused the call.
     list_literals: bool = False
     max_expansions: int = 48
 
@@ -173,6 +175,8 @@ class ValueChooser:
                 continue
             lists = list_values(f"{request}\n{context}", spec) if (
                 self.list_literals and isinstance(spec, dict) and isinstance(value, list)) else []
+            # A list another argument of the call holds is not offered again (unless all are).
+            lists = [v for v in lists if v not in chosen.values()] or lists
             if lists:
                 offer = _Offer([_text(v, False) for v in lists], lists, quoted=False)
                 prefill = _prefill(prompt, head, chosen, name, offer)

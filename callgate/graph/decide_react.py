@@ -67,6 +67,7 @@ from callgate.tools.relevance import (
 
 FINAL = "Final Answer:"
 FORCE_BIAS = 8.0  # a logit bias that settles a two-way grammar choice
+_NUMBER_KEY = re.compile(r"-?\d+(\.\d+)?(e[+-]\d+)?")  # a number as ``_leaves`` keys it
 
 
 class ReactState(AgentState, total=False):
@@ -164,13 +165,12 @@ def _part_of(item: str, seen: set[str]) -> bool:
     """Whether ``item`` (a ``_leaves`` key) is a string of whole words inside a longer
     string of ``seen``: "logistic regression is not present in the text" is part of
     "logistic regression is not present in the text, therefore I cannot answer". Numbers
-    are items to the last digit (5 is not part of 15)."""
-    try:
-        float(item)
-    except ValueError:
-        pattern = re.compile(rf"(?<!\w){re.escape(item)}(?!\w)")
-        return any(len(other) > len(item) and pattern.search(other) for other in seen)
-    return False
+    (keyed as ``repr(float)``) are items to the last digit: 5 is part neither of 15 nor of
+    -5 nor of "5 kg"."""
+    if not item.strip() or _NUMBER_KEY.fullmatch(item):
+        return False
+    pattern = re.compile(rf"(?<!\w){re.escape(item)}(?!\w)")
+    return any(len(other) > len(item) and pattern.search(other) for other in seen)
 
 
 def _args_of(raw: str) -> dict[str, Any] | None:
@@ -380,7 +380,8 @@ class ReactStrategy:
         # SmolLM2 wrote ``"progression": []`` for "C, F and G".
         self.filled_lists = filled_lists
         # A list argument is one of the lists the conversation writes out in brackets,
-        # where the model's own is not grounded (ValueChooser.list_literals).
+        # ranked where the model's own is not grounded (ValueChooser.list_literals). Off:
+        # tune 2 up, 0 down; validate no reply changed (README).
         self.list_literals = list_literals
         self.focus_penalty = focus_penalty
         self._plan: tuple[str, list[Ask]] = ("", [])
@@ -390,9 +391,10 @@ class ReactStrategy:
         # A call after the turn's first must bring a value no earlier call gave (see
         # ``_restates``): SmolLM2 tends to restate its call with another tool or argument.
         self.new_items = new_items
-        # With ``new_items``: a string of whole words inside an earlier call's string is
-        # not a new item (``_part_of``): SmolLM2 called again with a shorter copy of its
-        # first call's text ("answer": "Logistic regression is not present in the text").
+        # With ``new_items``: a string of whole words inside a string of an earlier call of
+        # the same tool is not a new item (``_part_of``): SmolLM2 called again with a
+        # shorter copy of its first call's text ("answer": "Logistic regression is not
+        # present in the text").
         # On the shared-half questions whose full-run replies had such a call: tune 2 up,
         # 0 down; validate 2 up, 0 down (README).
         self.part_items = part_items
@@ -795,7 +797,8 @@ class ReactStrategy:
     def _restates(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
         """With ``new_items``: a call after the turn's first that brings no item (a string
         or number, not an enum member) that an earlier call of the turn did not already
-        give: it restates them."""
+        give: it restates them. With ``part_items``, a string inside an earlier call's
+        string of the same tool (``_part_of``) is not new either."""
         tool = state["chosen_tool"]
         if not self.new_items or any(tool in a.tools for a in self.open_asks(state)):
             return False  # a call for an ask no call has served yet is new
@@ -809,7 +812,11 @@ class ReactStrategy:
         seen = set().union(*(self._items(call["name"], call["args"]) for call in earlier))
         new = items - seen
         if self.part_items:
-            new = {item for item in new if not _part_of(item, seen)}
+            # The same tool's calls only: "paris" for get_weather after a search for "hotels
+            # in paris" is a call of its own.
+            same = set().union(*(self._items(call["name"], call["args"])
+                                 for call in earlier if call["name"] == tool))
+            new = {item for item in new if not _part_of(item, same)}
         return not new
 
     def _serving(self, state: dict[str, Any]) -> Ask | None:

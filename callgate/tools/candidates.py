@@ -125,7 +125,7 @@ def list_values(text: str, spec: dict[str, Any]) -> list[list[Any]]:
     for match in _LIST_LITERAL.finditer(text):
         try:
             value = ast.literal_eval(match.group())  # literals only: nothing is run
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             continue
         if isinstance(value, list) and value and all(
                 isinstance(v, kinds) and not isinstance(v, bool) for v in value):
