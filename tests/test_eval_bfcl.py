@@ -364,6 +364,22 @@ def test_worker_tasks_keep_groups_whole_up_to_a_workers_share_largest_first(
     assert all(r.ok for r in results)
 
 
+def test_a_worker_that_dies_costs_only_its_own_questions() -> None:
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    import callgate.eval.bfcl as bfcl
+
+    done: Future[list[Any]] = Future()
+    done.set_result(["kept"])
+    assert bfcl._task_results(done, [SIMPLE], "own") == ["kept"]
+    dead: Future[list[Any]] = Future()
+    dead.set_exception(BrokenProcessPool("a child process terminated abruptly"))
+    [miss] = bfcl._task_results(dead, [SIMPLE], "own")
+    assert (miss.id, miss.ok, miss.calls) == ("simple_python_0", False, [])
+    assert "BrokenProcessPool" in (miss.error or "") and "worker" in miss.reason
+
+
 def test_worker_processes_need_an_answerer_built_from_a_model_spec() -> None:
     with pytest.raises(ValueError, match="model spec"):
         evaluate(native(), questions=[SIMPLE, PARALLEL], jobs=2)

@@ -44,6 +44,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -795,11 +796,29 @@ def _answer_in_workers(answerer: Any, questions: Sequence[BfclQuestion], jobs: i
         futures = {pool.submit(_answer_in_worker, [questions[i] for i in group]): group
                    for group in worker_tasks(questions, jobs)}
         for future in as_completed(futures):
-            for index, result in zip(futures[future], future.result(), strict=True):
+            group = futures[future]
+            for index, result in zip(group, _task_results(future, [questions[i] for i in group],
+                                                          checker), strict=True):
                 results[index] = result
                 if progress is not None:
                     progress(result)
     return [r for r in results if r is not None]
+
+
+def _task_results(future: Future[list[QuestionResult]], questions: list[BfclQuestion],
+                  checker: str) -> list[QuestionResult]:
+    """A worker task's results; where the worker died (``BrokenProcessPool``: a crash in
+    llama.cpp, the memory killer), each of its questions is a scored miss with the error,
+    so the other tasks' results still make the report."""
+    try:
+        return future.result()
+    except Exception as exc:  # any way a worker can fail: the run must not lose the rest
+        why = f"the worker answering it failed: {type(exc).__name__}: {exc}"
+
+        def failed(_: BfclQuestion) -> Attempt:
+            raise RuntimeError(why)
+
+        return [answer_question(failed, q, checker=checker) for q in questions]
 
 
 def run_bfcl(model: Any = "bundled", *, tool_format: str = "react", grammar: bool | None = None,
