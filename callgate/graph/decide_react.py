@@ -228,7 +228,7 @@ class ReactStrategy:
                  ask_thought: bool = False, percent_rates: bool = True,
                  time_formats: bool = True, terse_format: bool = True,
                  filled_lists: bool = True, list_literals: bool = False,
-                 part_items: bool = True,
+                 part_items: bool = True, named_floor: float | None = None,
                  grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
@@ -351,6 +351,11 @@ class ReactStrategy:
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
+        # The floor instead where the request names the chosen tool as strongly as
+        # ``call_score`` asks (the turn's first choice is then a call anyway): there a value
+        # the conversation lacks is more likely a value-choice slip ("Bronx" for "Brooklyn")
+        # than a sign that no tool fits. None: ``value_floor`` everywhere.
+        self.named_floor = named_floor
         # A request that asks for several things (``callgate.tools.asks``: "... Then get the
         # fibonacci series upto 150") gets a call for each: each call is offered the tools
         # of the first ask no call has served yet, and its values are those of that ask's
@@ -754,7 +759,7 @@ class ReactStrategy:
         if not args:
             return raw
         chooser = ValueChooser(self.model, margin=self.value_margin,
-                               reuse_penalty=self.reuse_penalty, floor=self.value_floor,
+                               reuse_penalty=self.reuse_penalty, floor=self._floor(state, tool),
                                keep_supported=self.keep_supported,
                                word_for_word=self.word_for_word,
                                named_members=self.named_members,
@@ -788,6 +793,14 @@ class ReactStrategy:
             chosen = chooser.vary(prompt, "Action Input: ", chosen, schema, context,
                                   earlier, request=request, items=tests, siblings=siblings)
         return json.dumps(chosen, ensure_ascii=False)
+
+    def _floor(self, state: dict[str, Any], tool: str) -> float:
+        """The value floor for a call of ``tool`` (``named_floor`` where the request names it
+        as strongly as ``call_score`` asks)."""
+        if self.named_floor is None or self.call_score is None:
+            return self.value_floor
+        score = tool_scores(self.registry, self._request(state)).get(tool, 0.0)
+        return self.named_floor if score >= self.call_score else self.value_floor
 
     def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
         args = _args_of(raw) if isinstance(raw, str) else raw
