@@ -9,6 +9,7 @@ model slot; grammar decoding is switched on by hand, as a llama.cpp model would 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -190,6 +191,20 @@ def test_a_strong_match_makes_the_first_choice_a_call() -> None:
     assert "Final Answer" in _strategy(call_score=None)._choice_kwargs(_state(request))["grammar"]
     weak = "What do you think about prime numbers?"
     assert "Final Answer" in _strategy(call_score=6.0)._choice_kwargs(_state(weak))["grammar"]
+
+
+def test_a_tool_the_request_names_strongly_gets_the_named_floor() -> None:
+    # The value floor (an invented value gives way only to an offer this likely) is
+    # named_floor where the request names the chosen tool as strongly as call_score asks.
+    strong = "Find the prime numbers between two numbers: 10 and 20."
+    weak = "What do you think about prime numbers?"
+    strategy = _strategy(call_score=6.0, named_floor=-math.inf, value_floor=-4.0)
+    assert strategy._floor(_state(strong), "find_primes") == -math.inf
+    assert strategy._floor(_state(weak), "find_primes") == -4.0
+    assert strategy._floor(_state(strong), "fibonacci_series") == -4.0
+    assert _strategy(call_score=6.0)._floor(_state(strong), "find_primes") == -4.0
+    assert _strategy(call_score=None, named_floor=-9.0)._floor(
+        _state(strong), "find_primes") == -4.0
 
 
 def test_a_choice_the_grammar_leaves_one_reply_is_written_not_decoded() -> None:
