@@ -266,3 +266,31 @@ def test_a_string_written_twice_in_a_list_is_kept_once() -> None:
         '"fees": [200, 200, 400]}')  # numbers are data: they may repeat
     strategy.unique_items = False
     assert strategy.fill_args(state, {})["reply_text"].endswith(f"Action Input: {looped}")
+
+
+def test_a_call_the_tool_would_run_as_an_earlier_one_is_a_repeat_where_values_are_grounded(
+) -> None:
+    # SmolLM2 wrote two calls that differed only in an invented optional value; grounding
+    # dropped it, and the tool ran one call twice (live_multiple_480: "album").
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def play(artist: str, minutes: int, album: str | None = None) -> str:
+        """Play songs of an artist for some minutes, from one album if given."""
+        return "ok"
+
+    strategy = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry,
+                             as_run_repeats=True)
+    strategy.grammar = True
+    first = ('Action: play\nAction Input: '
+             '{"artist": "Nina Simone", "minutes": 20, "album": "Best_2018"}')
+    state = {"messages": [HumanMessage(REQUEST)], "reply_text": first + "\nAction: play\n",
+             "chosen_tool": "play", "calls_written": 1}
+    again = '{"artist": "Nina Simone", "minutes": 20, "album": "Best_2019"}'
+    assert strategy._after_args(state, again, grounding=True)["repeat_dropped"]
+    # Without grounding the tool would see two albums: two calls.
+    assert not strategy._after_args(state, again, grounding=False)["repeat_dropped"]
+    # An album the user named is a value of its own: a new call.
+    named = {**state, "messages": [HumanMessage(REQUEST + " Play the album Pastel Blues too.")]}
+    assert not strategy._after_args(named, '{"artist": "Nina Simone", "minutes": 20, '
+                                    '"album": "Pastel Blues"}', grounding=True)["repeat_dropped"]

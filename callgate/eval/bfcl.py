@@ -301,7 +301,7 @@ class CallgateAnswerer:
                      "search_words", "unmatched", "grounded_answers", "asks", "focus_penalty",
                      "listed_items", "call_score", "ask_thought", "percent_rates",
                      "time_formats", "terse_format", "tools_last", "filled_lists",
-                     "list_literals", "part_items", "named_floor")
+                     "list_literals", "part_items", "named_floor", "as_run_repeats")
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             react = out["react"]

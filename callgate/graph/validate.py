@@ -18,7 +18,6 @@ ungrounded call next to valid ones in the same step is refused alone and the res
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -27,7 +26,7 @@ from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, ToolCall
 from callgate.graph.writer import emit
-from callgate.tools.grounding import conversation_text, grounding_error, ungrounded_args
+from callgate.tools.grounding import conversation_text, ground, grounding_error
 
 
 def call_key(name: str, args: Any) -> str:
@@ -93,33 +92,17 @@ def make_validate(settings: LoopSettings):
 def _grounded(call: ToolCall, registry: Any, context: str,
               errors: list[dict[str, Any]]) -> ToolCall:
     tool = registry.get(call["name"])
-    schema = tool.schema if tool else {}
-    found = ungrounded_args(call["args"], schema, context)
-    if not found:
-        return call
-    required = set(schema.get("required") or [])
-    top = {_top(path) for path, _ in found}
-    if top & required:
-        error = grounding_error(call["name"], [f for f in found if _top(f[0]) in required])
+    grounded = ground(call["args"], tool.schema if tool else {}, context)
+    if grounded.refused:
+        error = grounding_error(call["name"], grounded.refused)
         errors.append({"id": call["id"], "name": call["name"], "error": error,
                        "kind": "ungrounded"})
         return {**call, "outcome": "ungrounded", "error": error, "kind": "ungrounded"}
-    args = dict(call["args"])
-    props = schema.get("properties") or {}
-    for key in top:  # invented optional values: drop them, let the default apply
-        default = (props.get(key) or {}).get("default") if isinstance(props.get(key),
-                                                                       dict) else None
-        if default is not None:
-            args[key] = default
-        else:
-            args.pop(key, None)
-    dropped = [*call.get("dropped", []), *(f"{k} (not in the conversation)" for k in sorted(top))]
-    return {**call, "args": args, "dropped": dropped}
-
-
-def _top(path: str) -> str:
-    """The argument a value path (``items[2].qty``) belongs to."""
-    return re.split(r"[.\[]", path, maxsplit=1)[0]
+    if not grounded.dropped:
+        return call
+    dropped = [*call.get("dropped", []),
+               *(f"{k} (not in the conversation)" for k in grounded.dropped)]
+    return {**call, "args": grounded.args, "dropped": dropped}
 
 
 def _mark_repeats(calls: list[ToolCall], state: AgentState) -> list[ToolCall]:

@@ -66,9 +66,9 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
-__all__ = ["CORRECTION_MARK", "conversation_text", "date_form", "date_in_format", "day_of", "fold",
-           "grounding_error", "numbers_in", "returned", "stated", "stated_days", "ungrounded_args",
-           "unused_numbers", "word_forms"]
+__all__ = ["CORRECTION_MARK", "Grounded", "conversation_text", "date_form", "date_in_format",
+           "day_of", "fold", "ground", "grounding_error", "numbers_in", "returned", "stated",
+           "stated_days", "ungrounded_args", "unused_numbers", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -707,6 +707,42 @@ def time_in_format(value: str, description: str) -> str | None:
 # What the refusal tells the model to do (not repeated to the user).
 GROUNDING_ADVICE = ("Use only values the user gave; if no tool fits the question, answer "
                     "directly without a tool.")
+
+
+@dataclass(frozen=True)
+class Grounded:
+    """A call's arguments as grounding leaves them (:func:`ground`)."""
+
+    args: dict[str, Any]  # invented optional values set to their default, or left out
+    dropped: list[str]  # those optional arguments, sorted
+    refused: list[tuple[str, Any]]  # invented values of required arguments: no call
+
+
+def ground(args: dict[str, Any], schema: dict[str, Any], context: str) -> Grounded:
+    """``args`` as the loop runs them with grounding on: a call with an invented required
+    value is refused (``refused``, the arguments as they were); an invented optional
+    value gives way to the argument's default, or the argument is left out."""
+    found = ungrounded_args(args, schema, context)
+    required = set(schema.get("required") or [])
+    refused = [f for f in found if _top(f[0]) in required]
+    top = {_top(path) for path, _ in found}
+    if refused or not top:
+        return Grounded(dict(args), [], refused)
+    out = dict(args)
+    props = schema.get("properties") or {}
+    for key in top:
+        spec = props.get(key)
+        default = spec.get("default") if isinstance(spec, dict) else None
+        if default is not None:
+            out[key] = default
+        else:
+            out.pop(key, None)
+    return Grounded(out, sorted(top), [])
+
+
+def _top(path: str) -> str:
+    """The argument a value path (``items[2].qty``) belongs to."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
 
 
 def grounding_error(tool: str, found: list[tuple[str, Any]]) -> str:
