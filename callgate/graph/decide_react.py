@@ -361,7 +361,8 @@ class ReactStrategy:
         self.named_floor = named_floor
         # Where the run grounds values, a call that the tool would run as an earlier call
         # of the turn is a repeat (``_as_run``), though the text differs in a value
-        # grounding drops.
+        # grounding drops. Off: tune 1 up, 0 down; validate 0 up, 0 down (README); the
+        # execute step answers such a call from the earlier result anyway.
         self.as_run_repeats = as_run_repeats
         # A request that asks for several things (``callgate.tools.asks``: "... Then get the
         # fibonacci series upto 150") gets a call for each: each call is offered the tools
