@@ -12,6 +12,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 
 from callgate.graph.decide_react import ReactStrategy
@@ -205,6 +206,25 @@ def test_a_tool_the_request_names_strongly_gets_the_named_floor() -> None:
     assert _strategy(call_score=6.0)._floor(_state(strong), "find_primes") == -4.0
     assert _strategy(call_score=None, named_floor=-9.0)._floor(
         _state(strong), "find_primes") == -4.0
+
+
+def test_the_value_chooser_gets_the_floor_of_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    from callgate.graph.choose_values import ValueChooser
+
+    floors: list[float] = []
+
+    def choose(self: ValueChooser, prompt: Any, head: str, args: dict[str, Any],
+               *rest: Any, **kwargs: Any) -> dict[str, Any]:
+        floors.append(self.floor)
+        return args
+
+    monkeypatch.setattr(ValueChooser, "choose", choose)
+    strong = "Find the prime numbers between two numbers: 10 and 20."
+    state = {**_state(strong, tool="find_primes"), "reply_text": "Action: find_primes\n"}
+    raw = '{"start": 10, "end": 20}'
+    _strategy(call_score=6.0, named_floor=-9.0)._values_chosen(state, raw)
+    _strategy(call_score=6.0)._values_chosen(state, raw)
+    assert floors == [-9.0, -4.0]
 
 
 def test_a_choice_the_grammar_leaves_one_reply_is_written_not_decoded() -> None:

@@ -353,7 +353,7 @@ class ReactStrategy:
         self.distinct_args = distinct_args
         self.value_floor = value_floor
         # The floor instead where the request names the chosen tool as strongly as
-        # ``call_score`` asks (the turn's first choice is then a call anyway): there a value
+        # ``call_score`` asks (for every call of the turn to that tool): there a value
         # the conversation lacks is more likely a value-choice slip ("Bronx" for "Brooklyn")
         # than a sign that no tool fits. None: ``value_floor`` everywhere. Off: -Infinity
         # on the questions with a tool scoring 9 or more gave tune 4 up, 0 down, validate
@@ -831,11 +831,15 @@ class ReactStrategy:
 
     def _as_run(self, call: Call, context: str) -> Call:
         """``call`` as the tool runs it: validated (defaults in, unknown arguments out), its
-        invented optional values dropped by grounding. SmolLM2 wrote two calls that differed
-        only in an invented ``album``; grounding dropped it, and the tool ran one call twice."""
+        invented optional values reset to their default or left out by grounding (read
+        against the conversation as it is now). SmolLM2 wrote two calls that differed only
+        in an invented ``album``; grounding dropped it, so the same call was written twice.
+        The ``move_on`` check of ``_values_chosen`` still compares calls as written."""
         tool = self.registry.get(call["name"])
+        if tool is None:
+            return call
         checked = self.registry.validate({"tool": call["name"], "args": call["args"]})
-        if tool is None or not checked.valid:
+        if not checked.valid:
             return call
         return Call(name=call["name"], args=ground(checked.args, tool.schema, context).args)
 
@@ -998,6 +1002,11 @@ class ReactStrategy:
             limit = max(1, limits_of(runtime, defaults).max_calls_per_step)
             return {**self.choose(state, config), "max_calls": limit}
 
+        def fill_args(state: ReactState, runtime: Runtime[Context],
+                      config: RunnableConfig) -> dict[str, Any]:
+            grounding = limits_of(runtime, defaults).grounding and self.as_run_repeats
+            return self.fill_args(state, config, grounding=grounding)
+
         def after_choose(state: ReactState) -> Literal["fill_args", "write_answer", "parse"]:
             if not self.grammar or not tools_allowed(state, self.registry):
                 return "parse"
@@ -1017,11 +1026,6 @@ class ReactStrategy:
 
         graph = StateGraph(ReactState, context_schema=Context, output_schema=DecideOutput)
         graph.add_node("choose", choose)
-        def fill_args(state: ReactState, runtime: Runtime[Context],
-                      config: RunnableConfig) -> dict[str, Any]:
-            grounding = limits_of(runtime, defaults).grounding and self.as_run_repeats
-            return self.fill_args(state, config, grounding=grounding)
-
         graph.add_node("fill_args", fill_args)
         graph.add_node("write_answer", self.write_answer)
         graph.add_node("next_action", self.next_action)
