@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import replace
 from importlib import metadata
@@ -673,3 +674,16 @@ def test_merge_on_the_command_line_says_what_is_wrong_in_one_line(tmp_path: Path
                            str(tmp_path / "missing.json")], capture_output=True, text=True)
     assert done.returncode != 0 and "cannot read BFCL report" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_report_is_strict_json_with_an_infinite_option(tmp_path: Path) -> None:
+    # ``--react-option named_floor=-Infinity``: Python's json would write -Infinity,
+    # which jq and most JSON readers refuse.
+    report = _scripted_report(1, 2)
+    report.settings = {**report.settings, "react": {"named_floor": -math.inf}}
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is not JSON")
+
+    data = json.loads(report.write(tmp_path / "r.json").read_text(), parse_constant=refuse)
+    assert data["settings"]["react"]["named_floor"] == "-Infinity"

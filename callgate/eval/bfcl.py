@@ -39,6 +39,7 @@ carry no outcome and count as run.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import sys
@@ -540,7 +541,7 @@ class BfclReport:
 
     def write(self, path: str | Path, *, details: bool = True) -> Path:
         """Write the JSON report: figures indented, one line per question."""
-        data = self.to_dict(details=details)
+        data = _strict_json(self.to_dict(details=details))
         rows = data.pop("questions", None)
         text = json.dumps(data, ensure_ascii=False, indent=1)
         if rows is not None:
@@ -551,6 +552,18 @@ class BfclReport:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n", encoding="utf-8")
         return path
+
+
+def _strict_json(value: Any) -> Any:
+    """``value`` with every float that JSON cannot hold (``-inf`` as an option's value, NaN)
+    written as a string: Python's json writes ``-Infinity``, which other readers refuse."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return {k: _strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict_json(v) for v in value]
+    return value
 
 
 def _row_dict(row: SummaryRow, executed: SummaryRow) -> dict[str, Any]:
