@@ -287,22 +287,15 @@ class CallgateAnswerer:
                                "grounding": self.grounding}
         if self.tool_format == "react":
             import hashlib
+            import inspect
 
             from callgate.graph.decide_react import ReactStrategy
             from callgate.prompts import react as prompts
 
             strategy = ReactStrategy(self.model, ToolRegistry(), grammar=self.grammar)
-            knobs = ("include_optional", "thought", "max_tokens", "args_tokens",
-                     "end_turn_bias", "preselect", "coverage",
-                     "answer_bias", "choose_values", "value_margin", "value_floor",
-                     "reuse_penalty", "keep_supported", "word_for_word", "named_members",
-                     "place_codes", "date_formats", "known_dates", "unnamed_options",
-                     "mentioned_required",
-                     "affirmed_flags", "unique_items", "new_items", "distinct_args", "move_on",
-                     "search_words", "unmatched", "grounded_answers", "asks", "focus_penalty",
-                     "listed_items", "call_score", "ask_thought", "percent_rates",
-                     "time_formats", "terse_format", "tools_last", "filled_lists",
-                     "list_literals", "part_items", "named_floor", "as_run_repeats")
+            # Every knob ReactStrategy takes (its signature, not a list kept by hand).
+            knobs = [name for name in inspect.signature(ReactStrategy).parameters
+                     if name not in ("model", "registry", "grammar")]
             out["react"] = {k: self.react_options.get(k, getattr(strategy, k, None))
                             for k in knobs}
             react = out["react"]
