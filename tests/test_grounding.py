@@ -207,6 +207,14 @@ def test_unused_numbers_are_those_no_call_has_taken() -> None:
     # other (0.05 for 5%, 5 for 0.05).
     assert unused_numbers("Invest $1000 for 10 years.", [{"amount": 1000}]) == ["10"]
     assert unused_numbers("A yield of 0.05 on 300.", [{"rate": 5, "base": 300}]) == []
+    # A number written in percent and bare is two items: the rate's 0.05 does not take the
+    # bare 5 of a list of years (BFCL parallel: the turn ended without the 5-year call).
+    years = "An investment of $1000 at 5% for 1,5 and 10 years."
+    calls = [{"amount": 1000, "rate": 0.05, "years": 1}, {"amount": 1000, "rate": 0.05,
+                                                          "years": 10}]
+    assert unused_numbers(years, calls) == ["5"]
+    assert unused_numbers(years, [*calls, {"amount": 1000, "rate": 0.05, "years": 5}]) == []
+    assert unused_numbers("A rate of 5 percent.", [{"rate": 0.05}]) == []
 
 
 def test_an_exponent_is_an_item_unless_it_belongs_to_a_unit_or_a_power_of_ten() -> None:

@@ -76,6 +76,7 @@ CORRECTION_MARK = {"callgate_correction": True}
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _UNIT_EXPONENT = re.compile(r"(?:[A-Za-z)]|(?<!\d)10)\^$")  # ends just before such an exponent
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
+_PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent\b)", re.IGNORECASE)
 
 # --- tables -------------------------------------------------------------------------------
 
@@ -776,14 +777,23 @@ def numbers_in(text: str) -> list[str]:
 
 def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
     """The numbers of ``request`` that no call's arguments contain (as a number, in
-    percent, or inside a string): what a further call in the same step could be for."""
+    percent, or inside a string): what a further call in the same step could be for. A
+    number the request writes both in percent and bare ("a rate of 5% for 1, 5 and 10
+    years") is two items: 0.05 uses the percent, only 5 uses the bare one."""
     used = _Context(" ".join(_values_text(args) for args in calls_args)).numbers
+    matches = [m for m in _NUMBER.finditer(request)
+               if not _UNIT_EXPONENT.search(request, max(0, m.start() - 4), m.start())]
+    value = {m.start(): float(m.group().replace(",", "").replace("_", "")) for m in matches}
+    in_percent = {m.start() for m in matches if _PERCENT_AFTER.match(request, m.end())}
+    percents = {value[start] for start in in_percent}
 
-    def found(value: float) -> bool:
+    def found(start: int) -> bool:
+        number = value[start]
         # "5%" as 0.05, and "0.05" as 5 (a fraction written in percent); not 10 for 1000.
-        readings = {value, abs(value), value / 100, *([value * 100] if abs(value) < 1 else [])}
+        fraction = [number / 100] if start in in_percent or number not in percents else []
+        readings = {number, abs(number), *fraction,
+                    *([number * 100] if abs(number) < 1 else [])}
         return any(math.isclose(r, u, rel_tol=1e-9, abs_tol=1e-12)
                    for r in readings for u in used)
 
-    return [n for n in numbers_in(request)
-            if not found(float(n.replace(",", "").replace("_", "")))]
+    return [m.group() for m in matches if not found(m.start())]
