@@ -60,7 +60,7 @@ from callgate.tools.grounding import (
     time_in_format,
     ungrounded_args,
 )
-from callgate.tools.relevance import named_members, number_readings
+from callgate.tools.relevance import mentioned_arguments, named_members, number_readings
 
 __all__ = ["ValueChooser"]
 
@@ -148,6 +148,12 @@ class ValueChooser:
     # outside the part of the request the call is for. SmolLM2 ran on past the user's
     # items ([3, 4, 5, 6, 7, 8, 9, 10]) and grounding refused the call.
     list_literals: bool = False
+    # An optional argument the request mentions (``relevance.mentioned_arguments``: "directed
+    # by Wes Anderson" for ``directed_by``) does not keep its default: the model's
+    # ``"dontcare"`` or ``"any"`` gives way to the offer it ranks first (an enum's other
+    # members, the conversation's spans), where that offer is above ``floor``. SmolLM2
+    # wrote the default the description shows.
+    mentioned_defaults: bool = False
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -163,6 +169,8 @@ class ValueChooser:
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = dict(settled or {})
         spans_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}  # open string offers
+        mentioned = set(mentioned_arguments(schema, request)) if (
+            self.mentioned_defaults and request) else set()
         for name, value in args.items():
             if name in chosen:
                 continue
@@ -186,6 +194,15 @@ class ValueChooser:
                 chosen[name] = replace(self, floor=-math.inf)._best(
                     prefill, offer, value, used, name, schema, context)
                 continue
+            if (name in mentioned and offer is not None and isinstance(value, str)
+                    and value == _default(schema, name)):
+                instead = self._instead_of_default(
+                    _prefill(prompt, head, chosen, name, offer), offer, value, chosen)
+                if instead is not None:
+                    chosen[name] = instead
+                    if offer.quoted and not offer.closed:
+                        spans_of[name] = (_prefill(prompt, head, chosen, name, offer), offer)
+                    continue
             if offer is None or (name not in required
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
@@ -413,6 +430,21 @@ class ValueChooser:
             return _Offer([" " + json.dumps(n) for n in found], found,
                           quoted=False) if found else None
         return None
+
+    def _instead_of_default(self, prefill: list[AnyMessage], offer: _Offer, default: str,
+                            chosen: dict[str, Any]) -> Any:
+        """The offer the model ranks first for an argument the request mentions, other than
+        its ``default`` and the values other arguments hold; None when none is above
+        ``floor``."""
+        held = {_folded(v) for v in chosen.values() if isinstance(v, str)}
+        values = {t: v for t, v in zip(offer.texts, offer.values, strict=True)
+                  if v != default and not (isinstance(v, str) and _folded(v) in held)}
+        if not values:
+            return None
+        ranked = self.model.rank(prefill, list(values), STRING_END if offer.quoted
+                                 else NUMBER_END, max_expansions=self.max_expansions)
+        best = max(ranked, key=lambda item: item.logprob, default=None)
+        return values[best.text] if best is not None and best.logprob >= self.floor else None
 
     def _best(self, prefill: list[AnyMessage], offer: _Offer, wish: Any, used: list[Any],
               name: str, schema: dict[str, Any], context: str) -> Any:

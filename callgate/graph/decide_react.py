@@ -230,6 +230,7 @@ class ReactStrategy:
                  filled_lists: bool = True, list_literals: bool = False,
                  part_items: bool = True, named_floor: float | None = None,
                  as_run_repeats: bool = False, offered_tools_only: bool = False,
+                 mentioned_defaults: bool = False,
                  grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
@@ -364,6 +365,9 @@ class ReactStrategy:
         # grounding drops. Off: tune 1 up, 0 down; validate 0 up, 0 down (README); the
         # execute step answers such a call from the earlier result anyway.
         self.as_run_repeats = as_run_repeats
+        # An optional argument the request mentions does not keep its default ("dontcare"
+        # for "directed by Wes Anderson"; ValueChooser.mentioned_defaults).
+        self.mentioned_defaults = mentioned_defaults
         # A request that asks for several things (``callgate.tools.asks``: "... Then get the
         # fibonacci series upto 150") gets a call for each: each call is offered the tools
         # of the first ask no call has served yet, and its values are those of that ask's
@@ -810,7 +814,8 @@ class ReactStrategy:
                                distinct=self.distinct_args,
                                percent_rates=self.percent_rates,
                                time_formats=self.time_formats,
-                               list_literals=self.list_literals)
+                               list_literals=self.list_literals,
+                               mentioned_defaults=self.mentioned_defaults)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
