@@ -1024,32 +1024,38 @@ def test_an_item_left_moves_into_the_argument_holding_one_of_its_siblings() -> N
 
 def test_an_argument_the_request_mentions_does_not_keep_its_default() -> None:
     """``mentioned_defaults``: "directed by Wes Anderson" mentions ``directed_by``, so the
-    model's "dontcare" (the default its description shows) gives way to the span it ranks
-    first, and an enum's default to its best other member; an offer below the floor leaves
-    the default, and an argument the request does not mention keeps it."""
+    model's "dontcare" (the default its description quotes, standing for no choice) gives
+    way to the span it ranks first, and an enum's such default to its best other member; an
+    offer below the floor leaves the default, and an argument the request does not mention
+    keeps it."""
     schema = {"type": "object", "required": ["genre"], "properties": {
         "genre": {"type": "string"},
         "directed_by": {"type": "string", "default": "dontcare",
                         "description": "Use 'dontcare' to include all directors."},
         "cast": {"type": "string", "default": "dontcare"},
         "free_entry": {"type": "string", "enum": ["True", "False", "dontcare"],
-                       "default": "dontcare"}}}
-    request = "Find a comedy directed by Wes Anderson, free entry"
+                       "default": "dontcare", "description": "'dontcare': no preference."},
+        "status": {"type": "string", "default": "active",
+                   "description": "Filter by the project's status."}}}
+    request = "Find a comedy directed by Wes Anderson, free entry, and its status"
     prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: find\n")]
     args = {"genre": "comedy", "directed_by": "dontcare", "cast": "dontcare",
-            "free_entry": "dontcare"}
+            "free_entry": "dontcare", "status": "active"}
     ranker = FixedRanker({"Wes Anderson": -2.5, "comedy": -3.0, "True": -1.5, "False": -2.0,
-                          "dontcare": -0.1})
+                          "dontcare": -0.1, "its status": -3.5})
 
     def chosen(**options: Any) -> dict[str, Any]:
         return ValueChooser(ranker, named_members=False, **options).choose(
             prompt, "Action Input: ", args, schema, request, [], request=request)
 
+    # A default that is a real option ("active": the description does not quote it as the
+    # value for no choice) stays, though the request mentions its argument.
     assert chosen(mentioned_defaults=True) == {
         "genre": "comedy", "directed_by": "Wes Anderson", "cast": "dontcare",
-        "free_entry": "True"}
+        "free_entry": "True", "status": "active"}
     # Off: the default stays (``distinct`` then drops the optional copy of cast's value).
     assert "Wes Anderson" not in chosen(mentioned_defaults=False).values()
-    ranker.scores = {"Wes Anderson": -7.0, "True": -6.0, "False": -6.5, "dontcare": -0.1}
+    ranker.scores = {"Wes Anderson": -7.0, "True": -6.0, "False": -6.5, "dontcare": -0.1,
+                     "its status": -5.0}
     out = chosen(mentioned_defaults=True, floor=-4.0)
     assert out.get("directed_by", "dontcare") == out["free_entry"] == "dontcare"

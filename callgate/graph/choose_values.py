@@ -149,10 +149,11 @@ class ValueChooser:
     # items ([3, 4, 5, 6, 7, 8, 9, 10]) and grounding refused the call.
     list_literals: bool = False
     # An optional argument the request mentions (``relevance.mentioned_arguments``: "directed
-    # by Wes Anderson" for ``directed_by``) does not keep its default: the model's
-    # ``"dontcare"`` or ``"any"`` gives way to the offer it ranks first (an enum's other
-    # members, the conversation's spans), where that offer is above ``floor``. SmolLM2
-    # wrote the default the description shows.
+    # by Wes Anderson" for ``directed_by``) does not keep a default that stands for no
+    # choice (``_placeholder``: "Use 'dontcare' if ..."), where the request names no enum
+    # member: the model's ``"dontcare"`` gives way to the offer it ranks first (an enum's
+    # other members, the conversation's spans), where that offer is above ``floor``.
+    # SmolLM2 wrote the default the description shows.
     mentioned_defaults: bool = False
     max_expansions: int = 48
 
@@ -194,15 +195,6 @@ class ValueChooser:
                 chosen[name] = replace(self, floor=-math.inf)._best(
                     prefill, offer, value, used, name, schema, context)
                 continue
-            if (name in mentioned and offer is not None and isinstance(value, str)
-                    and value == _default(schema, name)):
-                instead = self._instead_of_default(
-                    _prefill(prompt, head, chosen, name, offer), offer, value, chosen)
-                if instead is not None:
-                    chosen[name] = instead
-                    if offer.quoted and not offer.closed:
-                        spans_of[name] = (_prefill(prompt, head, chosen, name, offer), offer)
-                    continue
             if offer is None or (name not in required
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
@@ -217,6 +209,15 @@ class ValueChooser:
                 continue
             if not named and self.unnamed_options and _left_to_default(name, spec, required):
                 continue  # the request names none of its options: the tool's default
+            if (not named and name in mentioned and isinstance(value, str)
+                    and _placeholder(value, spec)):
+                prefill = _prefill(prompt, head, chosen, name, offer)
+                instead = self._instead_of_default(prefill, offer, value, chosen)
+                if instead is not None:
+                    chosen[name] = instead
+                    if offer.quoted and not offer.closed:
+                        spans_of[name] = (prefill, offer)
+                    continue
             if named:  # the request names several: the model ranks those
                 offer = _Offer([_inner(m) for m in named], named, quoted=True, closed=True)
                 value = value if value in named else named[0]
@@ -441,9 +442,11 @@ class ValueChooser:
                   if v != default and not (isinstance(v, str) and _folded(v) in held)}
         if not values:
             return None
+        # The first value ranked in full is the likeliest.
         ranked = self.model.rank(prefill, list(values), STRING_END if offer.quoted
-                                 else NUMBER_END, max_expansions=self.max_expansions)
-        best = max(ranked, key=lambda item: item.logprob, default=None)
+                                 else NUMBER_END, until=lambda _: True,
+                                 max_expansions=self.max_expansions)
+        best = ranked[0] if ranked else None
         return values[best.text] if best is not None and best.logprob >= self.floor else None
 
     def _best(self, prefill: list[AnyMessage], offer: _Offer, wish: Any, used: list[Any],
@@ -516,6 +519,17 @@ def _left_to_default(name: str, spec: dict[str, Any], required: set[str]) -> boo
     return bool(members) and name not in required and "default" in spec and all(
         isinstance(m, str) and not m.strip().isdigit()
         and m.strip().lower() not in ("true", "false") for m in members)
+
+
+def _placeholder(value: str, spec: dict[str, Any]) -> bool:
+    """Whether ``value`` is its argument's default standing for no choice: a default its
+    description quotes ("Use 'dontcare' if the director is not a search criterion"), or an
+    empty one; not a real option that is also the default ("active")."""
+    default = spec.get("default")
+    if value != default or not isinstance(default, str):
+        return False
+    described = str(spec.get("description") or "")
+    return not default or any(f"{q}{default}{q}" in described for q in "'\"")
 
 
 def _default(schema: dict[str, Any], name: str) -> Any:
