@@ -230,7 +230,7 @@ class ReactStrategy:
                  filled_lists: bool = True, list_literals: bool = False,
                  part_items: bool = True, named_floor: float | None = None,
                  as_run_repeats: bool = False, offered_tools_only: bool = False,
-                 mentioned_defaults: bool = False,
+                 mentioned_defaults: bool = False, preambles: bool = False,
                  grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
@@ -368,6 +368,11 @@ class ReactStrategy:
         # An optional argument the request mentions does not keep its default ("dontcare"
         # for "directed by Wes Anderson"; ValueChooser.mentioned_defaults).
         self.mentioned_defaults = mentioned_defaults
+        # A sentence that only says there are several things to do ("Could you help me
+        # with two tasks?") is about no tool when the request is cut into asks
+        # (``callgate.tools.asks``): its stray word ("two") made the first ask's tool
+        # ``math_gcd``, not the tool of the task that follows it.
+        self.preambles = preambles
         # A request that asks for several things (``callgate.tools.asks``: "... Then get the
         # fibonacci series upto 150") gets a call for each: each call is offered the tools
         # of the first ask no call has served yet, and its values are those of that ask's
@@ -563,7 +568,8 @@ class ReactStrategy:
         request = self._request(state)
         cached = self._plan  # read once: one strategy may serve several runs at a time
         if cached[0] != request:
-            cached = (request, asks_of(self.registry, request, self.preselect or 0.0))
+            cached = (request, asks_of(self.registry, request, self.preselect or 0.0,
+                                       preambles=self.preambles))
             self._plan = cached
         found = cached[1]
         return found if len(found) > 1 else []

@@ -70,6 +70,15 @@ _AGAIN = re.compile(
     r"(?:do|repeat|perform|make|run) the same|"
     r"the same (?:calculation|thing|process|analysis|query|request|operation))\b",
     re.IGNORECASE)
+# A sentence that only says there are several things to do ("Could you help me with a few
+# tasks?", "I have two questions."): about no tool, whatever stray word it shares with one.
+_PREAMBLE = re.compile(
+    r"^\W*(?:(?:hi|hello|hey)\b[\s,!.]*)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"(?:help|assist)(?:\s+me)?(?:\s+(?:with|in|on))?|i\s+(?:need|want|would like)\s+"
+    r"(?:some\s+)?help\s+(?:with|on)|i\s+have)\s+(?:a\s+few|a\s+couple\s+of|some|several|"
+    r"two|three|four|five|multiple|the\s+following|these|a\s+number\s+of|few)\s+"
+    r"(?:different\s+)?(?:things|tasks|questions|requests|queries|items)\b[^.?!]*[.?!:]*\W*$",
+    re.IGNORECASE)
 _THEN = re.compile(r"^\W*(?:and\s+)?(?:then|after that|afterwards|next)\b[,\s]+(?:\w+\s+){0,2}"
                    r"(?:" + _REQUEST_VERBS + r"|do|repeat|run|use)\b", re.IGNORECASE)
 
@@ -129,15 +138,26 @@ def _segments(text: str) -> list[tuple[int, int, bool]]:
 
 
 def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
-         clauses: bool = CLAUSE_ASKS, again: bool = AGAIN_ASKS) -> list[Ask]:
+         clauses: bool = CLAUSE_ASKS, again: bool = AGAIN_ASKS,
+         preambles: bool = False) -> list[Ask]:
     """The asks of ``request`` (see the module docstring), in order; one ask at most when
-    no segment moves on to another task."""
+    no segment moves on to another task. With ``preambles``, a sentence that only says
+    there are several things to do is about no tool."""
     tools = list(tools)
     parts: list[list[tuple[int, int]]] = []
     current: set[str] = set()  # the tools of the current part's opening segment
+    skipped: set[int] = set()  # the starts of such sentences
+
+    def about_of(start: int, end: int) -> list[str]:
+        if start in skipped:
+            return []
+        return relevant_tools(tools, request[start:end], keep, unmatched="none")
+
     for start, end, opens_sentence in _segments(request):
         text = request[start:end]
-        about = set(relevant_tools(tools, text, keep, unmatched="none"))
+        if preambles and opens_sentence and _PREAMBLE.match(text):
+            skipped.add(start)
+        about = set(about_of(start, end))
         # A segment that moves on starts an ask when it is about other tools than the ask
         # before it, or lists items of its own ("Also, get cases where University of
         # California was a party"); "Also apply standardization" stays with its ask.
@@ -158,8 +178,8 @@ def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
         start, end = part[0][0], part[-1][1]
         # The tools of the segment that opens the ask, where it names any: later ones may
         # sum up the whole request ("Can you provide the price, the lawsuits and ...").
-        offered = (relevant_tools(tools, request[slice(*part[0])], keep, unmatched="none")
-                   or relevant_tools(tools, request[start:end], keep, unmatched="none"))
+        offered = about_of(*part[0]) or relevant_tools(tools, request[start:end], keep,
+                                                        unmatched="none")
         if not offered:
             opening = start
             continue
