@@ -231,6 +231,7 @@ class ReactStrategy:
                  part_items: bool = True, named_floor: float | None = None,
                  as_run_repeats: bool = False, offered_tools_only: bool = False,
                  mentioned_defaults: bool = False, preambles: bool = False,
+                 clause_asks: bool = False,
                  grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
@@ -373,6 +374,10 @@ class ReactStrategy:
         # (``callgate.tools.asks``): its stray word ("two") made the first ask's tool
         # ``math_gcd``, not the tool of the task that follows it.
         self.preambles = preambles
+        # A clause of a sentence about other tools than the ask before it starts an ask
+        # ("Calculate the factorial of 8 and generate the prime numbers from 1 to 50";
+        # ``callgate.tools.asks``'s ``clauses``).
+        self.clause_asks = clause_asks
         # A request that asks for several things (``callgate.tools.asks``: "... Then get the
         # fibonacci series upto 150") gets a call for each: each call is offered the tools
         # of the first ask no call has served yet, and its values are those of that ask's
@@ -569,7 +574,7 @@ class ReactStrategy:
         cached = self._plan  # read once: one strategy may serve several runs at a time
         if cached[0] != request:
             cached = (request, asks_of(self.registry, request, self.preselect or 0.0,
-                                       preambles=self.preambles))
+                                       preambles=self.preambles, clauses=self.clause_asks))
             self._plan = cached
         found = cached[1]
         return found if len(found) > 1 else []
