@@ -100,6 +100,31 @@ def test_an_opening_about_no_tool_opens_the_first_ask() -> None:
     assert found[0].text.startswith("Can you help me")
 
 
+def test_with_preambles_a_sentence_that_only_counts_the_tasks_is_about_no_tool() -> None:
+    # "two tasks" shares "two" with the tools that speak of "two numbers": without
+    # ``preambles`` the first ask is theirs, not the weather's.
+    registry = _registry()
+
+    @registry.tool()
+    def gcd(a: int, b: int) -> str:
+        """Greatest common divisor of two numbers."""
+        return "ok"
+
+    request = ("Could you please help me with two tasks? First, get the weather in Rome. "
+               "Second, find the greatest common divisor of 36 and 48.")
+    assert "weather" not in asks(registry, request)[0].tools
+    found = asks(registry, request, preambles=True)
+    assert [a.tools for a in found] == [("weather",), ("find_primes", "gcd")]
+    assert found[0].text.startswith("Could you please help me")
+
+
+def test_with_clauses_a_clause_about_another_tool_starts_an_ask() -> None:
+    request = "Find the primes between 5 and 50 and get the fibonacci series upto 40."
+    assert [a.tools for a in asks(_registry(), request)] == [("find_primes",)]
+    assert [a.tools for a in asks(_registry(), request, clauses=True)] == [
+        ("find_primes",), ("fibonacci_series",)]
+
+
 def test_items_left_are_the_numbers_names_and_quoted_values_no_call_holds() -> None:
     text = "Also check the weather in Rome and in 'Ostia Antica' for 3 days."
     assert set(items_left(text, [])) >= {"Rome", "Ostia Antica", "3"}

@@ -379,3 +379,22 @@ def test_offered_tools_only_lists_the_tools_the_turn_may_call() -> None:
 
     strategy.offered_tools_only = False
     assert listed("What is the weather in Paris?") == registry.names
+
+
+@pytest.mark.parametrize(("options", "first_ask"), [
+    ({}, ("web_search",)), ({"preambles": True}, ("get_weather",))])
+def test_the_strategy_cuts_its_plan_with_its_own_asks_options(
+        options: dict[str, Any], first_ask: tuple[str, ...]) -> None:
+    """``preambles`` reaches the asks the strategy plans with: the opening sentence only
+    counts the tasks, yet its "web" makes web_search the first ask's tool without it."""
+    from callgate.graph.decide_react import ReactStrategy
+
+    registry = ToolRegistry()
+    for function in (web_search, system_stats, get_weather):
+        registry.register(function)
+    strategy = ReactStrategy(text_model(), registry, **options)
+    strategy.grammar = True  # asks are read only under the grammar
+    request = ("Can you help me with a few things on the web? First, get the weather in Paris. "
+               "Then search the web for hotels.")
+    plan = strategy.plan({"messages": [HumanMessage(request)]})
+    assert [ask.tools for ask in plan][0] == first_ask
