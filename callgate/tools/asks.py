@@ -178,8 +178,11 @@ def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
         start, end = part[0][0], part[-1][1]
         # The tools of the segment that opens the ask, where it names any: later ones may
         # sum up the whole request ("Can you provide the price, the lawsuits and ...").
-        offered = about_of(*part[0]) or relevant_tools(tools, request[start:end], keep,
-                                                        unmatched="none")
+        # (A sentence that only counts the tasks is left out: ``preambles``.)
+        kept = [(s, e) for s, e in part if s not in skipped]
+        offered = (about_of(*kept[0]) or relevant_tools(
+            tools, " ".join(request[s:e] for s, e in kept), keep, unmatched="none")
+        ) if kept else []
         if not offered:
             opening = start
             continue
