@@ -116,6 +116,12 @@ def test_with_preambles_a_sentence_that_only_counts_the_tasks_is_about_no_tool()
     found = asks(registry, request, preambles=True)
     assert [a.tools for a in found] == [("weather",), ("find_primes", "gcd")]
     assert found[0].text.startswith("Could you please help me")
+    # A sentence that states a task is no preamble, though it counts things too.
+    for request in ("I have a few questions about the weather in Rome. Also find the "
+                    "greatest common divisor of 36 and 48.",
+                    "Could you help me with two things: get the weather in Rome, then find "
+                    "the greatest common divisor of 36 and 48."):
+        assert asks(registry, request, preambles=True) == asks(registry, request)
 
 
 def test_with_clauses_a_clause_about_another_tool_starts_an_ask() -> None:

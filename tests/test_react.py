@@ -381,20 +381,30 @@ def test_offered_tools_only_lists_the_tools_the_turn_may_call() -> None:
     assert listed("What is the weather in Paris?") == registry.names
 
 
-@pytest.mark.parametrize(("options", "first_ask"), [
-    ({}, ("web_search",)), ({"preambles": True}, ("get_weather",))])
+def todo_list() -> list[str]:
+    """The open tasks on my todo list."""
+    return ["buy milk"]
+
+
+@pytest.mark.parametrize(("options", "asks"), [
+    ({}, [("todo_list",), ("web_search",)]),
+    ({"preambles": True}, [("get_weather",), ("web_search",)]),
+    ({"clause_asks": True}, [("todo_list",), ("web_search",), ("system_stats",)]),
+])
 def test_the_strategy_cuts_its_plan_with_its_own_asks_options(
-        options: dict[str, Any], first_ask: tuple[str, ...]) -> None:
-    """``preambles`` reaches the asks the strategy plans with: the opening sentence only
-    counts the tasks, yet its "web" makes web_search the first ask's tool without it."""
+        options: dict[str, Any], asks: list[tuple[str, ...]]) -> None:
+    """``preambles`` and ``clause_asks`` reach the asks the strategy plans with: the opening
+    sentence only counts the tasks, yet its "tasks" makes todo_list the first ask's tool
+    without ``preambles``; the clause about CPU usage is an ask of its own only with
+    ``clause_asks``."""
     from callgate.graph.decide_react import ReactStrategy
 
     registry = ToolRegistry()
-    for function in (web_search, system_stats, get_weather):
+    for function in (web_search, system_stats, get_weather, todo_list):
         registry.register(function)
     strategy = ReactStrategy(text_model(), registry, **options)
     strategy.grammar = True  # asks are read only under the grammar
-    request = ("Can you help me with a few things on the web? First, get the weather in Paris. "
-               "Then search the web for hotels.")
+    request = ("Can you help me with a few tasks? First, get the weather in Paris. "
+               "Then search the web for hotels, and show the CPU usage.")
     plan = strategy.plan({"messages": [HumanMessage(request)]})
-    assert [ask.tools for ask in plan][0] == first_ask
+    assert [ask.tools for ask in plan] == asks

@@ -151,9 +151,10 @@ class ValueChooser:
     # An optional argument the request mentions (``relevance.mentioned_arguments``: "directed
     # by Wes Anderson" for ``directed_by``) does not keep a default that stands for no
     # choice (``_placeholder``: "Use 'dontcare' if ..."), where the request names no enum
-    # member: the model's ``"dontcare"`` gives way to the offer it ranks first (an enum's
-    # other members, the conversation's spans), where that offer is above ``floor``.
-    # SmolLM2 wrote the default the description shows.
+    # member: the model's ``"dontcare"`` gives way to the offer it ranks first (the
+    # conversation's spans; an enum's other members where ``unnamed_options`` has not left
+    # it to its default: members "True"/"False" or numbers), where that offer is above
+    # ``floor``. SmolLM2 wrote the default the description shows.
     mentioned_defaults: bool = False
     max_expansions: int = 48
 

@@ -72,12 +72,15 @@ _AGAIN = re.compile(
     re.IGNORECASE)
 # A sentence that only says there are several things to do ("Could you help me with a few
 # tasks?", "I have two questions."): about no tool, whatever stray word it shares with one.
+# Nothing may follow but "for me", "today" or "please": "I have a few questions about the
+# weather" and "two things: get the weather ..." state a task.
 _PREAMBLE = re.compile(
     r"^\W*(?:(?:hi|hello|hey)\b[\s,!.]*)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?"
     r"(?:help|assist)(?:\s+me)?(?:\s+(?:with|in|on))?|i\s+(?:need|want|would like)\s+"
     r"(?:some\s+)?help\s+(?:with|on)|i\s+have)\s+(?:a\s+few|a\s+couple\s+of|some|several|"
     r"two|three|four|five|multiple|the\s+following|these|a\s+number\s+of|few)\s+"
-    r"(?:different\s+)?(?:things|tasks|questions|requests|queries|items)\b[^.?!]*[.?!:]*\W*$",
+    r"(?:different\s+)?(?:things|tasks|questions|requests|queries|items)"
+    r"(?:\s+(?:for|with)\s+(?:you|me))?(?:\s+(?:today|please|now))?\s*[.?!]+\W*$",
     re.IGNORECASE)
 _THEN = re.compile(r"^\W*(?:and\s+)?(?:then|after that|afterwards|next)\b[,\s]+(?:\w+\s+){0,2}"
                    r"(?:" + _REQUEST_VERBS + r"|do|repeat|run|use)\b", re.IGNORECASE)
@@ -180,9 +183,9 @@ def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
         # sum up the whole request ("Can you provide the price, the lawsuits and ...").
         # (A sentence that only counts the tasks is left out: ``preambles``.)
         kept = [(s, e) for s, e in part if s not in skipped]
-        offered = (about_of(*kept[0]) or relevant_tools(
-            tools, " ".join(request[s:e] for s, e in kept), keep, unmatched="none")
-        ) if kept else []
+        text = request[start:end] if kept == part else " ".join(request[s:e] for s, e in kept)
+        offered = (about_of(*kept[0]) or relevant_tools(tools, text, keep, unmatched="none")
+                   ) if kept else []
         if not offered:
             opening = start
             continue

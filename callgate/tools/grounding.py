@@ -771,7 +771,12 @@ def numbers_in(text: str) -> list[str]:
     not a unit's exponent (the ``2`` of ``m/s^2`` or ``x^2``), part of the unit, nor a
     power of ten's (``8.854 × 10^-12``), part of the number. Other numbers' exponents are
     items: "2^10 and 2^20" lists 10 and 20."""
-    return [m.group() for m in _NUMBER.finditer(text)
+    return [m.group() for m in _number_matches(text)]
+
+
+def _number_matches(text: str) -> list[re.Match[str]]:
+    """The matches of :func:`numbers_in`'s numbers."""
+    return [m for m in _NUMBER.finditer(text)
             if not _UNIT_EXPONENT.search(text, max(0, m.start() - 4), m.start())]
 
 
@@ -781,8 +786,7 @@ def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[s
     number the request writes both in percent and bare ("a rate of 5% for 1, 5 and 10
     years") is two items: 0.05 uses the percent, only 5 uses the bare one."""
     used = _Context(" ".join(_values_text(args) for args in calls_args)).numbers
-    matches = [m for m in _NUMBER.finditer(request)
-               if not _UNIT_EXPONENT.search(request, max(0, m.start() - 4), m.start())]
+    matches = _number_matches(request)
     value = {m.start(): float(m.group().replace(",", "").replace("_", "")) for m in matches}
     in_percent = {m.start() for m in matches if _PERCENT_AFTER.match(request, m.end())}
     percents = {value[start] for start in in_percent}
