@@ -355,32 +355,6 @@ def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-def test_offered_tools_only_lists_the_tools_the_turn_may_call() -> None:
-    """``offered_tools_only``: the prompt lists the tools the request is about and each of
-    its asks' tools, in the registry's order; none for a request about no tool. Off (the
-    default), every tool is listed."""
-    from callgate.graph.decide_react import ReactStrategy
-
-    registry = ToolRegistry()
-    for function in (web_search, system_stats, get_weather):
-        registry.register(function)
-    strategy = ReactStrategy(text_model(), registry, offered_tools_only=True)
-    strategy.grammar = True  # asks are read only under the grammar
-
-    def listed(request: str) -> list[str]:
-        system = strategy.messages({"messages": [HumanMessage(request)]})[0].text
-        return [name for name in registry.names if f"- {name}:" in system]
-
-    assert listed("What is the weather in Paris?") == ["get_weather"]
-    assert listed("Search the web for hotels. Then get the weather in Paris.") == [
-        "web_search", "get_weather"]
-    assert listed("Tell me a joke") == []
-    assert "Tools:\n(none)" in strategy.messages({"messages": [HumanMessage("Hi")]})[0].text
-
-    strategy.offered_tools_only = False
-    assert listed("What is the weather in Paris?") == registry.names
-
-
 def todo_list() -> list[str]:
     """The open tasks on my todo list."""
     return ["buy milk"]

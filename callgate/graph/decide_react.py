@@ -229,7 +229,7 @@ class ReactStrategy:
                  time_formats: bool = True, terse_format: bool = True,
                  filled_lists: bool = True, list_literals: bool = False,
                  part_items: bool = True, named_floor: float | None = None,
-                 as_run_repeats: bool = False, offered_tools_only: bool = False,
+                 as_run_repeats: bool = False,
                  mentioned_defaults: bool = False, preambles: bool = False,
                  clause_asks: bool = False,
                  grounded_answers: bool = True) -> None:
@@ -446,54 +446,23 @@ class ReactStrategy:
         # question: one simple question's median 2.12 -> 1.98 s on one core; tune 448 ->
         # 450 right, validate 457 -> 462; README). Off, the format of the ReAct paper.
         self.terse_format = terse_format
-        # The prompt lists only the tools the turn may call (those the request is about,
-        # and each ask's; a tool ``retry_refused`` retries aside), not the whole registry:
-        # under the grammar no other can be chosen, and a 135M model reads every listed
-        # tool (speed: fewer tokens where the registry is large). The last, tools-free
-        # answer keeps the full listing. Off: on every tune question, 14 up, 25 down
-        # (live_multiple), 18% faster (README).
-        self.offered_tools_only = offered_tools_only
-        self._system: tuple[tuple[bool, bool, tuple[str, ...] | None], str] | None = None
+        self._system: tuple[tuple[bool, bool], str] | None = None
 
     @property
     def system(self) -> str:
-        """The ReAct system prompt: every tool, and the reply format as this strategy
-        decodes it."""
-        return self._system_listing(None)
-
-    def _system_listing(self, names: tuple[str, ...] | None) -> str:
-        """The ReAct system prompt listing the tools ``names`` (None: every tool); rendered
-        again only when the list, ``tools_last`` or the format changes."""
+        """The ReAct system prompt: the tools, and the reply format as this strategy
+        decodes it (rendered again only when ``tools_last`` or the format changes)."""
         thoughts = not (self.terse_format and self.grammar and not self.thought)
-        key = (bool(self.tools_last), thoughts, names)
-        cached = self._system  # read once: one strategy may serve several runs at a time
-        if cached is None or cached[0] != key:
-            tools = [t for t in self.registry if names is None or t.name in names]
-            cached = (key, prompts.react_system(
-                ((t.name, t.description, t.schema) for t in tools),
+        key = (bool(self.tools_last), thoughts)
+        if self._system is None or self._system[0] != key:
+            self._system = (key, prompts.react_system(
+                ((t.name, t.description, t.schema) for t in self.registry),
                 tools_last=key[0], thoughts=thoughts))
-            self._system = cached
-        return cached[1]
-
-    def turn_tools(self, state: dict[str, Any]) -> tuple[str, ...] | None:
-        """The tools the turn may call, in the registry's order: those the user's latest
-        request is about and those of each of its asks (None: every tool)."""
-        if self.preselect is None:
-            return None
-        request = self._request(state)
-        names = {*relevant_tools(self.registry, request, keep=self.preselect,
-                                 unmatched=self.unmatched),
-                 *(name for ask in self.plan(state) for name in ask.tools)}
-        return tuple(name for name in self.registry.names if name in names)
+        return self._system[1]
 
     # -- prompts ------------------------------------------------------------------------
     def messages(self, state: dict[str, Any]) -> list[AnyMessage]:
-        if not tools_allowed(state, self.registry):
-            system = prompts.CHAT_SYSTEM
-        elif self.offered_tools_only:
-            system = self._system_listing(self.turn_tools(state))
-        else:
-            system = self.system
+        system = self.system if tools_allowed(state, self.registry) else prompts.CHAT_SYSTEM
         return [SystemMessage(system), *render_history(state["messages"])]
 
     def _kwargs(self, **extra: Any) -> dict[str, Any]:

@@ -4,8 +4,7 @@ Offered several tools, a small model often picks the wrong one (SmolLM2-135M pic
 tool that shares no word with the question on many of BFCL's ``multiple`` questions),
 while the words of the request nearly always point at the right one. The ReAct path uses
 this ranking to narrow the grammar's choice of tool to the tools whose score is close to
-the best (``relevant_tools``); the prompt still lists every tool (unless the ReAct
-strategy's ``offered_tools_only``, off).
+the best (``relevant_tools``); the prompt still lists every tool.
 
 A tool's score counts the distinct words it shares with the request: three for a word of
 its name, one for a word of its description, a half for a word of an argument name.
