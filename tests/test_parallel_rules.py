@@ -11,11 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from callgate.graph.decide_react import FINAL, ReactStrategy, turn_calls
-from callgate.graph.settings import LoopSettings
 from callgate.models.scripted import ScriptedChatModel
 from callgate.tools.registry import ToolRegistry
 
@@ -268,60 +266,3 @@ def test_a_string_written_twice_in_a_list_is_kept_once() -> None:
         '"fees": [200, 200, 400]}')  # numbers are data: they may repeat
     strategy.unique_items = False
     assert strategy.fill_args(state, {})["reply_text"].endswith(f"Action Input: {looped}")
-
-
-def test_a_call_the_tool_would_run_as_an_earlier_one_is_a_repeat_where_values_are_grounded(
-) -> None:
-    # SmolLM2 wrote two calls that differed only in an invented optional value; grounding
-    # dropped it, and the same call was written twice (live_multiple_480: "album"; the
-    # loop answered the second from the first's result, BFCL counts both).
-    registry = ToolRegistry()
-
-    @registry.tool()
-    def play(artist: str, minutes: int, album: str | None = None) -> str:
-        """Play songs of an artist for some minutes, from one album if given."""
-        return "ok"
-
-    strategy = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry,
-                             as_run_repeats=True)
-    strategy.grammar = True
-    first = ('Action: play\nAction Input: '
-             '{"artist": "Nina Simone", "minutes": 20, "album": "Best_2018"}')
-    state = {"messages": [HumanMessage(REQUEST)], "reply_text": first + "\nAction: play\n",
-             "chosen_tool": "play", "calls_written": 1}
-    again = '{"artist": "Nina Simone", "minutes": 20, "album": "Best_2019"}'
-    assert strategy._after_args(state, again, grounding=True)["repeat_dropped"]
-    # Without grounding the tool would see two albums: two calls.
-    assert not strategy._after_args(state, again, grounding=False)["repeat_dropped"]
-    # An album the user named is a value of its own: a new call.
-    named = {**state, "messages": [HumanMessage(REQUEST + " Play the album Pastel Blues too.")]}
-    assert not strategy._after_args(named, '{"artist": "Nina Simone", "minutes": 20, '
-                                    '"album": "Pastel Blues"}', grounding=True)["repeat_dropped"]
-
-
-@pytest.mark.parametrize(("option", "grounding", "expected"), [
-    (True, True, True), (True, False, False), (False, True, False)])
-def test_the_decide_subgraph_compares_calls_as_run_only_where_the_run_grounds_values(
-        option: bool, grounding: bool, expected: bool) -> None:
-    # The subgraph's fill_args node passes the run's grounding (its context) to the rule.
-    strategy = _strategy()
-    strategy.as_run_repeats = option
-    seen: list[bool] = []
-
-    def choose(state: dict[str, Any], config: Any) -> dict[str, Any]:
-        return {"reply_text": "Action: play\n", "chosen_tool": "play", "calls_written": 0}
-
-    def fill_args(state: dict[str, Any], config: Any, *, grounding: bool = False
-                  ) -> dict[str, Any]:
-        seen.append(grounding)
-        return {"reply_text": state["reply_text"] + 'Action Input: {"artist": "Nina Simone", '
-                '"minutes": 20}', "calls_written": 1, "chosen_tool": None,
-                "repeat_dropped": False}
-
-    strategy.choose = choose  # type: ignore[method-assign]
-    strategy.fill_args = fill_args  # type: ignore[method-assign]
-    decide = strategy.subgraph(LoopSettings(registry=strategy.registry))
-    out = decide.invoke({"messages": [HumanMessage(REQUEST)]},
-                        context={"grounding": grounding, "max_calls_per_step": 1})
-    assert seen == [expected]
-    assert [c["name"] for c in out["pending_calls"]] == ["play"]

@@ -52,7 +52,7 @@ from callgate.tools.asks import (
     sibling_lists,
 )
 from callgate.tools.asks import asks as asks_of
-from callgate.tools.grounding import conversation_text, ground, numbers_in, unused_numbers
+from callgate.tools.grounding import conversation_text, numbers_in, unused_numbers
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.relevance import (
     PRESELECT,
@@ -229,7 +229,6 @@ class ReactStrategy:
                  time_formats: bool = True, terse_format: bool = True,
                  filled_lists: bool = True, list_literals: bool = False,
                  part_items: bool = True, named_floor: float | None = None,
-                 as_run_repeats: bool = False,
                  mentioned_defaults: bool = False, preambles: bool = False,
                  clause_asks: bool = False,
                  grounded_answers: bool = True) -> None:
@@ -361,11 +360,6 @@ class ReactStrategy:
         # on the questions with a tool scoring 9 or more gave tune 4 up, 0 down, validate
         # 1 up, 2 down (live_irrelevance questions given a call; README).
         self.named_floor = named_floor
-        # Where the run grounds values, a call that the tool would run as an earlier call
-        # of the turn is a repeat (``_as_run``), though the text differs in a value
-        # grounding drops. Off: tune 1 up, 0 down; validate 0 up, 0 down (README); the
-        # execute step answers such a call from the earlier result anyway.
-        self.as_run_repeats = as_run_repeats
         # An optional argument the request mentions does not keep its default ("dontcare"
         # for "directed by Wes Anderson"; ValueChooser.mentioned_defaults).
         self.mentioned_defaults = mentioned_defaults
@@ -760,10 +754,7 @@ class ReactStrategy:
     def _prefill(self, state: dict[str, Any], suffix: str) -> list[AnyMessage]:
         return [*self.messages(state), AIMessage(state["reply_text"] + suffix)]
 
-    def fill_args(self, state: dict[str, Any], config: RunnableConfig, *,
-                  grounding: bool = False) -> dict[str, Any]:
-        """The chosen tool's arguments; ``grounding``: whether the run grounds values (a
-        call is then a repeat when it runs as an earlier one does, see ``_as_run``)."""
+    def fill_args(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         prefill = self._prefill(state, "Action Input: ")
         message, raw = stream_reply(self.model, prefill, config, silent=True,
                                     **self._args_kwargs(state))
@@ -775,7 +766,7 @@ class ReactStrategy:
         if self.unique_items and (args := _args_of(raw)) is not None:
             unique = _unique_strings(args)
             raw = raw if unique == args else json.dumps(unique, ensure_ascii=False)
-        return self._after_args(state, raw, grounding=grounding)
+        return self._after_args(state, raw)
 
     def _values_chosen(self, state: dict[str, Any], raw: str) -> str:
         """The decoded arguments with each value chosen among those the conversation
@@ -831,35 +822,10 @@ class ReactStrategy:
         score = tool_scores(self.registry, self._request(state)).get(tool, 0.0)
         return self.named_floor if score >= self.call_score else self.value_floor
 
-    def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any], *,
-                 grounding: bool = False) -> bool:
-        """Whether the call the model wrote repeats one of this turn's: the same tool and
-        arguments, as written or, with ``grounding``, as the tool would run them."""
+    def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
         args = _args_of(raw) if isinstance(raw, str) else raw
-        if not self.coverage or args is None:
-            return False
-        call = Call(name=state["chosen_tool"], args=args)
-        earlier = self.calls_so_far(state)
-        if call in earlier:
-            return True
-        if not grounding:
-            return False
-        context = conversation_text(state.get("messages") or [])
-        return self._as_run(call, context) in [self._as_run(c, context) for c in earlier]
-
-    def _as_run(self, call: Call, context: str) -> Call:
-        """``call`` as the tool runs it: validated (defaults in, unknown arguments out), its
-        invented optional values reset to their default or left out by grounding (read
-        against the conversation as it is now). SmolLM2 wrote two calls that differed only
-        in an invented ``album``; grounding dropped it, so the same call was written twice.
-        The ``move_on`` check of ``_values_chosen`` still compares calls as written."""
-        tool = self.registry.get(call["name"])
-        if tool is None:
-            return call
-        checked = self.registry.validate({"tool": call["name"], "args": call["args"]})
-        if not checked.valid:
-            return call
-        return Call(name=call["name"], args=ground(checked.args, tool.schema, context).args)
+        return bool(self.coverage and args is not None and Call(
+            name=state["chosen_tool"], args=args) in self.calls_so_far(state))
 
     def _restates(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
         """With ``new_items``: a call after the turn's first that brings no item (a string
@@ -898,9 +864,8 @@ class ReactStrategy:
         options = {k for k, p in properties.items() if isinstance(p, dict) and "enum" in p}
         return _leaves({k: v for k, v in args.items() if k not in options})
 
-    def _after_args(self, state: dict[str, Any], raw: str, *,
-                    grounding: bool = False) -> dict[str, Any]:
-        if self._repeats(state, raw, grounding=grounding) or self._restates(state, raw):
+    def _after_args(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
+        if self._repeats(state, raw) or self._restates(state, raw):
             return self._drop_repeat(state)
         return {"reply_text": f"{state['reply_text']}Action Input: {raw}",
                 "calls_written": state.get("calls_written", 0) + 1, "chosen_tool": None,
@@ -1020,11 +985,6 @@ class ReactStrategy:
             limit = max(1, limits_of(runtime, defaults).max_calls_per_step)
             return {**self.choose(state, config), "max_calls": limit}
 
-        def fill_args(state: ReactState, runtime: Runtime[Context],
-                      config: RunnableConfig) -> dict[str, Any]:
-            grounding = limits_of(runtime, defaults).grounding and self.as_run_repeats
-            return self.fill_args(state, config, grounding=grounding)
-
         def after_choose(state: ReactState) -> Literal["fill_args", "write_answer", "parse"]:
             if not self.grammar or not tools_allowed(state, self.registry):
                 return "parse"
@@ -1044,7 +1004,7 @@ class ReactStrategy:
 
         graph = StateGraph(ReactState, context_schema=Context, output_schema=DecideOutput)
         graph.add_node("choose", choose)
-        graph.add_node("fill_args", fill_args)
+        graph.add_node("fill_args", self.fill_args)
         graph.add_node("write_answer", self.write_answer)
         graph.add_node("next_action", self.next_action)
         graph.add_node("parse", self.parse)
