@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from callgate.prompts.correction import CORRECTION, NOT_RUN
-from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TERSE, REACT_SYSTEM_TOOLS_LAST
+from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TERSE
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
 from callgate.tools.grounding import GROUNDING_ADVICE
 
@@ -42,7 +42,7 @@ INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the re
 
 
 def _instruction_texts() -> list[str]:
-    texts = [ANSWER_NOW, NATIVE_SYSTEM, REACT_SYSTEM, REACT_SYSTEM_TERSE, REACT_SYSTEM_TOOLS_LAST,
+    texts = [ANSWER_NOW, NATIVE_SYSTEM, REACT_SYSTEM, REACT_SYSTEM_TERSE,
              CORRECTION, NOT_RUN, *REASONS.values(), GROUNDING_ADVICE]
     return [re.sub(r"\{[^}]*\}", " ", t) for t in texts]
 

@@ -9,7 +9,6 @@ model slot; grammar decoding is switched on by hand, as a llama.cpp model would 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import pytest
@@ -98,37 +97,6 @@ def test_an_opening_about_no_tool_opens_the_first_ask() -> None:
     found = asks(_registry(), request)
     assert [a.tools for a in found] == [("find_primes",), ("fibonacci_series",)]
     assert found[0].text.startswith("Can you help me")
-
-
-def test_with_preambles_a_sentence_that_only_counts_the_tasks_is_about_no_tool() -> None:
-    # "two tasks" shares "two" with the tools that speak of "two numbers": without
-    # ``preambles`` the first ask is theirs, not the weather's.
-    registry = _registry()
-
-    @registry.tool()
-    def gcd(a: int, b: int) -> str:
-        """Greatest common divisor of two numbers."""
-        return "ok"
-
-    request = ("Could you please help me with two tasks? First, get the weather in Rome. "
-               "Second, find the greatest common divisor of 36 and 48.")
-    assert "weather" not in asks(registry, request)[0].tools
-    found = asks(registry, request, preambles=True)
-    assert [a.tools for a in found] == [("weather",), ("find_primes", "gcd")]
-    assert found[0].text.startswith("Could you please help me")
-    # A sentence that states a task is no preamble, though it counts things too.
-    for request in ("I have a few questions about the weather in Rome. Also find the "
-                    "greatest common divisor of 36 and 48.",
-                    "Could you help me with two things: get the weather in Rome, then find "
-                    "the greatest common divisor of 36 and 48."):
-        assert asks(registry, request, preambles=True) == asks(registry, request)
-
-
-def test_with_clauses_a_clause_about_another_tool_starts_an_ask() -> None:
-    request = "Find the primes between 5 and 50 and get the fibonacci series upto 40."
-    assert [a.tools for a in asks(_registry(), request)] == [("find_primes",)]
-    assert [a.tools for a in asks(_registry(), request, clauses=True)] == [
-        ("find_primes",), ("fibonacci_series",)]
 
 
 def test_items_left_are_the_numbers_names_and_quoted_values_no_call_holds() -> None:
@@ -225,20 +193,6 @@ def test_a_strong_match_makes_the_first_choice_a_call() -> None:
     assert "Final Answer" in _strategy(call_score=6.0)._choice_kwargs(_state(weak))["grammar"]
 
 
-def test_a_tool_the_request_names_strongly_gets_the_named_floor() -> None:
-    # The value floor (an invented value gives way only to an offer this likely) is
-    # named_floor where the request names the chosen tool as strongly as call_score asks.
-    strong = "Find the prime numbers between two numbers: 10 and 20."
-    weak = "What do you think about prime numbers?"
-    strategy = _strategy(call_score=6.0, named_floor=-math.inf, value_floor=-4.0)
-    assert strategy._floor(_state(strong), "find_primes") == -math.inf
-    assert strategy._floor(_state(weak), "find_primes") == -4.0
-    assert strategy._floor(_state(strong), "fibonacci_series") == -4.0
-    assert _strategy(call_score=6.0)._floor(_state(strong), "find_primes") == -4.0
-    assert _strategy(call_score=None, named_floor=-9.0)._floor(
-        _state(strong), "find_primes") == -4.0
-
-
 def test_the_value_chooser_gets_the_floor_of_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
     from callgate.graph.choose_values import ValueChooser
 
@@ -253,8 +207,8 @@ def test_the_value_chooser_gets_the_floor_of_the_call(monkeypatch: pytest.Monkey
     strong = "Find the prime numbers between two numbers: 10 and 20."
     state = {**_state(strong, tool="find_primes"), "reply_text": "Action: find_primes\n"}
     raw = '{"start": 10, "end": 20}'
-    _strategy(call_score=6.0, named_floor=-9.0)._values_chosen(state, raw)
-    _strategy(call_score=6.0)._values_chosen(state, raw)
+    _strategy(value_floor=-9.0)._values_chosen(state, raw)
+    _strategy()._values_chosen(state, raw)
     assert floors == [-9.0, -4.0]
 
 
@@ -282,8 +236,8 @@ def test_lists_of_numbers_are_found_but_not_the_ends_of_a_range() -> None:
 
 
 def test_a_dropped_repeat_takes_the_thought_that_opened_it_along() -> None:
-    # With ask_thought the call for an ask is written after "Thought: <the ask>"; when that
-    # call turns out a repeat, the reply ends with the call before it, thought and all.
+    # With a thought before each call (``thought=True``), a call that turns out a repeat
+    # goes with the thought that opened it: the reply ends with the call before it.
     first = 'Action: weather\nAction Input: {"city": "Paris"}'
     state = {"reply_text": first + '\nThought: Also in Rome.\nAction: weather\n'
                                    'Action Input: {"city": "Paris"}\n', "calls_written": 1}

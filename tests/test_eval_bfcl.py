@@ -223,12 +223,9 @@ def test_the_report_hashes_the_prompt_the_options_give() -> None:
         return CallgateAnswerer("bundled", react_options=options).describe()["react"]
 
     default = described()
-    assert (default["terse_format"], default["tools_last"]) == (True, False)
-    hashes = {default["prompt_sha1"], described(terse_format=False)["prompt_sha1"],
-              described(tools_last=True)["prompt_sha1"],
-              described(tools_last=True, terse_format=False)["prompt_sha1"]}
-    assert len(hashes) == 4
-    assert described(tools_last=True)["tools_last"] is True
+    assert default["terse_format"] is True
+    assert default["prompt_sha1"] != described(terse_format=False)["prompt_sha1"]
+    assert described(terse_format=False)["terse_format"] is False
 
 
 def test_an_answerer_that_crashes_is_a_scored_miss() -> None:
@@ -635,12 +632,12 @@ def test_the_harness_leaves_a_chosen_answer_unwritten_and_makes_the_same_calls(
 def test_react_options_from_the_command_line() -> None:
     from callgate.eval.cli import _react_options
 
-    assert _react_options(["retry_refused=6", "coverage_names=true", "preselect=null"]) == {
-        "retry_refused": 6, "coverage_names": True, "preselect": None}
-    with pytest.raises(SystemExit, match="retry_refused"):  # the message lists the knobs
+    assert _react_options(["value_floor=-6", "spans=true", "preselect=null"]) == {
+        "value_floor": -6, "spans": True, "preselect": None}
+    with pytest.raises(SystemExit, match="value_floor"):  # the message lists the knobs
         _react_options(["no_such_knob=1"])
     with pytest.raises(SystemExit, match="NAME=VALUE"):
-        _react_options(["retry_refused"])
+        _react_options(["value_floor"])
 
 
 def test_a_run_of_some_questions_is_merged_into_a_full_run() -> None:
@@ -677,13 +674,13 @@ def test_merge_on_the_command_line_says_what_is_wrong_in_one_line(tmp_path: Path
 
 
 def test_a_report_is_strict_json_with_an_infinite_option(tmp_path: Path) -> None:
-    # ``--react-option named_floor=-Infinity``: Python's json would write -Infinity,
+    # ``--react-option value_floor=-Infinity``: Python's json would write -Infinity,
     # which jq and most JSON readers refuse.
     report = _scripted_report(1, 2)
-    report.settings = {**report.settings, "react": {"named_floor": -math.inf}}
+    report.settings = {**report.settings, "react": {"value_floor": -math.inf}}
 
     def refuse(constant: str) -> None:
         raise AssertionError(f"{constant} is not JSON")
 
     data = json.loads(report.write(tmp_path / "r.json").read_text(), parse_constant=refuse)
-    assert data["settings"]["react"]["named_floor"] == "-Infinity"
+    assert data["settings"]["react"]["value_floor"] == "-Infinity"

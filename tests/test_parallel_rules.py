@@ -8,7 +8,6 @@ would have it.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -105,27 +104,15 @@ def _fast(*replies: str, tools: int = 1) -> tuple[ReactStrategy, ScriptedChatMod
             return "ok"
 
     model = ScriptedChatModel(script=list(replies), native_tools=False)
-    strategy = ReactStrategy(model, registry, fast_forward=True, preselect=None)
+    strategy = ReactStrategy(model, registry, preselect=None)
     strategy.grammar = True
     return strategy, model
 
 
-def test_one_token_settles_the_choice_and_a_fixed_tool_name_is_written_not_decoded() -> None:
-    strategy, model = _fast("Action")
-    out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
-    assert out["reply_text"] == "Action: play\n" and out["chosen_tool"] == "play"
-    assert [r["max_tokens"] for r in model.requests] == [1]  # one decoded token, no more
-    strategy, model = _fast("Final")
-    out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
-    assert out["reply_text"] == FINAL and out["cut_off"]  # write_answer writes the answer
-
-
 def test_by_default_a_choice_among_tools_is_decoded_whole_and_tools_come_first() -> None:
-    # Scripted model (deterministic): the defaults measured on BFCL (README): fast_forward
-    # off (among several tools, the choice and tool name decoded in one reply), tools_last
-    # off.
+    # Scripted model (deterministic): as measured on BFCL (README), among several tools
+    # the choice and the tool's name are decoded in one reply; the tools come first.
     strategy, model = _fast("Action: pause\n", tools=2)
-    strategy.fast_forward = False
     out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
     assert out["chosen_tool"] == "pause"
     assert len(model.requests) == 1 and model.requests[0]["max_tokens"] > 1
@@ -133,11 +120,10 @@ def test_by_default_a_choice_among_tools_is_decoded_whole_and_tools_come_first()
 
 
 def test_with_one_tool_offered_only_the_choosing_tokens_are_decoded_by_default() -> None:
-    # Scripted model: one tool, fast_forward off. The grammar fixes "Action: play\n" once
-    # "Action" is chosen, so one token is decoded for the choice and two for the next
-    # action ("\n", then "Action" or "Observation"); the rest of the line is written.
+    # Scripted model: one tool. The grammar fixes "Action: play\n" once "Action" is
+    # chosen, so one token is decoded for the choice and two for the next action ("\n",
+    # then "Action" or "Observation"); the rest of the line is written, not decoded.
     strategy, model = _fast("Action", "\nAction")
-    strategy.fast_forward = False
     strategy.asks = strategy.coverage = False  # the model, not the request, picks the next
     state: dict[str, Any] = {"messages": [HumanMessage(REQUEST)]}
     out = strategy.choose(state, {})
@@ -148,47 +134,9 @@ def test_with_one_tool_offered_only_the_choosing_tokens_are_decoded_by_default()
     assert out["chosen_tool"] == "play" and out["reply_text"].endswith("\nAction: play\n")
     assert [r["max_tokens"] for r in model.requests] == [1, 2]
     strategy, model = _fast("Final")
-    strategy.fast_forward = False
     out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
-    assert out["reply_text"] == FINAL and [r["max_tokens"] for r in model.requests] == [1]
-
-
-def test_among_several_tools_the_name_is_decoded_under_a_names_grammar() -> None:
-    strategy, model = _fast("Action", " pause\n", tools=2)
-    out = strategy.choose({"messages": [HumanMessage(REQUEST)]}, {})
-    assert out["chosen_tool"] == "pause"
-    second = model.requests[1]
-    assert second["messages"][-1].content == "Action:"  # continues the reply
-    assert '"play"' in second["grammar"] and '"pause"' in second["grammar"]
-
-
-def test_tools_last_prompts_share_their_instructions_as_a_prefix() -> None:
-    from os.path import commonprefix
-
-    from callgate.prompts.react import react_system
-
-    one = react_system([("play", "Play music.", {"type": "object"})], tools_last=True)
-    two = react_system([("weather", "Weather.", {"type": "object"})], tools_last=True)
-    shared = commonprefix([one, two])
-    assert "Final Answer:" in shared and shared.endswith("Tools:\n- ")
-    strategy, _ = _fast()
-    strategy.tools_last = True
-    assert strategy.system.index("Tools:\n- play") > strategy.system.index("Final Answer:")
-
-
-def test_further_calls_of_a_turn_take_only_values_the_conversation_has() -> None:
-    strategy = _strategy()
-    strategy.further_values = True
-    first = {"messages": [HumanMessage(REQUEST)], "reply_text": "Action: play\n",
-             "chosen_tool": "play", "calls_written": 0}
-    grammar = strategy._args_kwargs(first)["grammar"]
-    assert "span ::=" not in grammar  # the first call decodes as before
-    further = {"messages": _earlier_step({"artist": "Nina Simone", "minutes": 20}),
-               "reply_text": "Action: play\n", "chosen_tool": "play", "calls_written": 0}
-    grammar = strategy._args_kwargs(further)["grammar"]
-    assert 'artist ::= "\\"" cg-span "\\""' in grammar
-    assert set(re.search(r"^minutes ::= (.*)$", grammar, re.M).group(1).split(" | ")) == {
-        '"20"', '"35"'}  # the request's numbers, not any digits
+    assert out["reply_text"] == FINAL and out["cut_off"]  # write_answer writes the answer
+    assert [r["max_tokens"] for r in model.requests] == [1]
 
 
 def test_a_tool_without_arguments_is_no_repeat_of_itself() -> None:
@@ -206,41 +154,6 @@ def test_a_tool_without_arguments_is_no_repeat_of_itself() -> None:
              "calls_written": 0}
     assert strategy.calls_so_far(state) == []  # the chosen tool has no arguments yet
     assert not strategy._after_args(state, "{}")["repeat_dropped"]
-
-
-def _refused(artist: str, kind: str = "ungrounded") -> list[Any]:
-    """The request, a call with an invented value, and the loop's refusal of it (what the
-    ``correct`` node adds)."""
-    call = {"id": "c0", "name": "play", "args": {"artist": artist, "minutes": 20},
-            "type": "tool_call"}
-    refusal = ToolMessage(f"'play' was called with values that appear nowhere in the "
-                          f"conversation (artist={artist!r}).", tool_call_id="c0", name="play",
-                          status="error", additional_kwargs={"callgate_correction": True,
-                                                             "callgate_refusal": kind})
-    return [HumanMessage(REQUEST), AIMessage("", tool_calls=[call]), refusal]
-
-
-def test_a_refused_call_is_decoded_again_from_the_conversations_values() -> None:
-    strategy = _strategy()  # its scripted model has no replies: nothing may be decoded
-    strategy.retry_refused = 3.0  # "play" scores 5.5 on REQUEST
-    state = {"messages": _refused("Frank Sinatra")}
-    chosen = strategy.choose(state, {})
-    assert chosen["chosen_tool"] == "play" and chosen["reply_text"] == "Action: play\n"
-    grammar = strategy._args_kwargs({**state, **chosen})["grammar"]
-    assert 'artist ::= "\\"" cg-span "\\""' in grammar  # only words of the request
-    assert set(re.search(r"^minutes ::= (.*)$", grammar, re.M).group(1).split(" | ")) == {
-        '"20"', '"35"'}
-
-
-def test_no_retry_for_a_tool_the_request_is_not_about_or_an_invalid_call() -> None:
-    strategy = _strategy()
-    strategy.retry_refused = 3.0  # "play" scores 5.5 on REQUEST
-    assert strategy.retried_tool({"messages": _refused("X", kind="invalid")}) is None
-    unrelated = _refused("X")
-    unrelated[0] = HumanMessage("What is the capital of Peru?")  # shares no word with play
-    assert strategy.retried_tool({"messages": unrelated}) is None
-    strategy.retry_refused = None  # off: the model chooses again
-    assert strategy.retried_tool({"messages": _refused("X")}) is None
 
 
 def test_a_string_written_twice_in_a_list_is_kept_once() -> None:

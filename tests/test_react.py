@@ -297,23 +297,6 @@ def test_the_turn_ends_when_the_last_call_used_no_number_left() -> None:
     assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": FORCE_BIAS}
 
 
-def test_answer_bias_applies_after_a_step_whose_calls_ran_only() -> None:
-    from langchain_core.messages import AIMessage, ToolMessage
-
-    strategy = _hypot_strategy(answer_bias=3.0)
-    request = HumanMessage("the usual triangle, please")
-    call = AIMessage("", tool_calls=[{"name": "hypot", "args": {"a": 3, "b": 4},
-                                      "id": "c1", "type": "tool_call"}])
-    first = {"messages": [request]}
-    assert "logit_bias" not in strategy._choice_kwargs(first)  # nothing ran yet
-    after = {"messages": [request, call, ToolMessage("5.0", tool_call_id="c1")]}
-    assert strategy._choice_kwargs(after)["logit_bias"] == {"Final": 3.0}
-    correcting = {"messages": [request, call, HumanMessage(
-        "fix it", additional_kwargs={"callgate_correction": True})]}
-    assert "logit_bias" not in strategy._choice_kwargs(correcting)
-    assert "logit_bias" not in _hypot_strategy()._choice_kwargs(after)  # off by default
-
-
 def test_the_prompt_shows_the_reply_format_as_it_is_decoded() -> None:
     """The system prompt only (a scripted model; nothing is decoded). Where the grammar
     writes no Thought, the format has no Thought or Observation lines; elsewhere it keeps
@@ -345,9 +328,6 @@ def test_the_prompt_shows_the_reply_format_as_it_is_decoded() -> None:
     assert "Thought: <one short sentence>" in strategy.system
     strategy.terse_format = True
     assert strategy.system == terse
-    strategy.tools_last = True  # the instructions first: the same format, then the tools
-    assert "Thought" not in strategy.system
-    assert strategy.system.index("Final Answer:") < strategy.system.index("- web_search")
 
 
 def get_weather(city: str) -> str:
@@ -360,25 +340,20 @@ def todo_list() -> list[str]:
     return ["buy milk"]
 
 
-@pytest.mark.parametrize(("options", "asks"), [
-    ({}, [("todo_list",), ("web_search",)]),
-    ({"preambles": True}, [("get_weather",), ("web_search",)]),
-    ({"clause_asks": True}, [("todo_list",), ("web_search",), ("system_stats",)]),
-])
-def test_the_strategy_cuts_its_plan_with_its_own_asks_options(
-        options: dict[str, Any], asks: list[tuple[str, ...]]) -> None:
-    """``preambles`` and ``clause_asks`` reach the asks the strategy plans with: the opening
-    sentence only counts the tasks, yet its "tasks" makes todo_list the first ask's tool
-    without ``preambles``; the clause about CPU usage is an ask of its own only with
-    ``clause_asks``."""
+def test_the_strategy_plans_with_the_asks_of_the_request() -> None:
+    """The plan is :func:`callgate.tools.asks.asks` of the latest request (the opening
+    sentence's "tasks" makes todo_list the first ask's tool); the CPU clause stays with the
+    ask before it."""
     from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.asks import asks
 
     registry = ToolRegistry()
     for function in (web_search, system_stats, get_weather, todo_list):
         registry.register(function)
-    strategy = ReactStrategy(text_model(), registry, **options)
+    strategy = ReactStrategy(text_model(), registry)
     strategy.grammar = True  # asks are read only under the grammar
     request = ("Can you help me with a few tasks? First, get the weather in Paris. "
                "Then search the web for hotels, and show the CPU usage.")
     plan = strategy.plan({"messages": [HumanMessage(request)]})
-    assert [ask.tools for ask in plan] == asks
+    assert [ask.tools for ask in plan] == [("todo_list",), ("web_search",)]
+    assert plan == asks(registry, request)

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from callgate.graph.choose_values import ValueChooser
 from callgate.models.ranking import Ranked, TokenTrie, best_first, log_softmax
 from callgate.tools.asks import sibling_lists
-from callgate.tools.candidates import is_free_text, list_values, number_values, spans
+from callgate.tools.candidates import is_free_text, number_values, spans
 
 # --- the search -------------------------------------------------------------------------------
 
@@ -116,25 +116,6 @@ def test_number_values_fit_the_argument() -> None:
     assert number_values(text, {"type": "integer"}) == [5, 20, 1000]
     assert number_values(text, {"type": "integer", "minimum": 10, "maximum": 100}) == [20]
     assert number_values("1e999 or 7", {"type": "number"}) == [7]  # no infinity
-
-
-def test_list_values_are_the_bracketed_lists_whose_items_fit_the_argument() -> None:
-    text = ("Compare scores [12, 15, 11] with [9, 14.5, 10], labels ['north', 'south'], "
-            "flags [true, false], notes [see above] and an empty [] list")
-    integers = {"type": "array", "items": {"type": "integer"}}
-    assert list_values(text, integers) == [[12, 15, 11]]
-    assert list_values(text, {"type": "array", "items": {"type": "number"}}) == [
-        [12, 15, 11], [9, 14.5, 10]]
-    assert list_values(text, {"type": "array", "items": {"type": "string"}}) == [
-        ["north", "south"]]
-    # Booleans are not numbers; an enum's items, or a value that is not an array, take none.
-    assert list_values("[1, True]", integers) == []
-    assert list_values(text, {"type": "array", "items": {"type": "string",
-                                                         "enum": ["north", "south"]}}) == []
-    assert list_values(text, {"type": "integer"}) == []
-    assert list_values("twice: [1, 2] and [1, 2]", integers) == [[1, 2]]
-    # Text that only looks like a literal is no list (a set of dicts cannot even be built).
-    assert list_values("[{{}: 1}] and [{{}}] and [1, 2", integers) == []
 
 
 def test_free_text_arguments_are_the_models_to_write() -> None:
@@ -311,82 +292,6 @@ def test_dates_are_written_in_the_format_their_argument_names() -> None:
     assert out == {"date": "2023-04-15", "note": "April 15th, 2023"}
 
 
-TRIP_SCHEMA = {"type": "object", "properties": {
-    "city": {"type": "string"},
-    "departure_date": {"type": "string", "description": "Day of travel, in the format "
-                       "'YYYY-MM-DD'."},
-    "return_date": {"type": "string"},
-    "when": {"type": "string", "description": "The day, as MM/DD/YYYY."},
-    "note": {"type": "string", "description": "Anything to tell the driver."}},
-    "required": ["city", "departure_date"]}
-
-
-def choose_trip(ranker: FixedRanker, args: dict[str, Any], request: str,
-                earlier: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return ValueChooser(ranker, known_dates=True).choose(
-        PROMPT, "Action Input: ", args, TRIP_SCHEMA, request, earlier or [], request=request)
-
-
-def test_a_date_argument_takes_the_day_the_request_names_in_its_format() -> None:
-    # The model wrote a day of its own; the request names one day: that day, unranked.
-    ranker = FixedRanker({})
-    out = choose_trip(ranker, {"city": "Oslo", "departure_date": "2023-04-15"},
-                      "A bus to Oslo on April 22nd 2023, please")
-    assert out == {"city": "Oslo", "departure_date": "2023-04-22"}
-    assert all("2023-04-22" not in call for call in ranker.calls)
-    # A format the description names (MM/DD/YYYY), for a wish that was no date at all.
-    out = choose_trip(FixedRanker({}), {"city": "Oslo", "departure_date": "2023-04-22",
-                                        "when": "next time"}, "Oslo on the 22nd of April 2023")
-    assert out["when"] == "04/22/2023"
-
-
-def test_several_named_days_are_ranked_and_a_named_day_the_model_wrote_stays() -> None:
-    request = "Today is 2023-10-01. Book Oslo for tomorrow."
-    ranker = FixedRanker({"2023-10-02": -0.4, "2023-10-01": -1.5})
-    out = choose_trip(ranker, {"city": "Oslo", "departure_date": "2019-03-01"}, request)
-    assert out["departure_date"] == "2023-10-02"
-    assert sorted(ranker.calls[-1]) == ["2023-10-01", "2023-10-02"]
-    ranker = FixedRanker({"2023-10-02": -0.4})
-    out = choose_trip(ranker, {"city": "Oslo", "departure_date": "2023-10-01"}, request)
-    assert out["departure_date"] == "2023-10-01" and ranker.calls == []
-
-
-def test_a_further_call_of_the_turn_moves_to_another_named_day() -> None:
-    request = "Oslo on 2023-05-01 and on 2023-05-08"
-    ranker = FixedRanker({"2023-05-01": -0.2, "2023-05-08": -1.0})
-    earlier = [{"city": "Oslo", "departure_date": "2023-05-01"}]
-    out = choose_trip(ranker, {"city": "Oslo", "departure_date": "2023-05-01"}, request,
-                      earlier)
-    assert out["departure_date"] == "2023-05-08"
-
-
-def test_no_named_day_a_date_time_or_free_text_leaves_the_value_as_it_is() -> None:
-    # "now", "current", a month or a week name no day here (grounding still reads them).
-    args = {"city": "Oslo", "departure_date": "2023-04-15", "note": "2023-04-15"}
-    for request in ("The current weather in Oslo", "Oslo now", "Oslo", "Oslo in April 2023",
-                    "Oslo next week", "Oslo this weekend", "Oslo last year"):
-        assert choose_trip(FixedRanker({}), dict(args), request) == args
-    # A date the user wrote in a form not read as a day stays the model's.
-    stated = {"city": "Oslo", "departure_date": "12/05/2023"}  # read two ways
-    assert choose_trip(FixedRanker({}), dict(stated), "Oslo 12/05/2023 or 2023-05-13") == (
-        stated)
-    assert choose_trip(FixedRanker({}), {"city": "Oslo", "departure_date": "May 14"},
-                       "Oslo on 2023-05-13, or May 14") == {
-        "city": "Oslo", "departure_date": "May 14"}
-    # Only the date argument moves: not a free-text note, not an argument with no date in
-    # its name or description ("return_date" has; "note" has not).
-    out = choose_trip(FixedRanker({}), {**args, "return_date": "2023-04-15"},
-                      "Oslo on 2023-06-01")
-    assert out == {"city": "Oslo", "departure_date": "2023-06-01", "note": "2023-04-15",
-                   "return_date": "2023-06-01"}
-    stamp = {"type": "object", "properties": {"start_datetime": {"type": "string"},
-                                               "date": {"type": "string", "enum": ["today"]}}}
-    same = {"start_datetime": "2023-04-15", "date": "today"}
-    assert ValueChooser(FixedRanker({}), known_dates=True).choose(
-        PROMPT, "Action Input: ", same, stamp, "on 2023-06-01", [],
-        request="on 2023-06-01") == same
-
-
 ATTRACTIONS = {"type": "object", "properties": {
     "location": {"type": "string"},
     "category": {"type": "string", "enum": ["Museum", "Park", "dontcare"], "default": "dontcare"},
@@ -445,54 +350,6 @@ def test_a_further_call_pays_for_repeating_an_earlier_value() -> None:
         "Thai")
     assert choose(FixedRanker(request_scores), args, earlier, reuse_penalty=0.5)["city"] == (
         "Manhattan")
-
-
-LISTS = {"type": "object", "properties": {
-    "group_a": {"type": "array", "items": {"type": "integer"}},
-    "group_b": {"type": "array", "items": {"type": "integer"}},
-    "equal_variance": {"type": "boolean"}}, "required": ["group_a", "group_b"]}
-LISTS_REQUEST = "T-test of group A [3, 4, 5, 6, 4] against group B [7, 8, 9, 8, 7]"
-
-
-def choose_lists(ranker: FixedRanker, args: dict[str, Any],
-                 earlier: list[dict[str, Any]] | None = None, **options: Any) -> dict[str, Any]:
-    chooser = ValueChooser(ranker, list_literals=True, **options)
-    prompt = [SystemMessage("tools"), HumanMessage(LISTS_REQUEST), AIMessage("Action: t\n")]
-    return chooser.choose(prompt, "Action Input: ", args, LISTS, LISTS_REQUEST, earlier or [])
-
-
-def test_a_list_the_model_ran_on_past_becomes_the_list_the_user_wrote() -> None:
-    # SmolLM2 counted on from the user's items ([3, 4, 5, 6, 7, 8, 9, 10]): the lists the
-    # request writes out are ranked whole, with no floor (a list is many tokens).
-    ranker = FixedRanker({" [3, 4, 5, 6, 4]": -9.0, " [7, 8, 9, 8, 7]": -14.0,
-                          " [3, 4, 5, 6, 7, 8, 9, 10]": -2.0})
-    args = {"group_a": [3, 4, 5, 6, 7, 8, 9, 10], "group_b": [7, 8, 9, 8, 7],
-            "equal_variance": True}
-    out = choose_lists(ranker, args, margin=8.0, floor=-4.0)
-    assert out == {"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7],
-                   "equal_variance": True}
-    assert ranker.calls == [[" [3, 4, 5, 6, 4]", " [7, 8, 9, 8, 7]",
-                             " [3, 4, 5, 6, 7, 8, 9, 10]"]]  # group_b was the user's
-    # Far more likely than any list the user wrote (margin), the model's own list stays.
-    assert choose_lists(ranker, args, margin=3.0)["group_a"] == [3, 4, 5, 6, 7, 8, 9, 10]
-    # Without the option, lists are the model's.
-    chooser = ValueChooser(ranker)
-    assert chooser.choose(PROMPT, "Action Input: ", args, LISTS, LISTS_REQUEST, [])[
-        "group_a"] == [3, 4, 5, 6, 7, 8, 9, 10]
-
-
-def test_a_list_another_argument_holds_is_not_offered_again() -> None:
-    ranker = FixedRanker({" [3, 4, 5, 6, 4]": -1.0, " [7, 8, 9, 8, 7]": -5.0})
-    out = choose_lists(ranker, {"group_a": [3, 4, 5, 6, 4], "group_b": [1, 2]})
-    assert out == {"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7]}
-
-
-def test_a_further_call_pays_for_repeating_an_earlier_list() -> None:
-    ranker = FixedRanker({" [3, 4, 5, 6, 4]": -1.0, " [7, 8, 9, 8, 7]": -2.0})
-    earlier = [{"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7]}]
-    out = choose_lists(ranker, {"group_a": [3, 4, 5, 6, 4], "group_b": [7, 8, 9, 8, 7]},
-                       earlier)
-    assert out["group_a"] == [7, 8, 9, 8, 7]
 
 
 class PerArgumentRanker(FixedRanker):
@@ -1020,42 +877,3 @@ def test_an_item_left_moves_into_the_argument_holding_one_of_its_siblings() -> N
     assert ValueChooser(ranker).vary(prompt, "Action Input: ", dict(first), schema, request,
                                      [first], items=[_is(20), _is(30)], request=request
                                      )["payment"] == 20
-
-
-def test_an_argument_the_request_mentions_does_not_keep_its_default() -> None:
-    """``mentioned_defaults``: "directed by Wes Anderson" mentions ``directed_by``, so the
-    model's "dontcare" (the default its description quotes, standing for no choice) gives
-    way to the span it ranks first, and an enum's such default to its best other member; an
-    offer below the floor leaves the default, and an argument the request does not mention
-    keeps it."""
-    schema = {"type": "object", "required": ["genre"], "properties": {
-        "genre": {"type": "string"},
-        "directed_by": {"type": "string", "default": "dontcare",
-                        "description": "Use 'dontcare' to include all directors."},
-        "cast": {"type": "string", "default": "dontcare"},
-        "free_entry": {"type": "string", "enum": ["True", "False", "dontcare"],
-                       "default": "dontcare", "description": "'dontcare': no preference."},
-        "status": {"type": "string", "default": "active",
-                   "description": "Filter by the project's status."}}}
-    request = "Find a comedy directed by Wes Anderson, free entry, and its status"
-    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: find\n")]
-    args = {"genre": "comedy", "directed_by": "dontcare", "cast": "dontcare",
-            "free_entry": "dontcare", "status": "active"}
-    ranker = FixedRanker({"Wes Anderson": -2.5, "comedy": -3.0, "True": -1.5, "False": -2.0,
-                          "dontcare": -0.1, "its status": -3.5})
-
-    def chosen(**options: Any) -> dict[str, Any]:
-        return ValueChooser(ranker, named_members=False, **options).choose(
-            prompt, "Action Input: ", args, schema, request, [], request=request)
-
-    # A default that is a real option ("active": the description does not quote it as the
-    # value for no choice) stays, though the request mentions its argument.
-    assert chosen(mentioned_defaults=True) == {
-        "genre": "comedy", "directed_by": "Wes Anderson", "cast": "dontcare",
-        "free_entry": "True", "status": "active"}
-    # Off: the default stays (``distinct`` then drops the optional copy of cast's value).
-    assert "Wes Anderson" not in chosen(mentioned_defaults=False).values()
-    ranker.scores = {"Wes Anderson": -7.0, "True": -6.0, "False": -6.5, "dontcare": -0.1,
-                     "its status": -5.0}
-    out = chosen(mentioned_defaults=True, floor=-4.0)
-    assert "Wes Anderson" not in out.values() and out["free_entry"] == "dontcare"

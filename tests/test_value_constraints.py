@@ -275,9 +275,7 @@ def test_a_tool_declares_its_word_arguments_and_the_option_extends_them() -> Non
         return strategy._args_kwargs(state)["grammar"]
 
     assert "cg-query-span" in grammar("web_search")  # declared by the tool
-    assert "cg-query" not in grammar("find_news")  # by default, only what a tool declares
-    strategy.search_words = True  # the option: every argument named like a search
-    assert "cg-query-span" in grammar("find_news")
+    assert "cg-query" not in grammar("find_news")  # only what a tool declares
 
 
 @pytest.mark.llama

@@ -301,7 +301,6 @@ class CallgateAnswerer:
             react = out["react"]
             terse = bool(react["terse_format"]) and self.grammar and not react["thought"]
             prompt = prompts.react_system([("tool", "description", {"type": "object"})],
-                                          tools_last=bool(react["tools_last"]),
                                           thoughts=not terse)
             out["react"]["prompt_sha1"] = hashlib.sha1(prompt.encode()).hexdigest()[:10]
             if self.grammar:

@@ -316,8 +316,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                       help="accept argument values that appear nowhere in the question "
                            "(grounding is on by default for llama.cpp models on ReAct)")
     bfcl.add_argument("--react-option", action="append", metavar="NAME=VALUE",
-                      help="a ReactStrategy knob for this run, e.g. retry_refused=6 or "
-                           "coverage_names=true (repeatable; see callgate.graph.decide_react)")
+                      help="a ReactStrategy knob for this run, e.g. value_floor=-6 or "
+                           "spans=true (repeatable; see callgate.graph.decide_react)")
     bfcl.add_argument("--required-only", action="store_true",
                       help="ReAct+grammar: constrain arguments to required parameters only")
     bfcl.add_argument("--tool-choice", help="native path: force the first call: 'required', "

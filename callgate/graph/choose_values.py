@@ -32,7 +32,6 @@ and an optional argument with an invented value is left to grounding, which drop
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -46,21 +45,17 @@ from callgate.models.ranking import Ranked
 from callgate.tools.asks import item_key
 from callgate.tools.candidates import (
     is_free_text,
-    list_values,
     name_words,
     number_values,
     spans,
 )
 from callgate.tools.grounding import (
-    date_form,
     date_in_format,
-    day_of,
     stated,
-    stated_days,
     time_in_format,
     ungrounded_args,
 )
-from callgate.tools.relevance import mentioned_arguments, named_members, number_readings
+from callgate.tools.relevance import named_members, number_readings
 
 __all__ = ["ValueChooser"]
 
@@ -116,12 +111,6 @@ class ValueChooser:
     # A date written in the format its argument's description names ("in the format
     # 'YYYY-MM-DD'": "April 15th, 2023" becomes "2023-04-15"; ``grounding.date_in_format``).
     date_formats: bool = True
-    # A date argument (its description names a date format, or the model wrote a date in
-    # one) takes a day the conversation names ("April 22nd 2023", "tomorrow";
-    # ``grounding.stated_days``), written in that format and ranked by the model where there
-    # are several: SmolLM2 wrote a date of its own ("2023-04-15") or the schema's default,
-    # and grounding refused the call. Off: measured, it did not hold on validate (README).
-    known_dates: bool = False
     # An optional enum argument with a default whose options are words (not "True"/"False",
     # not numbers, which a request says otherwise: "free", "two rooms"), where the request
     # names none of them, is left out: the tool's default applies. SmolLM2 picked an option
@@ -141,21 +130,6 @@ class ValueChooser:
     # A clock time written as the 24-hour 'HH:MM' its argument's description names ("9 am"
     # becomes "09:00", "2pm" "14:00"; ``grounding.time_in_format``).
     time_formats: bool = True
-    # A list argument is one of the lists the conversation writes out in brackets ("Group
-    # A [3, 4, 5, 6, 4]": ``candidates.list_values``) and no other argument of the call
-    # holds, ranked whole like any value (``_best``): the model's own list stays where it
-    # is grounded, unless an earlier call gave that argument a value or the list lies
-    # outside the part of the request the call is for. SmolLM2 ran on past the user's
-    # items ([3, 4, 5, 6, 7, 8, 9, 10]) and grounding refused the call.
-    list_literals: bool = False
-    # An optional argument the request mentions (``relevance.mentioned_arguments``: "directed
-    # by Wes Anderson" for ``directed_by``) does not keep a default that stands for no
-    # choice (``_placeholder``: "Use 'dontcare' if ..."), where the request names no enum
-    # member: the model's ``"dontcare"`` gives way to the offer it ranks first (the
-    # conversation's spans; an enum's other members where ``unnamed_options`` has not left
-    # it to its default: members "True"/"False" or numbers), where that offer is above
-    # ``floor``. SmolLM2 wrote the default the description shows.
-    mentioned_defaults: bool = False
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -171,31 +145,11 @@ class ValueChooser:
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = dict(settled or {})
         spans_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}  # open string offers
-        mentioned = set(mentioned_arguments(schema, request)) if (
-            self.mentioned_defaults and request) else set()
         for name, value in args.items():
             if name in chosen:
                 continue
             spec = properties.get(name)
             offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
-            day = self._dated(prompt, head, chosen, name, spec, value, context, earlier) if (
-                self.known_dates and isinstance(spec, dict)) else None
-            if day is not None:
-                chosen[name] = day
-                continue
-            lists = list_values(f"{request}\n{context}", spec) if (
-                self.list_literals and isinstance(spec, dict) and isinstance(value, list)) else []
-            # A list another argument of the call holds is not offered again (unless all are).
-            lists = [v for v in lists if v not in chosen.values()] or lists
-            if lists:
-                offer = _Offer([_text(v, False) for v in lists], lists, quoted=False)
-                prefill = _prefill(prompt, head, chosen, name, offer)
-                used = [call[name] for call in earlier if name in call]
-                # No floor: a list's many tokens make it unlikely as a whole, and the user
-                # wrote it out; the model's own list still stays where it is grounded.
-                chosen[name] = replace(self, floor=-math.inf)._best(
-                    prefill, offer, value, used, name, schema, context)
-                continue
             if offer is None or (name not in required
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
@@ -210,15 +164,6 @@ class ValueChooser:
                 continue
             if not named and self.unnamed_options and _left_to_default(name, spec, required):
                 continue  # the request names none of its options: the tool's default
-            if (not named and name in mentioned and isinstance(value, str)
-                    and _placeholder(value, spec)):
-                prefill = _prefill(prompt, head, chosen, name, offer)
-                instead = self._instead_of_default(prefill, offer, value, chosen)
-                if instead is not None:
-                    chosen[name] = instead
-                    if offer.quoted and not offer.closed:
-                        spans_of[name] = (prefill, offer)
-                    continue
             if named:  # the request names several: the model ranks those
                 offer = _Offer([_inner(m) for m in named], named, quoted=True, closed=True)
                 value = value if value in named else named[0]
@@ -322,40 +267,6 @@ class ValueChooser:
                 out[mover] = value
         return out
 
-    def _dated(self, prompt: list[AnyMessage], head: str, chosen: dict[str, Any], name: str,
-               spec: dict[str, Any], wish: Any, context: str,
-               earlier: list[dict[str, Any]]) -> str | None:
-        """The day for a date argument (see ``known_dates``), or None where it is not one,
-        or the conversation names no day (or more than ``_MAX_DAYS``)."""
-        if not isinstance(wish, str) or spec.get("type") != "string" or (
-                {"enum", "pattern", "format"} & spec.keys()):
-            return None
-        description = str(spec.get("description") or "")
-        wished = day_of(wish)
-        form = date_form(description) or (_form_of(wish) if wished else None)
-        if form is None or not (_is_date_name(name) or date_form(description)):
-            return None
-        days = stated_days(context)
-        if not days or len(days) > _MAX_DAYS:
-            return None
-        used = {call[name] for call in earlier if isinstance(call.get(name), str)}
-        if wished in days and wished.strftime(form) not in used:
-            return wished.strftime(form)
-        if wish != spec.get("default") and wish not in used and stated(wish, context):
-            return None  # a date the user wrote in a form not read as a day ("May 12 to 18")
-        texts = sorted({day.strftime(form) for day in days})
-        if len(texts) == 1:
-            return texts[0]
-        prefill = _prefill(prompt, head, chosen, name, _Offer([], [], quoted=True))
-        ranked = self.model.rank(prefill, texts, STRING_END,
-                                 max_expansions=self.max_expansions)
-        if not ranked:
-            return None
-        # Another call of the turn took that day: the next item the user listed.
-        best = max(ranked, key=lambda item: item.logprob - (
-            self.reuse_penalty if item.text in used else 0.0))
-        return best.text
-
     def _coded(self, prompt: list[AnyMessage], head: str, chosen: dict[str, Any],
                properties: dict[str, Any]) -> dict[str, Any]:
         """``chosen`` with a place whose argument asks for a two-letter code ("in the format
@@ -433,23 +344,6 @@ class ValueChooser:
                           quoted=False) if found else None
         return None
 
-    def _instead_of_default(self, prefill: list[AnyMessage], offer: _Offer, default: str,
-                            chosen: dict[str, Any]) -> Any:
-        """The offer the model ranks first for an argument the request mentions, other than
-        its ``default`` and the values other arguments hold; None when none is above
-        ``floor``."""
-        held = {_folded(v) for v in chosen.values() if isinstance(v, str)}
-        values = {t: v for t, v in zip(offer.texts, offer.values, strict=True)
-                  if v != default and not (isinstance(v, str) and _folded(v) in held)}
-        if not values:
-            return None
-        # The first value ranked in full is the likeliest.
-        ranked = self.model.rank(prefill, list(values), STRING_END if offer.quoted
-                                 else NUMBER_END, until=lambda _: True,
-                                 max_expansions=self.max_expansions)
-        best = ranked[0] if ranked else None
-        return values[best.text] if best is not None and best.logprob >= self.floor else None
-
     def _best(self, prefill: list[AnyMessage], offer: _Offer, wish: Any, used: list[Any],
               name: str, schema: dict[str, Any], context: str) -> Any:
         """The supported value with the highest score, or the model's own ``wish`` when it
@@ -520,17 +414,6 @@ def _left_to_default(name: str, spec: dict[str, Any], required: set[str]) -> boo
     return bool(members) and name not in required and "default" in spec and all(
         isinstance(m, str) and not m.strip().isdigit()
         and m.strip().lower() not in ("true", "false") for m in members)
-
-
-def _placeholder(value: str, spec: dict[str, Any]) -> bool:
-    """Whether ``value`` is its argument's default standing for no choice: a default its
-    description quotes ("Use 'dontcare' if the director is not a search criterion"), or an
-    empty one; not a real option that is also the default ("active")."""
-    default = spec.get("default")
-    if value != default or not isinstance(default, str):
-        return False
-    described = str(spec.get("description") or "")
-    return not default or any(f"{q}{default}{q}" in described for q in "'\"")
 
 
 def _default(schema: dict[str, Any], name: str) -> Any:

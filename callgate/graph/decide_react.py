@@ -58,11 +58,9 @@ from callgate.tools.relevance import (
     PRESELECT,
     affirmed_flags,
     mentioned_arguments,
-    names_in,
     number_readings,
     relevant_tools,
     tool_scores,
-    unused_names,
 )
 
 FINAL = "Final Answer:"
@@ -211,27 +209,19 @@ class ReactStrategy:
                  spans: bool = False, known_numbers: bool = False,
                  mentioned_optional: bool = False, mentioned_required: bool = True,
                  affirmed_flags: bool = True, unique_items: bool = True,
-                 coverage_names: bool = False,
-                 fast_forward: bool = False, tools_last: bool = False,
-                 further_values: bool = False, retry_refused: float | None = None,
-                 answer_bias: float = 0.0, choose_values: bool = True,
+                 choose_values: bool = True,
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
-                 date_formats: bool = True, known_dates: bool = False,
-                 unnamed_options: bool = True,
+                 date_formats: bool = True, unnamed_options: bool = True,
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
-                 search_words: bool = False, unmatched: Literal["all", "none"] = "none",
+                 unmatched: Literal["all", "none"] = "none",
                  value_floor: float = -4.0, asks: bool = True, focus_penalty: float = 2.0,
                  listed_items: bool = True, call_score: float | None = 9.0,
-                 ask_thought: bool = False, percent_rates: bool = True,
-                 time_formats: bool = True, terse_format: bool = True,
-                 filled_lists: bool = True, list_literals: bool = False,
-                 part_items: bool = True, named_floor: float | None = None,
-                 mentioned_defaults: bool = False, preambles: bool = False,
-                 clause_asks: bool = False,
-                 grounded_answers: bool = True) -> None:
+                 percent_rates: bool = True, time_formats: bool = True,
+                 terse_format: bool = True, filled_lists: bool = True,
+                 part_items: bool = True, grounded_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -272,18 +262,6 @@ class ReactStrategy:
         # (irrelevance and live_irrelevance up, a few live_simple lost; README).
         self.unmatched = unmatched
         self.coverage = coverage
-        # The items a request lists: its numbers, and with ``coverage_names`` its names
-        # (people, places: ``callgate.tools.relevance.names_in``) too.
-        self.coverage_names = coverage_names
-        # Speed: decode only the tokens the model chooses (a call or the answer is one
-        # token) and write what the grammar fixes, for the next phase to read in one batch
-        # after the cached prompt prefix. Where one tool is offered the grammar fixes the
-        # whole action line, so that is always done (``_decodes_choice_only``: the same
-        # calls, README). ``fast_forward`` does it among several tools too, writing
-        # "Action:" and decoding the name under a names grammar. Off: with many tools the
-        # name chosen after a written "Action:" is often another tool (live_multiple: 0 up,
-        # 4 down in 280 questions, README).
-        self.fast_forward = fast_forward
         # Values the model cannot invent (callgate.models.grammar.Values): string arguments
         # are spans of the conversation (free text excepted), numbers are numbers it
         # contains; ``mentioned_optional`` offers only optional arguments the request names.
@@ -304,19 +282,6 @@ class ReactStrategy:
         # lists (["Divorce", "Divorce", …] eight times), and GBNF cannot forbid it (no
         # ``uniqueItems``). Numbers may repeat: they are data ([3, 4, 5, 6, 4]).
         self.unique_items = unique_items
-        # The same value rules for the calls after the turn's first only: a further call
-        # can then only recombine values the conversation has (a repeat is dropped), not
-        # invent new ones ("3333333333" for a temperature).
-        self.further_values = further_values
-        # Answering a grounding refusal, SmolLM2 nearly always gives up (an empty answer)
-        # rather than call again. With ``retry_refused``, a refused call to a tool the
-        # request is about (relevance score at least this, ``callgate.tools.relevance``) is
-        # decoded again straight away, its values limited to the conversation's.
-        self.retry_refused = retry_refused
-        # After a step whose calls ran (not while answering a correction), the choice of
-        # another call or the answer is biased this many logits towards the answer: SmolLM2
-        # tends to call a second, unrelated tool where the request asked for one.
-        self.answer_bias = answer_bias
         # Each string or number argument chosen again among the values the conversation
         # offers, ranked by the model (callgate.graph.choose_values); the model's own
         # value stays when supported, or ``value_margin`` more likely than all the offers.
@@ -341,11 +306,6 @@ class ReactStrategy:
         # shared-half questions whose calls had a date in another form: tune 7 up, 0 down;
         # validate 3 up, 0 down (README).
         self.date_formats = date_formats
-        # A date argument takes a day the conversation names (ValueChooser.known_dates). Off:
-        # on the shared-half questions with a date argument and a day named, tune 6 up, 1
-        # down; validate 3 up, 3 down (the grounding refusal of an invented date was what
-        # kept some irrelevance questions without a call; README).
-        self.known_dates = known_dates
         # An optional enum argument the request names no option of is left to the tool's
         # default (ValueChooser.unnamed_options). On the shared-half questions whose calls
         # had such an argument with another option: tune 7 up, 0 down; validate 8 up, 1 down.
@@ -353,25 +313,6 @@ class ReactStrategy:
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
-        # The floor instead where the request names the chosen tool as strongly as
-        # ``call_score`` asks (for every call of the turn to that tool): there a value
-        # the conversation lacks is more likely a value-choice slip ("Bronx" for "Brooklyn")
-        # than a sign that no tool fits. None: ``value_floor`` everywhere. Off: -Infinity
-        # on the questions with a tool scoring 9 or more gave tune 4 up, 0 down, validate
-        # 1 up, 2 down (live_irrelevance questions given a call; README).
-        self.named_floor = named_floor
-        # An optional argument the request mentions does not keep its default ("dontcare"
-        # for "directed by Wes Anderson"; ValueChooser.mentioned_defaults).
-        self.mentioned_defaults = mentioned_defaults
-        # A sentence that only says there are several things to do ("Could you help me
-        # with two tasks?") is about no tool when the request is cut into asks
-        # (``callgate.tools.asks``): its stray word ("two") made the first ask's tool
-        # ``math_gcd``, not the tool of the task that follows it.
-        self.preambles = preambles
-        # A clause of a sentence about other tools than the ask before it starts an ask
-        # ("Calculate the factorial of 8 and generate the prime numbers from 1 to 50";
-        # ``callgate.tools.asks``'s ``clauses``).
-        self.clause_asks = clause_asks
         # A request that asks for several things (``callgate.tools.asks``: "... Then get the
         # fibonacci series upto 150") gets a call for each: each call is offered the tools
         # of the first ask no call has served yet, and its values are those of that ask's
@@ -388,9 +329,6 @@ class ReactStrategy:
         # the 56 tune questions with no call and a tool scoring 8 or more: 3 up, 0 down (the
         # 14 irrelevance ones kept their no-call answers).
         self.call_score = call_score
-        # A call for a further ask is written after a thought that states the ask ("Thought:
-        # Then get the fibonacci series upto 150."): the model reads its values there.
-        self.ask_thought = ask_thought
         # A rate the request gives in percent is written as a fraction where its argument
         # takes one (ValueChooser.percent_rates).
         self.percent_rates = percent_rates
@@ -400,13 +338,8 @@ class ReactStrategy:
         # the schema or by ``mentioned_required``; grammar.args_grammar's ``filled_lists``):
         # SmolLM2 wrote ``"progression": []`` for "C, F and G".
         self.filled_lists = filled_lists
-        # A list argument is one of the lists the conversation writes out in brackets,
-        # ranked where the model's own is not grounded (ValueChooser.list_literals). Off:
-        # tune 2 up, 0 down; validate no reply changed (README).
-        self.list_literals = list_literals
         self.focus_penalty = focus_penalty
-        self._plan: tuple[tuple[str, float, bool, bool], list[Ask]] = (("", 0.0, False, False),
-                                                                       [])
+        self._plan: tuple[tuple[str, float], list[Ask]] = (("", 0.0), [])
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
         self.grounded_answers = grounded_answers
@@ -425,33 +358,21 @@ class ReactStrategy:
         # copies its first call's values, so parallel turns ended after one call. Parallel
         # 18 -> 22 on tune and on validate; one simple question each way (README).
         self.move_on = move_on
-        # Every search argument (query, keywords: ``callgate.tools.candidates.
-        # is_search_text``) composed of spans of the conversation, one space between them —
-        # not only those a tool declares (``Tool.conversation_words``, as the built-in
-        # searches do). Off: on the shared half's 85 questions with such arguments, tune 1
-        # up 0 down, validate 0 up 1 down (README).
-        self.search_words = search_words
-        # Off: in a full BFCL run the shared prefix made questions 20-40% faster, but did
-        # not gain on tune and lost two points on validate (README). A user's tool list is
-        # the same on every turn, so its prompt prefix is reused either way.
-        self.tools_last = tools_last
         # The prompt shows the reply format as it is decoded: where the grammar writes no
         # Thought, no Thought or Observation lines (30 tokens less to read on every
         # question: one simple question's median 2.12 -> 1.98 s on one core; tune 448 ->
         # 450 right, validate 457 -> 462; README). Off, the format of the ReAct paper.
         self.terse_format = terse_format
-        self._system: tuple[tuple[bool, bool], str] | None = None
+        self._system: tuple[bool, str] | None = None
 
     @property
     def system(self) -> str:
         """The ReAct system prompt: the tools, and the reply format as this strategy
-        decodes it (rendered again only when ``tools_last`` or the format changes)."""
+        decodes it (rendered again only when the format changes)."""
         thoughts = not (self.terse_format and self.grammar and not self.thought)
-        key = (bool(self.tools_last), thoughts)
-        if self._system is None or self._system[0] != key:
-            self._system = (key, prompts.react_system(
-                ((t.name, t.description, t.schema) for t in self.registry),
-                tools_last=key[0], thoughts=thoughts))
+        if self._system is None or self._system[0] != thoughts:
+            self._system = (thoughts, prompts.react_system(
+                ((t.name, t.description, t.schema) for t in self.registry), thoughts=thoughts))
         return self._system[1]
 
     # -- prompts ------------------------------------------------------------------------
@@ -486,24 +407,6 @@ class ReactStrategy:
                      if isinstance(m, HumanMessage)
                      and not m.additional_kwargs.get("callgate_correction")), "")
 
-    def retried_tool(self, state: dict[str, Any]) -> str | None:
-        """The tool of the first call refused by grounding in the reply being corrected,
-        when ``retry_refused`` is set and the request is about that tool."""
-        if self.retry_refused is None or not self.grammar or not _correcting(state):
-            return None
-        answers = []  # the loop's answers to the reply being corrected, latest last
-        for message in reversed(state["messages"]):
-            if not message.additional_kwargs.get("callgate_correction"):
-                break
-            answers.insert(0, message)
-        scores = tool_scores(self.registry, self._request(state))
-        for message in answers:
-            name = message.name if isinstance(message, ToolMessage) else None
-            if (message.additional_kwargs.get("callgate_refusal") == "ungrounded"
-                    and name in self.registry and scores[name] >= self.retry_refused):
-                return name
-        return None
-
     def _choice_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar
 
@@ -511,9 +414,7 @@ class ReactStrategy:
         grammar = choice_grammar(offered, thought=self.thought,
                                  numbers=self.answer_numbers(state.get("messages") or []),
                                  allow_final=not (offered and self._calls_for(state)))
-        bias = {"logit_bias": {"Final": self.answer_bias}} if self.answer_bias and (
-            turn_calls(state.get("messages") or []) and not _correcting(state)) else {}
-        return self._kwargs(grammar=grammar, max_tokens=80, **bias)
+        return self._kwargs(grammar=grammar, max_tokens=80)
 
     def _calls_for(self, state: dict[str, Any]) -> bool:
         """Whether the request names a tool strongly enough that the turn's first choice is
@@ -537,11 +438,10 @@ class ReactStrategy:
         if not (self.asks and self.grammar):
             return []
         request = self._request(state)
-        key = (request, self.preselect or 0.0, self.preambles, self.clause_asks)
+        key = (request, self.preselect or 0.0)
         cached = self._plan  # read once: one strategy may serve several runs at a time
         if cached[0] != key:
-            cached = (key, asks_of(self.registry, request, key[1], preambles=self.preambles,
-                                   clauses=self.clause_asks))
+            cached = (key, asks_of(self.registry, request, key[1]))
             self._plan = cached
         found = cached[1]
         return found if len(found) > 1 else []
@@ -610,41 +510,30 @@ class ReactStrategy:
 
     def values(self, state: dict[str, Any]) -> Values | None:
         """What argument values may be, from what the user wrote and the tools returned."""
-        further = self.further_values and bool(self.calls_so_far(state))
-        # Only a retried call: limiting a correction's values otherwise turns "give up"
-        # (a repeat of the refused call, dropped) into a new grounded call, which on
-        # BFCL's irrelevance questions is a wrong one (tune: 65% -> 27%).
-        further |= self.retried_tool(state) is not None
-        spans, known = self.spans or further, self.known_numbers or further
         tool = self.registry.get(state.get("chosen_tool") or "")
         declared = tool.conversation_words if tool is not None else ()
-        if not (spans or known or self.search_words or declared):
+        if not (self.spans or self.known_numbers or declared):
             return None
         text = conversation_text(state.get("messages") or [])
-        numbers = tuple(sorted(number_readings(text))) if known else None
-        # The tool's own word arguments (a search query of the built-in tools); with
-        # ``search_words``, every argument named like a search.
-        return Values(text=text if spans else None, numbers=numbers,
-                      words=text if self.search_words or declared else None,
-                      word_args=None if self.search_words else frozenset(declared))
+        numbers = tuple(sorted(number_readings(text))) if self.known_numbers else None
+        # The tool's own word arguments (a search query of the built-in tools).
+        return Values(text=text if self.spans else None, numbers=numbers,
+                      words=text if declared else None, word_args=frozenset(declared))
 
     def _numbers_left(self, state: dict[str, Any], skip_last: bool = False) -> list[str] | None:
-        """The items of the request (numbers; names with ``coverage_names``) that no call of
-        this turn has used yet (``skip_last``: before this reply's last call); None when
+        """The items of the request (its numbers, the items of a list it gives) that no call
+        of this turn has used yet (``skip_last``: before this reply's last call); None when
         the request lists none (nothing to go by)."""
         request = self._request(state)
         numbers = numbers_in(request)
-        names = names_in(request) if self.coverage_names else []
         calls = self.calls_so_far(state)
         if skip_last and state.get("calls_written"):
             calls = calls[:-1]
         args = [call["args"] for call in calls]
         listed = list_items_left(listed_items(request), args) if self.listed_items else None
-        if not numbers and not names and listed is None:
+        if not numbers and listed is None:
             return None
         left = unused_numbers(request, args) if numbers else []
-        if names:
-            left += unused_names(request, json.dumps(args, ensure_ascii=False))
         return left + (listed or [])
 
     def _next_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
@@ -675,9 +564,6 @@ class ReactStrategy:
         return messages, self._kwargs(), FINAL
 
     def choose(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        if tool := self.retried_tool(state):
-            return {"reply_text": f"Action: {tool}\n", "chosen_tool": tool, "cut_off": False,
-                    "calls_written": 0, "repeat_dropped": False}
         if self.covered(state):  # no choice left to decode: straight to the answer
             return {"reply_text": FINAL, "chosen_tool": None, "cut_off": True,
                     "calls_written": 0, "repeat_dropped": False}
@@ -694,10 +580,12 @@ class ReactStrategy:
 
     def _decodes_choice_only(self, state: dict[str, Any]) -> bool:
         """Whether only the tokens that choose (a call or the answer, and which tool) are
-        decoded: with ``fast_forward``, and wherever one tool is offered — the grammar then
-        fixes every other character of an action line, so the reply's text is the one a
-        token-by-token decode gives, and the next phase reads it from text either way."""
-        return self.fast_forward or len(self.offered(state)) == 1
+        decoded, for the next phase to read in one batch after the cached prompt prefix:
+        wherever one tool is offered — the grammar then fixes every other character of an
+        action line, so the reply's text is the one a token-by-token decode gives (the same
+        calls, README). Among several tools a name decoded after a written "Action:" was
+        often another tool (live_multiple: 0 up, 4 down in 280 questions)."""
+        return len(self.offered(state)) == 1
 
     def _only_choice(self, state: dict[str, Any]) -> str | None:
         """The tool when the choice grammar admits one reply only (a call is due and one tool
@@ -778,19 +666,16 @@ class ReactStrategy:
         if not args:
             return raw
         chooser = ValueChooser(self.model, margin=self.value_margin,
-                               reuse_penalty=self.reuse_penalty, floor=self._floor(state, tool),
+                               reuse_penalty=self.reuse_penalty, floor=self.value_floor,
                                keep_supported=self.keep_supported,
                                word_for_word=self.word_for_word,
                                named_members=self.named_members,
                                place_codes=self.place_codes,
                                date_formats=self.date_formats,
-                               known_dates=self.known_dates,
                                unnamed_options=self.unnamed_options,
                                distinct=self.distinct_args,
                                percent_rates=self.percent_rates,
-                               time_formats=self.time_formats,
-                               list_literals=self.list_literals,
-                               mentioned_defaults=self.mentioned_defaults)
+                               time_formats=self.time_formats)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
@@ -813,14 +698,6 @@ class ReactStrategy:
             chosen = chooser.vary(prompt, "Action Input: ", chosen, schema, context,
                                   earlier, request=request, items=tests, siblings=siblings)
         return json.dumps(chosen, ensure_ascii=False)
-
-    def _floor(self, state: dict[str, Any], tool: str) -> float:
-        """The value floor for a call of ``tool`` (``named_floor`` where the request names it
-        as strongly as ``call_score`` asks)."""
-        if self.named_floor is None or self.call_score is None:
-            return self.value_floor
-        score = tool_scores(self.registry, self._request(state)).get(tool, 0.0)
-        return self.named_floor if score >= self.call_score else self.value_floor
 
     def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
         args = _args_of(raw) if isinstance(raw, str) else raw
@@ -890,11 +767,9 @@ class ReactStrategy:
     def next_action(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if open_asks := self.open_asks(state):
             # The request asks for more: the next call is for its first open ask.
-            thought = f"\nThought: {' '.join(open_asks[0].text.split())}" if (
-                self.ask_thought) else ""
-            head = self._prefill(state, f"{thought}\nAction:")
+            head = self._prefill(state, "\nAction:")
             tool = self._tool_after(head[:-1], head[-1].text, list(open_asks[0].tools), config)
-            return {"reply_text": f"{state['reply_text']}{thought}\nAction: {tool}\n",
+            return {"reply_text": f"{state['reply_text']}\nAction: {tool}\n",
                     "chosen_tool": tool}
         kwargs = self._next_kwargs(state)
         if kwargs["logit_bias"]["Observation"] >= FORCE_BIAS:

@@ -18,7 +18,7 @@ _INTRO = "You are a helpful assistant that can use tools."
 _TOOLS = "Tools:\n{tools}"
 
 
-def _format(where: str = "", thoughts: bool = True) -> str:
+def _format(thoughts: bool = True) -> str:
     """The reply format; without ``thoughts``, no Thought or Observation lines, for a
     decoder whose grammar starts a reply at "Action:" or "Final Answer:" (30 tokens less
     to read on every question)."""
@@ -26,7 +26,7 @@ def _format(where: str = "", thoughts: bool = True) -> str:
     observation = 'Results come back as "Observation: [R1] ...".\n' if thoughts else ""
     thought_now = "Thought: I can answer now.\n" if thoughts else ""
     return f"""To use a tool, reply in exactly this format:
-{thought}Action: <one tool name from the list{where}>
+{thought}Action: <one tool name from the list>
 Action Input: <a JSON object with the tool's arguments>
 
 Copy argument values from the user's question. Give an optional argument only when the \
@@ -39,9 +39,6 @@ To make several calls at once, write one Action and Action Input pair per call.
 # The prompts' fixed text, ``{tools}`` standing for the list (the answer checks read them).
 REACT_SYSTEM = f"{_INTRO}\n\n{_TOOLS}\n\n{_format()}"
 REACT_SYSTEM_TERSE = f"{_INTRO}\n\n{_TOOLS}\n\n{_format(thoughts=False)}"
-# The same instructions with the tool list last: every question's prompt then starts with
-# the same ~130 tokens, which llama.cpp's KV cache keeps from one question to the next.
-REACT_SYSTEM_TOOLS_LAST = f"{_INTRO}\n\n{_format(' below')}\n\n{_TOOLS}"
 
 CHAT_SYSTEM = "You are a helpful assistant. Answer the user directly and briefly."
 
@@ -92,13 +89,10 @@ def describe_tool(name: str, description: str, schema: dict[str, Any]) -> str:
 
 
 def react_system(tools: Iterable[tuple[str, str, dict[str, Any]]], *,
-                 tools_last: bool = False, thoughts: bool = True) -> str:
-    """The ReAct system prompt for ``(name, description, schema)`` triples; with
-    ``tools_last`` the fixed instructions come first (a prefix shared by every prompt);
-    without ``thoughts``, the format has no Thought or Observation lines."""
+                 thoughts: bool = True) -> str:
+    """The ReAct system prompt for ``(name, description, schema)`` triples; without
+    ``thoughts``, the format has no Thought or Observation lines."""
     listed = _TOOLS.format(tools="\n".join(describe_tool(*tool) for tool in tools) or "(none)")
-    if tools_last:
-        return f"{_INTRO}\n\n{_format(' below', thoughts)}\n\n{listed}"
     return f"{_INTRO}\n\n{listed}\n\n{_format(thoughts=thoughts)}"
 
 

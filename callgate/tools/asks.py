@@ -59,8 +59,6 @@ _MOVES_ON = re.compile(
     re.IGNORECASE)
 
 
-# Whether a clause of a sentence about other tools starts an ask (see ``asks``).
-CLAUSE_ASKS = False
 # Whether a segment that asks for a call made before once more starts an ask (``asks``).
 AGAIN_ASKS = True
 # Words that ask for the same thing once more, changed: "What if ...", "... instead",
@@ -69,18 +67,6 @@ _AGAIN = re.compile(
     r"\b(?:instead|what if|again|once more|but this time|"
     r"(?:do|repeat|perform|make|run) the same|"
     r"the same (?:calculation|thing|process|analysis|query|request|operation))\b",
-    re.IGNORECASE)
-# A sentence that only says there are several things to do ("Could you help me with a few
-# tasks?", "I have two questions."): about no tool, whatever stray word it shares with one.
-# Nothing may follow but "for me", "today" or "please": "I have a few questions about the
-# weather" and "two things: get the weather ..." state a task.
-_PREAMBLE = re.compile(
-    r"^\W*(?:(?:hi|hello|hey)\b[\s,!.]*)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?"
-    r"(?:help|assist)(?:\s+me)?(?:\s+(?:with|in|on))?|i\s+(?:need|want|would like)\s+"
-    r"(?:some\s+)?help\s+(?:with|on)|i\s+have)\s+(?:a\s+few|a\s+couple\s+of|some|several|"
-    r"two|three|four|five|multiple|the\s+following|these|a\s+number\s+of|few)\s+"
-    r"(?:different\s+)?(?:things|tasks|questions|requests|queries|items)"
-    r"(?:\s+(?:for|with)\s+(?:you|me))?(?:\s+(?:today|please|now))?\s*[.?!]+\W*$",
     re.IGNORECASE)
 _THEN = re.compile(r"^\W*(?:and\s+)?(?:then|after that|afterwards|next)\b[,\s]+(?:\w+\s+){0,2}"
                    r"(?:" + _REQUEST_VERBS + r"|do|repeat|run|use)\b", re.IGNORECASE)
@@ -121,11 +107,6 @@ def _sentence_ends(text: str) -> list[int]:
 def segments(text: str) -> list[tuple[int, int]]:
     """The request's segments as ``(start, end)`` offsets, in order (see the module
     docstring); blank ones and those without a word left out."""
-    return [(start, end) for start, end, _ in _segments(text)]
-
-
-def _segments(text: str) -> list[tuple[int, int, bool]]:
-    """The segments, each with whether it opens a sentence (or is a clause within one)."""
     bounds = [0, *_sentence_ends(text), len(text)]
     out = []
     for start, end in zip(bounds, bounds[1:], strict=False):
@@ -133,43 +114,29 @@ def _segments(text: str) -> list[tuple[int, int, bool]]:
         for match in _CLAUSE_BREAK.finditer(text, start, end):
             if len(re.findall(r"\w+", text[cut:match.start()])) < 3:
                 continue  # "First, find ...", "Lastly, get ...": one segment, marker and all
-            out.append((cut, match.start(), cut == start))
+            out.append((cut, match.start()))
             # "and"/"," go; a moving-on word ("then", "also") opens the next segment.
             cut = match.end()
-        out.append((cut, end, cut == start))
-    return [(s, e, opens) for s, e, opens in out if re.search(r"\w", text[s:e])]
+        out.append((cut, end))
+    return [(s, e) for s, e in out if re.search(r"\w", text[s:e])]
 
 
 def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
-         clauses: bool = CLAUSE_ASKS, again: bool = AGAIN_ASKS,
-         preambles: bool = False) -> list[Ask]:
+         again: bool = AGAIN_ASKS) -> list[Ask]:
     """The asks of ``request`` (see the module docstring), in order; one ask at most when
-    no segment moves on to another task. With ``preambles``, a sentence that only says
-    there are several things to do is about no tool."""
+    no segment moves on to another task."""
     tools = list(tools)
     parts: list[list[tuple[int, int]]] = []
     current: set[str] = set()  # the tools of the current part's opening segment
-    skipped: set[int] = set()  # the starts of such sentences
-
-    def about_of(start: int, end: int) -> list[str]:
-        if start in skipped:
-            return []
-        return relevant_tools(tools, request[start:end], keep, unmatched="none")
-
-    for start, end, opens_sentence in _segments(request):
+    for start, end in segments(request):
         text = request[start:end]
-        if preambles and opens_sentence and _PREAMBLE.match(text):
-            skipped.add(start)
-        about = set(about_of(start, end))
+        about = set(relevant_tools(tools, text, keep, unmatched="none"))
         # A segment that moves on starts an ask when it is about other tools than the ask
         # before it, or lists items of its own ("Also, get cases where University of
         # California was a party"); "Also apply standardization" stays with its ask.
         moves_on = bool(about and _MOVES_ON.match(text) and (
             not about & current or items_left(text, [])))
-        # With ``clauses``: a clause of a sentence about other tools than the ask before it
-        # ("Calculate the factorial of 8 and generate the prime numbers from 1 to 50").
-        other_task = clauses and not opens_sentence and bool(about) and not about & current
-        if parts and not (moves_on or other_task or (again and _again(text, about))):
+        if parts and not (moves_on or (again and _again(text, about))):
             parts[-1].append((start, end))
             current = current or about
         else:
@@ -181,11 +148,8 @@ def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
         start, end = part[0][0], part[-1][1]
         # The tools of the segment that opens the ask, where it names any: later ones may
         # sum up the whole request ("Can you provide the price, the lawsuits and ...").
-        # (A sentence that only counts the tasks is left out: ``preambles``.)
-        kept = [(s, e) for s, e in part if s not in skipped]
-        text = request[start:end] if kept == part else " ".join(request[s:e] for s, e in kept)
-        offered = (about_of(*kept[0]) or relevant_tools(tools, text, keep, unmatched="none")
-                   ) if kept else []
+        offered = (relevant_tools(tools, request[slice(*part[0])], keep, unmatched="none")
+                   or relevant_tools(tools, request[start:end], keep, unmatched="none"))
         if not offered:
             opening = start
             continue

@@ -10,7 +10,6 @@ of the conversation's words (:func:`is_search_text`): SmolLM2's own queries were
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
@@ -18,8 +17,7 @@ from typing import Any
 
 from callgate.tools.relevance import number_readings
 
-__all__ = ["FREE_TEXT_WORDS", "SEARCH_WORDS", "is_free_text", "is_search_text", "list_values",
-           "name_words",
+__all__ = ["FREE_TEXT_WORDS", "SEARCH_WORDS", "is_free_text", "is_search_text", "name_words",
            "number_values", "spans"]
 
 # A string argument whose name or description has one of these words holds text the user
@@ -103,31 +101,4 @@ def number_values(text: str, spec: dict[str, Any]) -> list[int | float]:
             continue
         number = int(value) if float(value).is_integer() else value
         out[json.dumps(number)] = number
-    return list(out.values())
-
-
-_LIST_LITERAL = re.compile(r"\[[^\[\]]{1,400}\]")  # one level of brackets: "[3, 4, 5]"
-_ITEM_TYPES: dict[str, tuple[type, ...]] = {
-    "integer": (int,), "number": (int, float), "string": (str,)}
-
-
-def list_values(text: str, spec: dict[str, Any]) -> list[list[Any]]:
-    """The lists ``text`` writes out in brackets ("Group A [3, 4, 5, 6, 4]", "['Sam',
-    'Alice']": JSON or Python literals) whose items an array argument with schema ``spec``
-    takes: items typed integer, number or string, no enum; at least one item each."""
-    items = spec.get("items")
-    if spec.get("type") != "array" or not isinstance(items, dict) or "enum" in items:
-        return []
-    kinds = _ITEM_TYPES.get(str(items.get("type")))
-    if kinds is None:
-        return []
-    out: dict[str, list[Any]] = {}
-    for match in _LIST_LITERAL.finditer(text):
-        try:
-            value = ast.literal_eval(match.group())  # literals only: nothing is run
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-        if isinstance(value, list) and value and all(
-                isinstance(v, kinds) and not isinstance(v, bool) for v in value):
-            out[json.dumps(value, ensure_ascii=False)] = value
     return list(out.values())

@@ -68,7 +68,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
 __all__ = ["CORRECTION_MARK", "Grounded", "conversation_text", "date_form", "date_in_format",
            "day_of", "fold", "ground", "grounding_error", "numbers_in", "returned", "stated",
-           "stated_days", "ungrounded_args", "unused_numbers", "word_forms"]
+           "ungrounded_args", "unused_numbers", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -150,7 +150,6 @@ _DAY_MONTH = re.compile(r"(?<![\w.])" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?!
                         + _YEAR)
 _MONTH_ALONE = re.compile(r"(?<![a-z])" + _MONTH + r"(?![a-z])" + _YEAR)
 _THE_NTH = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b")
-_NOT_A_DAY = re.compile(r"\b(?:now|current|currently)\b")
 _STATED_TODAY = re.compile(r"\b(?:today|current date|today's date|date today)\s*(?:is|:|=)"
                            r"\s*(?:[a-z]+day,?\s*)?(.{6,30})")
 _AMOUNT = r"(\d{1,4}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve|fourteen)"
@@ -338,9 +337,8 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
         return None
 
 
-def _explicit_dates(text: str, years: tuple[int, ...], *, months: bool = True) -> set[date]:
-    """Dates written out in lowered ``text``; ``years``: for those written without one;
-    ``months``: with the first and last day of a month named alone."""
+def _explicit_dates(text: str, years: tuple[int, ...]) -> set[date]:
+    """Dates written out in lowered ``text``; ``years``: for those written without one."""
     found: set[date | None] = set()
     for m in _ISO_DATE.finditer(text):
         found.add(_safe_date(int(m[1]), int(m[2]), int(m[3])))
@@ -353,7 +351,7 @@ def _explicit_dates(text: str, years: tuple[int, ...], *, months: bool = True) -
             for year in ((int(m[3]),) if m[3] else years):
                 found.add(_safe_date(year, month, int(m[day_at])))
     # a month on its own ("in November 2026"): its first and last day
-    alone = _DAY_MONTH.sub(" ", _MONTH_DAY.sub(" ", text)) if months else ""
+    alone = _DAY_MONTH.sub(" ", _MONTH_DAY.sub(" ", text))
     for m in _MONTH_ALONE.finditer(alone):
         if m[1] not in ("may", "mar", "jan", "jun") or m[2]:  # "may", "mar": ordinary words
             for year in ((int(m[2]),) if m[2] else years):
@@ -370,9 +368,8 @@ def _today(text: str, today: date | None) -> date:
     return today or date.today()
 
 
-def _relative_dates(text: str, today: date, *, periods: bool = True) -> set[date]:
-    """The days ``text`` names relative to ``today`` (see the module docstring);
-    ``periods``: with the days of ``this/next/last week, weekend, month, year``."""
+def _relative_dates(text: str, today: date) -> set[date]:
+    """The days ``text`` names relative to ``today`` (see the module docstring)."""
     day = timedelta(days=1)
     found: set[date | None] = set()
     words = set(_WORD.findall(text))
@@ -394,7 +391,7 @@ def _relative_dates(text: str, today: date, *, periods: bool = True) -> set[date
             found |= {upcoming, upcoming + 7 * day}
         else:
             found |= {this_week, upcoming}
-    for m in _PERIOD.finditer(text) if periods else ():
+    for m in _PERIOD.finditer(text):
         shift = _SHIFT[m[1]]
         if m[2] == "week":
             found |= {monday + (7 * shift + n) * day for n in range(7)} | {today + 7 * shift * day}
@@ -482,14 +479,8 @@ class _Context:
         years = {now.year, now.year + 1} | {
             int(y) for y in re.findall(r"(?<!\d)(?:19|20)\d\d(?!\d)", lowered)}
         self.days = _explicit_dates(lowered, tuple(sorted(years)))
-        # The days a value may be chosen from (``stated_days``) are those the text names
-        # as days. Grounding also reads "the current weather" and "the time now" as today,
-        # a month or a week as its days: leniency that lets a value pass, not a day asked for.
-        self.named_days = _explicit_dates(lowered, tuple(sorted(years)), months=False)
         with suppress(OverflowError, ValueError):  # a "today" at the edge of the calendar
             self.days |= _relative_dates(lowered, now)
-            self.named_days |= _relative_dates(_NOT_A_DAY.sub(" ", lowered), now,
-                                               periods=False)
         self.times = _clock_times(lowered)
         self.numbers |= {float(now.year + _SHIFT[m[1]]) for m in _PERIOD.finditer(lowered)
                          if m[2] == "year"}
@@ -648,12 +639,6 @@ _DATE_FORMATS = {"YYYY-MM-DD": "%Y-%m-%d", "MM/DD/YYYY": "%m/%d/%Y", "DD/MM/YYYY
 _DATE_FORMAT = re.compile(r"(?<![A-Za-z])(?:" + "|".join(_DATE_FORMATS) + r")(?![A-Za-z])",
                           re.IGNORECASE)
 _DATE_ALONE = (_ISO_DATE, _NUMERIC_DATE, _MONTH_DAY, _DAY_MONTH)
-
-
-def stated_days(context: str, *, today: date | None = None) -> set[date]:
-    """The days ``context`` names, read as grounding reads a date value (module docstring):
-    written out, or relative to today; here a month, a week, "now" and "current" name none."""
-    return set(_context(context, today or date.today()).named_days)
 
 
 def date_form(description: str) -> str | None:
