@@ -69,7 +69,6 @@ _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 # in a code ("Berkeley CA").
 _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
-_MAX_DAYS = 16  # more days than this ("this week" and "next month"): left to the model
 
 
 @dataclass(frozen=True)
@@ -444,23 +443,6 @@ def _in_time_format(value: Any, spec: Any) -> Any:
     if not isinstance(value, str) or not isinstance(spec, dict):
         return value
     return time_in_format(value, str(spec.get("description") or "")) or value
-
-
-def _is_date_name(name: str) -> bool:
-    """A date argument by its name ("date", "departure_date", "startDate"), not a date-time
-    ("datetime", "date_time")."""
-    words = name_words(name)
-    return "date" in words and "time" not in words and "datetime" not in words
-
-
-def _form_of(value: str) -> str | None:
-    """The ``strftime`` form of a date written as digits ("2023-04-15", "04/15/2023")."""
-    text = value.strip()
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        return "%Y-%m-%d"
-    if re.fullmatch(r"\d{2}/\d{2}/\d{4}", text):
-        return "%m/%d/%Y"
-    return None
 
 
 def _text(value: Any, quoted: bool) -> str:
