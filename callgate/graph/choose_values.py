@@ -55,7 +55,12 @@ from callgate.tools.grounding import (
     time_in_format,
     ungrounded_args,
 )
-from callgate.tools.relevance import named_members, number_readings
+from callgate.tools.relevance import (
+    affirmed_flags,
+    mentioned_arguments,
+    named_members,
+    number_readings,
+)
 
 __all__ = ["ValueChooser"]
 
@@ -115,6 +120,10 @@ class ValueChooser:
     # names none of them, is left out: the tool's default applies. SmolLM2 picked an option
     # by taste ("genre": "Drama", "category": "Museum" for "attractions in Paris").
     unnamed_options: bool = True
+    # An optional boolean argument the request neither names nor asks for
+    # (``relevance.mentioned_arguments``, ``relevance.affirmed_flags``) is left out: the
+    # tool's default applies. SmolLM2 set flags nobody asked about (``"private": true``).
+    unstated_flags: bool = False
     # The part of the request this call is for (``callgate.tools.asks``), when the request
     # asks for several things: a value it does not hold pays ``focus_penalty``, so that
     # the call for "Then get the fibonacci series upto 150" takes 150, not the 50 of "prime
@@ -144,9 +153,13 @@ class ValueChooser:
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = dict(settled or {})
         spans_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}  # open string offers
+        asked = set(mentioned_arguments(schema, request)) | set(
+            affirmed_flags(schema, request)) if self.unstated_flags and request else None
         for name, value in args.items():
             if name in chosen:
                 continue
+            if asked is not None and isinstance(value, bool) and name not in required | asked:
+                continue  # a flag nobody asked about: the tool's default
             spec = properties.get(name)
             offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
             if offer is None or (name not in required

@@ -214,6 +214,7 @@ class ReactStrategy:
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
                  date_formats: bool = True, unnamed_options: bool = True,
+                 unstated_flags: bool = False,
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  unmatched: Literal["all", "none"] = "none",
@@ -310,6 +311,9 @@ class ReactStrategy:
         # default (ValueChooser.unnamed_options). On the shared-half questions whose calls
         # had such an argument with another option: tune 7 up, 0 down; validate 8 up, 1 down.
         self.unnamed_options = unnamed_options
+        # An optional flag the request neither names nor asks for is left to the tool's
+        # default (ValueChooser.unstated_flags).
+        self.unstated_flags = unstated_flags
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
@@ -673,6 +677,7 @@ class ReactStrategy:
                                place_codes=self.place_codes,
                                date_formats=self.date_formats,
                                unnamed_options=self.unnamed_options,
+                               unstated_flags=self.unstated_flags,
                                distinct=self.distinct_args,
                                percent_rates=self.percent_rates,
                                time_formats=self.time_formats)
