@@ -323,6 +323,33 @@ def test_an_optional_option_the_request_names_none_of_is_left_to_the_default() -
     assert named["category"] == "Museum"
 
 
+FLAGS = {"type": "object", "properties": {
+    "city": {"type": "string"},
+    "include_forecast": {"type": "boolean", "default": False},
+    "private": {"type": "boolean", "default": False},
+    "has_garage": {"type": "boolean"},
+    "metric": {"type": "boolean"}},
+    "required": ["city", "metric"]}
+
+
+def test_an_optional_flag_the_request_does_not_ask_for_is_left_to_the_default() -> None:
+    """``unstated_flags`` (the default): a boolean nobody asked about goes (the tool's
+    default applies); a flag the request names ("forecast"), asks for ("with a garage") or
+    the schema requires stays, whatever its value."""
+    args = {"city": "Oslo", "include_forecast": False, "private": True, "has_garage": True,
+            "metric": True}
+
+    def chosen(request: str, **options: Any) -> dict[str, Any]:
+        return ValueChooser(FixedRanker({"Oslo": -0.1}), **options).choose(
+            PROMPT, "Action Input: ", dict(args), FLAGS, request, [], request=request)
+
+    request = "Weather in Oslo without the forecast, and a flat with a garage"
+    assert chosen(request) == {
+        "city": "Oslo", "include_forecast": False, "has_garage": True, "metric": True}
+    assert chosen("Weather in Oslo") == {"city": "Oslo", "metric": True}
+    assert chosen("Weather in Oslo", unstated_flags=False) == args  # off: the model's flags
+
+
 def test_an_invented_optional_value_is_left_to_grounding() -> None:
     ranker = FixedRanker({"Thai": -1.0})
     out = choose(ranker, {"city": "Manhattan", "count": 5, "query": "x", "unit": "miles"})

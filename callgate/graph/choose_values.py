@@ -123,7 +123,7 @@ class ValueChooser:
     # An optional boolean argument the request neither names nor asks for
     # (``relevance.mentioned_arguments``, ``relevance.affirmed_flags``) is left out: the
     # tool's default applies. SmolLM2 set flags nobody asked about (``"private": true``).
-    unstated_flags: bool = False
+    unstated_flags: bool = True
     # The part of the request this call is for (``callgate.tools.asks``), when the request
     # asks for several things: a value it does not hold pays ``focus_penalty``, so that
     # the call for "Then get the fibonacci series upto 150" takes 150, not the 50 of "prime

@@ -214,7 +214,7 @@ class ReactStrategy:
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
                  date_formats: bool = True, unnamed_options: bool = True,
-                 unstated_flags: bool = False,
+                 unstated_flags: bool = True,
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  unmatched: Literal["all", "none"] = "none",
@@ -312,7 +312,8 @@ class ReactStrategy:
         # had such an argument with another option: tune 7 up, 0 down; validate 8 up, 1 down.
         self.unnamed_options = unnamed_options
         # An optional flag the request neither names nor asks for is left to the tool's
-        # default (ValueChooser.unstated_flags).
+        # default (ValueChooser.unstated_flags). On the shared-half questions whose calls
+        # had such a flag: tune 1 up, 0 down; validate 2 up, 0 down (README).
         self.unstated_flags = unstated_flags
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
