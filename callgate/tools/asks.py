@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from callgate.tools.grounding import unused_numbers
+from callgate.tools.grounding import PERCENT_AFTER, number_matches, unused_numbers
 from callgate.tools.registry import Tool
 from callgate.tools.relevance import PRESELECT, names_in, relevant_tools, unused_names
 
-__all__ = ["Ask", "asks", "item_key", "items_left", "list_items_left", "listed_items",
-           "listed_numbers", "segments", "sibling_lists"]
+__all__ = ["Ask", "asks", "item_groups", "item_key", "items_left", "list_items_left",
+           "listed_items", "listed_numbers", "segments", "sibling_lists"]
 
 # A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
 # an opening quote; not after a title, an initial or an abbreviation.
@@ -297,3 +297,42 @@ def item_key(value: Any) -> str:
         return repr(float(text.replace(",", "")))
     except ValueError:
         return text.casefold()
+
+
+def item_groups(text: str, anchors: Sequence[Any]) -> list[str] | None:
+    """The part of ``text`` each of ``anchors`` heads (the values one argument takes in a
+    turn's calls, one per call): from where it is written to where the next anchor is, the
+    last to the end of its sentence. In "$30.45 in Chicago, Illinois, $52.33 in Sacramento,
+    California", Chicago is 30.45's and Sacramento 52.33's. None where an anchor is not
+    written or two are written at one place."""
+    places = [_place(text, anchor) for anchor in anchors]
+    if None in places or len(set(places)) < len(places):
+        return None
+    order = sorted(p for p in places if p is not None)
+    ends = [*_sentence_ends(text), len(text)]
+    groups = []
+    for place in places:
+        assert place is not None
+        index = order.index(place)
+        end = order[index + 1] if index + 1 < len(order) else next(
+            e for e in ends if e > place)
+        groups.append(text[place:end])
+    return groups
+
+
+def _place(text: str, value: Any) -> int | None:
+    """Where ``text`` first writes ``value`` (a number as such, or in percent for its
+    fraction; a string as it is, case aside)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        for match in number_matches(text):
+            number = float(match.group().replace(",", "").replace("_", ""))
+            if number == value or (PERCENT_AFTER.match(text, match.end())
+                                   and abs(number / 100 - value) < 1e-12):
+                return match.start()
+        return None
+    if isinstance(value, str) and value.strip():
+        place = text.lower().find(value.strip().lower())
+        return place if place >= 0 else None
+    return None
