@@ -18,7 +18,6 @@ from callgate.graph.decide_react import ReactStrategy
 from callgate.models.scripted import ScriptedChatModel
 from callgate.tools.asks import (
     asks,
-    item_groups,
     items_left,
     list_items_left,
     listed_items,
@@ -243,30 +242,3 @@ def test_a_dropped_repeat_takes_the_thought_that_opened_it_along() -> None:
     state = {"reply_text": first + '\nThought: Also in Rome.\nAction: weather\n'
                                    'Action Input: {"city": "Paris"}\n', "calls_written": 1}
     assert ReactStrategy._drop_repeat(state)["reply_text"] == first
-
-
-def test_item_groups_run_from_each_item_to_the_next_and_the_last_to_its_sentences_end() -> None:
-    request = ("Sales tax on $30.45 in Chicago, Illinois, $52.33 in Sacramento, California and "
-               "$11.23 in Portland, Oregon. Use this year's rates.")
-    assert item_groups(request, [30.45, 52.33]) == [
-        "30.45 in Chicago, Illinois, $",
-        "52.33 in Sacramento, California and $11.23 in Portland, Oregon. "]
-    # Found where they are written, whatever order the calls took them in; a percent is
-    # found for its fraction; a name case aside.
-    assert item_groups("a rate of 5% in paris, 7% in Rome", [0.07, 0.05]) == [
-        "7% in Rome", "5% in paris, "]
-    assert item_groups("weather in Paris, then London", ["london", "Paris"]) == [
-        "London", "Paris, then "]
-    # An item the request does not write, or two written at one place: no groups.
-    assert item_groups(request, [30.45, 99]) is None
-    assert item_groups(request, [30.45, 30.450]) is None
-
-
-def test_an_item_written_twice_is_placed_where_it_is_written_like_the_first() -> None:
-    request = ("A sine wave of 5 Hz from 0 to 10 radians, and one of 10 Hz from 0 to 20 "
-               "radians.")
-    assert item_groups(request, [5, 10]) == [
-        "5 Hz from 0 to 10 radians, and one of ", "10 Hz from 0 to 20 radians."]
-    # Without a like place, the first after the item before it.
-    assert item_groups("from 3 to 4, then 4 and 9", [3, 4]) == ["3 to ", "4, then 4 and 9"]
-    assert item_groups("9 and 4, then 3", [3, 4]) == ["3", "4, then "]

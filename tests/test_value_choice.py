@@ -904,32 +904,3 @@ def test_an_item_left_moves_into_the_argument_holding_one_of_its_siblings() -> N
     assert ValueChooser(ranker).vary(prompt, "Action Input: ", dict(first), schema, request,
                                      [first], items=[_is(20), _is(30)], request=request
                                      )["payment"] == 20
-
-
-def test_a_further_calls_values_come_from_the_part_its_new_item_heads() -> None:
-    """``item_groups``: "$52.33 in Sacramento" — a value only the part of an earlier call's
-    item holds (Chicago, of "$30.45 in Chicago") pays the focus penalty; a value the request
-    gives for every call (the rate, before the first item) pays nothing."""
-    schema = {"type": "object", "properties": {
-        "amount": {"type": "number"}, "city": {"type": "string"}, "rate": {"type": "number"}},
-        "required": ["amount", "city", "rate"]}
-    request = ("At a tax rate of 0.08, the tax on $30.45 in Chicago, Illinois, $52.33 in "
-               "Sacramento, California and $11.23 in Portland, Oregon.")
-    earlier = [{"amount": 30.45, "city": "Chicago", "rate": 0.08}]
-    args = {"amount": 52.33, "city": "Chicago", "rate": 0.08}
-    # SmolLM2's taste: the city it wrote first, far ahead (beyond the reuse penalty alone).
-    ranker = ReadingRanker({"amount": {" 52.33": -0.5, " 30.45": -2.0},
-                            "city": {"Chicago": -0.5, "Sacramento": -3.0, "Portland": -3.2},
-                            "rate": {" 0.08": -0.2, " 52.33": -4.0}})
-    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: tax\n")]
-
-    def chosen(**options: Any) -> dict[str, Any]:
-        return ValueChooser(ranker, **options).choose(
-            prompt, "Action Input: ", dict(args), schema, request, earlier, request=request)
-
-    assert chosen(item_groups=True) == {"amount": 52.33, "city": "Sacramento", "rate": 0.08}
-    assert chosen() == args  # off: the reuse penalty alone keeps Chicago
-    # The turn's first call has no earlier item to tell its part from.
-    first = ValueChooser(ranker, item_groups=True).choose(
-        prompt, "Action Input: ", dict(earlier[0]), schema, request, [], request=request)
-    assert first == earlier[0]

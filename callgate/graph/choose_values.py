@@ -42,7 +42,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage
 
 from callgate.models.ranking import Ranked
-from callgate.tools.asks import item_groups, item_key
+from callgate.tools.asks import item_key
 from callgate.tools.candidates import (
     is_free_text,
     name_words,
@@ -130,13 +130,6 @@ class ValueChooser:
     # numbers between 50 and 150" before it.
     focus: str | None = None
     focus_penalty: float = 2.0
-    # A further call's values come from the part of the request its new item heads
-    # (``asks.item_groups``: "$30.45 in Chicago, Illinois, $52.33 in Sacramento,
-    # California"): a value only the part of an earlier call's item holds pays
-    # ``focus_penalty``. SmolLM2 wrote ``"amount": 52.33, "city": "Chicago"``.
-    item_groups: bool = False
-    group: str | None = None  # the part this call's item heads
-    other_groups: tuple[str, ...] = ()  # the parts the earlier calls' items head
     # A rate the request gives in percent ("an interest rate of 5%") is written as the
     # fraction its argument takes (0.05): a ``number`` argument named or described as a
     # rate, a yield, a return or a decimal, whose description does not ask for a
@@ -156,11 +149,6 @@ class ValueChooser:
         ``request``: the user's request, whose spans are offered even where long tool
         results have pushed it out of the conversation's latest words; ``settled``: the
         leading arguments, taken as they are."""
-        if self.item_groups and earlier and request and not self.other_groups:
-            grouped = self._grouped({**args, **(settled or {})}, earlier, request)
-            if grouped is not None:
-                return grouped.choose(prompt, head, args, schema, context, earlier,
-                                      request=request, settled=settled)
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = dict(settled or {})
@@ -335,30 +323,16 @@ class ValueChooser:
         logprob, text = max(others)
         return ranked[own] - logprob, values[text]
 
-    def _grouped(self, args: dict[str, Any], earlier: list[dict[str, Any]],
-                 request: str) -> ValueChooser | None:
-        """This chooser with the part of the request the call's item heads (``group``), and
-        those the earlier calls' items head: the item is the first value that no earlier
-        call gave its argument (``item_groups``). None where no such item is found."""
-        for name, value in args.items():
-            if isinstance(value, bool) or not isinstance(value, str | int | float):
-                continue
-            before = list({item_key(call[name]): call[name] for call in earlier
-                           if name in call}.values())
-            if not before or item_key(value) in {item_key(b) for b in before}:
-                continue
-            groups = item_groups(request, [*before, value])
-            if groups is not None:
-                return replace(self, group=groups[-1], other_groups=tuple(groups[:-1]))
-        return None
-
     def _in_focus(self, value: Any) -> bool:
         """Whether the part of the request this call is for holds ``value`` (True when the
-        call has no such part), and no part only an earlier call's item heads does."""
-        if self.other_groups and not _holds(self.group or "", value) and any(
-                _holds(group, value) for group in self.other_groups):
-            return False
-        return self.focus is None or _holds(self.focus, value)
+        call has no such part)."""
+        if self.focus is None or isinstance(value, bool):
+            return True
+        if isinstance(value, list):
+            return all(self._in_focus(item) for item in value)
+        if isinstance(value, int | float):
+            return float(value) in _numbers_of(self.focus)
+        return isinstance(value, str) and _folded(value) in _folded(self.focus)
 
     def _offer(self, name: str, spec: dict[str, Any], context: str,
                request: str = "") -> _Offer | None:
@@ -421,17 +395,6 @@ class ValueChooser:
         if not supported and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
-
-
-def _holds(text: str, value: Any) -> bool:
-    """Whether ``text`` writes ``value`` (every item of a list; a flag always)."""
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, list):
-        return all(_holds(text, item) for item in value)
-    if isinstance(value, int | float):
-        return float(value) in _numbers_of(text)
-    return isinstance(value, str) and _folded(value) in _folded(text)
 
 
 @lru_cache(maxsize=64)

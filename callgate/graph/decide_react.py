@@ -214,7 +214,7 @@ class ReactStrategy:
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
                  date_formats: bool = True, unnamed_options: bool = True,
-                 unstated_flags: bool = True, item_groups: bool = False,
+                 unstated_flags: bool = True,
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  unmatched: Literal["all", "none"] = "none",
@@ -315,9 +315,6 @@ class ReactStrategy:
         # default (ValueChooser.unstated_flags). On the shared-half questions whose calls
         # had such a flag: tune 1 up, 0 down; validate 2 up, 0 down (README).
         self.unstated_flags = unstated_flags
-        # A further call's values come from the part of the request its new item heads
-        # (ValueChooser.item_groups).
-        self.item_groups = item_groups
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
@@ -682,7 +679,6 @@ class ReactStrategy:
                                date_formats=self.date_formats,
                                unnamed_options=self.unnamed_options,
                                unstated_flags=self.unstated_flags,
-                               item_groups=self.item_groups,
                                distinct=self.distinct_args,
                                percent_rates=self.percent_rates,
                                time_formats=self.time_formats)

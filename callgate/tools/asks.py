@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from callgate.tools.grounding import PERCENT_AFTER, number_matches, unused_numbers
+from callgate.tools.grounding import unused_numbers
 from callgate.tools.registry import Tool
 from callgate.tools.relevance import PRESELECT, names_in, relevant_tools, unused_names
 
-__all__ = ["Ask", "asks", "item_groups", "item_key", "items_left", "list_items_left",
-           "listed_items", "listed_numbers", "segments", "sibling_lists"]
+__all__ = ["Ask", "asks", "item_key", "items_left", "list_items_left", "listed_items",
+           "listed_numbers", "segments", "sibling_lists"]
 
 # A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
 # an opening quote; not after a title, an initial or an abbreviation.
@@ -297,61 +297,3 @@ def item_key(value: Any) -> str:
         return repr(float(text.replace(",", "")))
     except ValueError:
         return text.casefold()
-
-
-def item_groups(text: str, anchors: Sequence[Any]) -> list[str] | None:
-    """The part of ``text`` each of ``anchors`` heads (the values one argument takes in a
-    turn's calls, in the calls' order): from where it is written to where the next anchor
-    is, the last to the end of its sentence. In "$30.45 in Chicago, Illinois, $52.33 in
-    Sacramento, California", Chicago is 30.45's and Sacramento 52.33's. Where an anchor is
-    written more than once, the place is the one written like the first anchor's (the same
-    word before or after it: "5 Hz from 0 to 10 radians, and 10 Hz": the second 10), else
-    the first after the anchor before it, else the first. None where an anchor is not
-    written or two are written at one place."""
-    spans: list[tuple[int, int]] = []
-    for anchor in anchors:
-        found = [s for s in _written(text, anchor) if s[0] not in {p for p, _ in spans}]
-        if not found:
-            return None
-        if spans:
-            like = _neighbours(text, spans[0])
-            alike = [s for s in found if _neighbours(text, s) & like]
-            later = [s for s in alike or found if s[0] > spans[-1][0]]
-            found = later or alike or found
-        spans.append(found[0])
-    places = [start for start, _ in spans]
-    order = sorted(places)
-    ends = [*_sentence_ends(text), len(text)]
-    groups = []
-    for place in places:
-        index = order.index(place)
-        end = order[index + 1] if index + 1 < len(order) else next(
-            e for e in ends if e > place)
-        groups.append(text[place:end])
-    return groups
-
-
-def _written(text: str, value: Any) -> list[tuple[int, int]]:
-    """Where ``text`` writes ``value``, as ``(start, end)`` (a number as such, or in percent
-    for its fraction; a string as it is, case aside)."""
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, int | float):
-        out = []
-        for match in number_matches(text):
-            number = float(match.group().replace(",", "").replace("_", ""))
-            if number == value or (PERCENT_AFTER.match(text, match.end())
-                                   and abs(number / 100 - value) < 1e-12):
-                out.append(match.span())
-        return out
-    if isinstance(value, str) and value.strip():
-        return [m.span() for m in re.finditer(re.escape(value.strip().lower()), text.lower())]
-    return []
-
-
-def _neighbours(text: str, span: tuple[int, int]) -> set[tuple[str, str]]:
-    """The word before and the word after an item written at ``span``."""
-    before = re.findall(r"[^\W\d_]+", text[max(0, span[0] - 40):span[0]])
-    after = re.findall(r"[^\W\d_]+", text[span[1]:span[1] + 40])
-    return ({("before", before[-1].lower())} if before else set()) | (
-        {("after", after[0].lower())} if after else set())

@@ -66,10 +66,9 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
-__all__ = ["CORRECTION_MARK", "PERCENT_AFTER", "Grounded", "conversation_text", "date_form",
-           "date_in_format", "day_of", "fold", "ground", "grounding_error", "number_matches",
-           "numbers_in", "returned", "stated", "ungrounded_args", "unused_numbers",
-           "word_forms"]
+__all__ = ["CORRECTION_MARK", "Grounded", "conversation_text", "date_form", "date_in_format",
+           "day_of", "fold", "ground", "grounding_error", "numbers_in", "returned", "stated",
+           "ungrounded_args", "unused_numbers", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -77,7 +76,7 @@ CORRECTION_MARK = {"callgate_correction": True}
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _UNIT_EXPONENT = re.compile(r"(?:[A-Za-z)]|(?<!\d)10)\^$")  # ends just before such an exponent
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
-PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent\b)", re.IGNORECASE)
+_PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent\b)", re.IGNORECASE)
 
 # --- tables -------------------------------------------------------------------------------
 
@@ -757,11 +756,11 @@ def numbers_in(text: str) -> list[str]:
     not a unit's exponent (the ``2`` of ``m/s^2`` or ``x^2``), part of the unit, nor a
     power of ten's (``8.854 × 10^-12``), part of the number. Other numbers' exponents are
     items: "2^10 and 2^20" lists 10 and 20."""
-    return [m.group() for m in number_matches(text)]
+    return [m.group() for m in _number_matches(text)]
 
 
-def number_matches(text: str) -> list[re.Match[str]]:
-    """The matches of :func:`numbers_in`'s numbers (where each is written)."""
+def _number_matches(text: str) -> list[re.Match[str]]:
+    """The matches of :func:`numbers_in`'s numbers."""
     return [m for m in _NUMBER.finditer(text)
             if not _UNIT_EXPONENT.search(text, max(0, m.start() - 4), m.start())]
 
@@ -772,9 +771,9 @@ def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[s
     number the request writes both in percent and bare ("a rate of 5% for 1, 5 and 10
     years") is two items: 0.05 uses the percent, only 5 uses the bare one."""
     used = _Context(" ".join(_values_text(args) for args in calls_args)).numbers
-    matches = number_matches(request)
+    matches = _number_matches(request)
     value = {m.start(): float(m.group().replace(",", "").replace("_", "")) for m in matches}
-    in_percent = {m.start() for m in matches if PERCENT_AFTER.match(request, m.end())}
+    in_percent = {m.start() for m in matches if _PERCENT_AFTER.match(request, m.end())}
     percents = {value[start] for start in in_percent}
 
     def found(start: int) -> bool:
