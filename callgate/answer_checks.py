@@ -39,6 +39,12 @@ _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\
 NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
 INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the results
+# A name written right before a number ("disk 23.1%", "load: 0.5"), or right after it
+# ("23.1% disk"): no comma or other word between.
+_LABEL = re.compile(r"[^\W\d_]{3,}")
+_KEY = re.compile(r"[^\W\d]+")  # a word, or words joined by "_" (a JSON key)
+_NAME_BEFORE = re.compile(r"([^\W\d_]{3,})[ \t]*[:=]?[ \t]*$")
+_NAME_AFTER = re.compile(r"%?[ \t]*([^\W\d_]{3,})")
 
 
 def _instruction_texts() -> list[str]:
@@ -62,6 +68,7 @@ class AnswerCheck:
     text: str
     notes: list[str] = field(default_factory=list)
     invented_numbers: list[str] = field(default_factory=list)
+    misattributed_numbers: list[str] = field(default_factory=list)
     copied_summary: bool = False
 
     @property
@@ -172,6 +179,50 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _near(value: float, known: Iterable[float]) -> bool:
+    """Whether ``value`` is one of ``known``, written exactly or rounded."""
+    return any(abs(round(k, digits) - value) <= 1e-9 * max(1.0, abs(k))
+               for k in known for digits in (9, 3, 2, 1, 0))
+
+
+def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
+    """The numbers the results write after each name: "load 0.68 0.16, disk 23.1%" gives
+    ``load`` its three numbers and ``disk`` one; each word of a key does
+    ("disk_percent: 23.1")."""
+    labels: dict[str, set[float]] = {}
+    for text in texts:
+        names: list[str] = []
+        for token in re.finditer(f"{_KEY.pattern}|{_NUMBER.pattern}", text):
+            if not token[0][0].isdigit() and token[0][0] not in "+-":
+                # A short word ("up", "h") names nothing.
+                names = [w.lower() for w in token[0].split("_") if _LABEL.fullmatch(w)]
+            elif (value := _value(token[0])) is not None:
+                for name in names:
+                    labels.setdefault(name, set()).add(value)
+    return labels
+
+
+def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
+    """Numbers of ``text`` that the results hold, written right next to a name the results
+    give other numbers and none of the names next to them give this one: "2.6% disk" where
+    the results say "memory 2.6%, disk 23.1%". A name the results do not use ("RAM") says
+    nothing either way."""
+    results = list(results)
+    labels = _labels(results)
+    known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
+    found = []
+    for match in _NUMBER.finditer(text):
+        value = _value(match.group().lstrip("+"))
+        if value is None or not _near(value, known):
+            continue
+        before = _NAME_BEFORE.search(text, max(0, match.start() - 40), match.start())
+        after = _NAME_AFTER.match(text, match.end())
+        names = [m[1].lower() for m in (before, after) if m and m[1].lower() in labels]
+        if names and not any(_near(value, labels[name]) for name in names):
+            found.append(match.group().lstrip("+"))
+    return list(dict.fromkeys(found))
+
+
 def copies_summary(text: str, results: Iterable[str]) -> bool:
     """Whether the answer starts (after citation ids) with the ``[tool]`` tag a result's
     summary starts with: the model is copying the loop's summary line, and its copy drifts
@@ -202,6 +253,10 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     if check.invented_numbers:
         check.notes.append("numbers in no result or question: "
                            + ", ".join(check.invented_numbers))
+    check.misattributed_numbers = misattributed_numbers(check.text, results)
+    if check.misattributed_numbers:
+        check.notes.append("numbers given to a name the results give another: "
+                           + ", ".join(check.misattributed_numbers))
     check.copied_summary = copies_summary(check.text, results)
     if check.copied_summary:
         check.notes.append("the answer copied a result's summary line")
@@ -210,10 +265,11 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
 
 def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     """Whether the results' summaries should replace the model's answer: it was left
-    empty, it copies a summary line (the summaries themselves say it without drift), or it
-    states numbers no result holds — several of them (one or two are only flagged, since a
-    model may compute a figure: 2**10 = 1024 from the question)."""
+    empty, it copies a summary line (the summaries themselves say it without drift), it
+    gives a result's number to the wrong name, or it states numbers no result holds —
+    several of them (one or two are only flagged, since a model may compute a figure:
+    2**10 = 1024 from the question)."""
     if not has_results:
         return False
-    return (check.degenerate or check.copied_summary
+    return (check.degenerate or check.copied_summary or bool(check.misattributed_numbers)
             or len(check.invented_numbers) >= INVENTED_LIMIT)

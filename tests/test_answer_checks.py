@@ -16,6 +16,7 @@ from callgate.answer_checks import (
     drop_source_lines,
     gives_way,
     invented_numbers,
+    misattributed_numbers,
     runs_away,
 )
 from callgate.models.scripted import ScriptedChatModel, tool_call
@@ -228,3 +229,29 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     assert drop_answer_labels("The final answer isn't known.") == (
         "The final answer isn't known.", False)
     assert drop_answer_labels("The final answer was empty.") == ("", True)
+
+
+def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> None:
+    # What the bundled model answered to the README's question with the CPU at 2.4%: each
+    # number is one of the results', but "2.6% disk" is memory's, and "2.6% load" no load.
+    def system_stats() -> dict[str, Any]:
+        """CPU, memory and disk usage of this computer."""
+        return {"cpu_percent": 2.4, "memory_percent": 2.6, "disk_percent": 23.1,
+                "load_average": [0.63, 0.16, 0.05]}
+
+    answer = "2.4% CPU, 2.6% RAM, 2.6% disk, 2.6% load, 0.63% load"
+    out = run([tool_call("system_stats", {}), AIMessage(answer)], [system_stats],
+              "How busy is this computer's CPU right now?")
+    assert out["answer_source"] == "results"
+    assert "numbers given to a name the results give another: 2.6" in out["answer_checks"]
+    assert out["final_answer"].startswith("Here is what the tools returned: [system_stats]")
+    summary = "[system_stats] cpu 2.4%, memory 2.6%, disk 23.1% (/), load 0.63 0.16 0.05, up 3m"
+    assert misattributed_numbers(answer, [summary]) == ["2.6"]
+    # Each number next to its own name, in either order, or next to a name the results do
+    # not use ("RAM", "of memory"), or to no name: nothing to say.
+    for fine in ("cpu 2.4%, memory 2.6%, disk: 23.1%, load 0.16", "2.4% CPU, 23.1% disk",
+                 "2.6% RAM", "2.4% CPU, 2.6% of memory", "The CPU is at 2.4% now",
+                 "up 3 minutes"):
+        assert misattributed_numbers(fine, [summary]) == [], fine
+    # A number no result holds is an invented one, not this check's.
+    assert misattributed_numbers("disk 99%", [summary]) == []

@@ -124,6 +124,16 @@ def test_the_invented_per_cpu_values_are_counted() -> None:
     assert not sprayed.clean
 
 
+def test_a_results_number_given_to_the_wrong_name_is_counted() -> None:
+    score = score_answer("The CPU is busy: 41.0% cpu, 12.5% memory.", question="CPU?",
+                         evidence=[STATS], numbers=[12.5])
+    assert score.key_result and score.misattributed_numbers == ["41.0", "12.5"]
+    assert score.invented_numbers == [] and not score.clean
+    right = score_answer("12.5% cpu, 41.0% memory", question="CPU?", evidence=[STATS],
+                         numbers=[12.5])
+    assert right.misattributed_numbers == [] and right.clean
+
+
 def test_a_number_without_any_tool_result_is_invented() -> None:
     score = score_answer("The CPU is currently running at 1.00% of its capacity.",
                          question="How busy is the CPU?", evidence=[], numbers=[37.0])
