@@ -44,7 +44,9 @@ INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the re
 _LABEL = re.compile(r"[^\W\d_]{3,}")
 _KEY = re.compile(r"[^\W\d]+")  # a word, or words joined by "_" (a JSON key)
 _NAME_BEFORE = re.compile(r"([^\W\d_]{3,})[ \t]*[:=]?[ \t]*$")
-_NAME_AFTER = re.compile(r"%?[ \t]*([^\W\d_]{3,})")
+# A name after a number that has a number of its own after it is that one's ("12 March
+# 2027", "cpu 7.3%, memory 2.5%").
+_NAME_AFTER = re.compile(r"%?[ \t]*([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
 
 
 def _instruction_texts() -> list[str]:

@@ -251,7 +251,10 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
     # not use ("RAM", "of memory"), or to no name: nothing to say.
     for fine in ("cpu 2.4%, memory 2.6%, disk: 23.1%, load 0.16", "2.4% CPU, 23.1% disk",
                  "2.6% RAM", "2.4% CPU, 2.6% of memory", "The CPU is at 2.4% now",
-                 "up 3 minutes"):
+                 "up 3 minutes", "cpu 2.4%, memory 2.6%"):
         assert misattributed_numbers(fine, [summary]) == [], fine
     # A number no result holds is an invented one, not this check's.
     assert misattributed_numbers("disk 99%", [summary]) == []
+    # A name with a number of its own after it is that number's: a date is not "12 March".
+    news = "[web_search] Falcon X9 on sale from 12 March 2027; March 2027 sales"
+    assert misattributed_numbers("It goes on sale on 12 March 2027.", [news]) == []
