@@ -214,7 +214,7 @@ class ReactStrategy:
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
                  date_formats: bool = True, unnamed_options: bool = True,
-                 unstated_flags: bool = True,
+                 unstated_flags: bool = True, covered_unlisted: bool = False,
                  new_items: bool = True,
                  distinct_args: bool = True, move_on: bool = True,
                  unmatched: Literal["all", "none"] = "none",
@@ -315,6 +315,9 @@ class ReactStrategy:
         # default (ValueChooser.unstated_flags). On the shared-half questions whose calls
         # had such a flag: tune 1 up, 0 down; validate 2 up, 0 down (README).
         self.unstated_flags = unstated_flags
+        # A request that gives no numbers and lists no items is covered once a step of the
+        # turn has made a call: the turn answers (``covered``).
+        self.covered_unlisted = covered_unlisted
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
         self.value_floor = value_floor
@@ -433,9 +436,11 @@ class ReactStrategy:
     def covered(self, state: dict[str, Any]) -> bool:
         """Whether the calls of this turn's earlier steps used every number of the request:
         a further call could only repeat one or invent values, so the turn answers."""
+        left = self._numbers_left(state)
         return bool(self.coverage and self.grammar and tools_allowed(state, self.registry)
                     and turn_calls(state.get("messages") or [])
-                    and self._numbers_left(state) == [] and not self.open_asks(state))
+                    and (left == [] or (left is None and self.covered_unlisted))
+                    and not self.open_asks(state))
 
     def plan(self, state: dict[str, Any]) -> list[Ask]:
         """The asks of the user's latest request (``callgate.tools.asks``) when it asks for
