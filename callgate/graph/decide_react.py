@@ -316,7 +316,8 @@ class ReactStrategy:
         # had such a flag: tune 1 up, 0 down; validate 2 up, 0 down (README).
         self.unstated_flags = unstated_flags
         # A request that gives no numbers and lists no items is covered once a step of the
-        # turn has made a call: the turn answers (``covered``).
+        # turn has made a call: the turn answers (``covered``), but for the reply to a
+        # correction, which makes the refused call again.
         self.covered_unlisted = covered_unlisted
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
@@ -439,7 +440,8 @@ class ReactStrategy:
         left = self._numbers_left(state)
         return bool(self.coverage and self.grammar and tools_allowed(state, self.registry)
                     and turn_calls(state.get("messages") or [])
-                    and (left == [] or (left is None and self.covered_unlisted))
+                    and (left == [] or (left is None and self.covered_unlisted
+                                        and not _correcting(state)))
                     and not self.open_asks(state))
 
     def plan(self, state: dict[str, Any]) -> list[Ask]:
