@@ -86,6 +86,27 @@ def test_once_the_turn_used_every_number_it_answers_without_a_choice() -> None:
     assert not strategy.covered({"messages": [HumanMessage(REQUEST)]})  # nothing called yet
 
 
+def test_a_request_without_numbers_or_items_is_covered_by_a_steps_call() -> None:
+    """``covered_unlisted`` (the default): "Play some Nina Simone" gives nothing a further
+    step could take a new value from; once a step of the turn made a call, the turn
+    answers. Not in the reply to a correction, which makes the refused call again."""
+    strategy = _strategy()
+    request = "Play some Nina Simone please."
+    call = {"id": "c0", "name": "play", "args": {"artist": "Nina Simone"}, "type": "tool_call"}
+    step = [HumanMessage(request), AIMessage("", tool_calls=[call]),
+            ToolMessage("ok", tool_call_id="c0")]
+    assert strategy.covered({"messages": step})
+    assert not strategy.covered({"messages": step[:1]})  # nothing called yet
+    correction = ToolMessage("'play' is missing 'minutes'", tool_call_id="c0",
+                             additional_kwargs={"callgate_correction": True})
+    assert not strategy.covered({"messages": [*step[:2], correction]})
+    # A request with a list (or numbers) is covered only once every item is used.
+    listed = [HumanMessage("I want to hear Nina Simone and Miles Davis."), *step[1:]]
+    assert not strategy.covered({"messages": listed})
+    strategy.covered_unlisted = False
+    assert not strategy.covered({"messages": step})
+
+
 # --- speed: only the tokens the model chooses are decoded; a shared prompt prefix ---------
 
 
