@@ -88,15 +88,20 @@ def test_once_the_turn_used_every_number_it_answers_without_a_choice() -> None:
 
 def test_a_request_without_numbers_or_items_is_covered_by_a_steps_call() -> None:
     """``covered_unlisted`` (the default): "Play some Nina Simone" gives nothing a further
-    step could take a new value from; once a step of the turn made a call, the turn
-    answers. Not in the reply to a correction, which makes the refused call again."""
+    step could take a new value from; once a step of the turn called a tool successfully,
+    that tool is not offered again, and with no tool left the turn answers. Not after a
+    failed call, nor in the reply to a correction, which makes the refused call again."""
     strategy = _strategy()
     request = "Play some Nina Simone please."
     call = {"id": "c0", "name": "play", "args": {"artist": "Nina Simone"}, "type": "tool_call"}
     step = [HumanMessage(request), AIMessage("", tool_calls=[call]),
             ToolMessage("ok", tool_call_id="c0")]
+    assert strategy.offered({"messages": step[:1]}) == ["play"]
     assert strategy.covered({"messages": step})
+    assert strategy.offered({"messages": step}) == []
     assert not strategy.covered({"messages": step[:1]})  # nothing called yet
+    failed = ToolMessage("[play] failed: unknown artist", tool_call_id="c0", status="error")
+    assert not strategy.covered({"messages": [*step[:2], failed]})
     correction = ToolMessage("'play' is missing 'minutes'", tool_call_id="c0",
                              additional_kwargs={"callgate_correction": True})
     assert not strategy.covered({"messages": [*step[:2], correction]})
@@ -104,6 +109,31 @@ def test_a_request_without_numbers_or_items_is_covered_by_a_steps_call() -> None
     listed = [HumanMessage("I want to hear Nina Simone and Miles Davis."), *step[1:]]
     assert not strategy.covered({"messages": listed})
     strategy.covered_unlisted = False
+    assert not strategy.covered({"messages": step})
+
+
+def test_a_chained_request_gets_the_tools_not_called_yet() -> None:
+    """"Find my city and tell me its weather": after ``locate`` ran, ``weather`` is still
+    offered (only the tools the turn called are done), so the turn is not covered."""
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def locate() -> str:
+        """Find the city the user is in."""
+        return "Paris"
+
+    @registry.tool()
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return "sunny"
+
+    strategy = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry)
+    strategy.grammar = True
+    strategy.preselect = None  # both tools offered, whatever their relevance scores
+    call = {"id": "c0", "name": "locate", "args": {}, "type": "tool_call"}
+    step = [HumanMessage("Find my city and tell me the weather there."),
+            AIMessage("", tool_calls=[call]), ToolMessage("Paris", tool_call_id="c0")]
+    assert strategy.offered({"messages": step}) == ["weather"]
     assert not strategy.covered({"messages": step})
 
 

@@ -315,12 +315,13 @@ class ReactStrategy:
         # default (ValueChooser.unstated_flags). On the shared-half questions whose calls
         # had such a flag: tune 1 up, 0 down; validate 2 up, 0 down (README).
         self.unstated_flags = unstated_flags
-        # A request that gives no numbers and lists no items is covered once a step of the
-        # turn has made a call: the turn answers (``covered``), but for the reply to a
-        # correction, which makes the refused call again. SmolLM2 called again after the
-        # results ("answer": "ok" after the text it was asked to parse). On the shared-half
-        # questions whose full-run replies had two calls or more and such a request: tune 1
-        # up, 0 down; validate 1 up, 0 down (README).
+        # A request that gives no numbers and lists no items: once the turn's steps have
+        # called tools, all successfully, those tools are not offered again (``_spent``), and
+        # with none left the turn answers (``covered``); not in a correction's reply, nor
+        # after a failed call. SmolLM2 called again after the results ("answer": "ok" after
+        # the text it was asked to parse). On the shared-half questions whose full-run
+        # replies had two calls or more and such a request: tune 1 up, 0 down; validate 1
+        # up, 0 down (README).
         self.covered_unlisted = covered_unlisted
         # One span of the conversation per argument of a call (ValueChooser.distinct).
         self.distinct_args = distinct_args
@@ -408,9 +409,26 @@ class ReactStrategy:
         if (ask := self.next_ask(state)) is not None:
             return list(ask.tools)
         if self.preselect is None:
-            return self.registry.names
-        return relevant_tools(self.registry, self._request(state), keep=self.preselect,
-                              unmatched=self.unmatched)
+            tools = self.registry.names
+        else:
+            tools = relevant_tools(self.registry, self._request(state), keep=self.preselect,
+                                   unmatched=self.unmatched)
+        if self._spent(state):  # covered_unlisted: the tools called so far are done
+            called = {call["name"] for call in turn_calls(state.get("messages") or [])}
+            tools = [tool for tool in tools if tool not in called]
+        return tools
+
+    def _spent(self, state: dict[str, Any]) -> bool:
+        """With ``covered_unlisted``: the request gives no numbers and lists no items, and
+        the turn's earlier steps made calls that all succeeded (not a correction's reply):
+        calling those tools again could only repeat them."""
+        messages = state.get("messages") or []
+        turn = messages[_turn_start(messages):]
+        return bool(self.covered_unlisted and self.grammar and turn_calls(messages)
+                    and not _correcting(state)
+                    and not any(isinstance(m, ToolMessage) and m.status == "error"
+                                for m in turn)
+                    and self._numbers_left(state) is None)
 
     @staticmethod
     def _request(state: dict[str, Any]) -> str:
@@ -438,13 +456,14 @@ class ReactStrategy:
         return max(scores.values(), default=0.0) >= self.call_score
 
     def covered(self, state: dict[str, Any]) -> bool:
-        """Whether the calls of this turn's earlier steps used every number of the request:
-        a further call could only repeat one or invent values, so the turn answers."""
-        left = self._numbers_left(state)
+        """Whether the calls of this turn's earlier steps used every number of the request,
+        or (``covered_unlisted``) called every tool offered for a request without numbers
+        or items: a further call could only repeat one or invent values, so the turn
+        answers."""
         return bool(self.coverage and self.grammar and tools_allowed(state, self.registry)
                     and turn_calls(state.get("messages") or [])
-                    and (left == [] or (left is None and self.covered_unlisted
-                                        and not _correcting(state)))
+                    and (self._numbers_left(state) == []
+                         or (self._spent(state) and not self.offered(state)))
                     and not self.open_asks(state))
 
     def plan(self, state: dict[str, Any]) -> list[Ask]:
