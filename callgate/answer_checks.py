@@ -43,10 +43,16 @@ INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the re
 # ("23.1% disk"): no comma or other word between.
 _LABEL = re.compile(r"[^\W\d_]{3,}")
 _KEY = re.compile(r"[^\W\d]+")  # a word, or words joined by "_" (a JSON key)
-_NAME_BEFORE = re.compile(r"([^\W\d_]{3,})[ \t]*[:=]?[ \t]*$")
+_NAME_BEFORE = re.compile(r"([^\W\d_]{3,})[ \t]*[:=]?[ \t]*\Z")
 # A name after a number that has a number of its own after it is that one's ("12 March
 # 2027", "cpu 7.3%, memory 2.5%").
-_NAME_AFTER = re.compile(r"%?[ \t]*([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
+_NAME_AFTER = re.compile(r"[ \t]*%[ \t]*([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
+_PERCENT = re.compile(r"[ \t]*%")
+# Words that join or count, not names of a figure ("10 sick days and 25 days").
+_NOT_NAMES = frozenset({
+    "and", "the", "for", "from", "with", "was", "are", "were", "has", "had", "have", "get",
+    "got", "top", "than", "then", "that", "this", "its", "per", "all", "any", "each", "about",
+    "over", "under", "into", "onto", "out", "off", "you", "your", "our", "their"})
 
 
 def _instruction_texts() -> list[str]:
@@ -197,7 +203,8 @@ def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
         for token in re.finditer(f"{_KEY.pattern}|{_NUMBER.pattern}", text):
             if not token[0][0].isdigit() and token[0][0] not in "+-":
                 # A short word ("up", "h") names nothing.
-                names = [w.lower() for w in token[0].split("_") if _LABEL.fullmatch(w)]
+                names = [w.lower() for w in token[0].split("_")
+                         if _LABEL.fullmatch(w) and w.lower() not in _NOT_NAMES]
             elif (value := _value(token[0])) is not None:
                 for name in names:
                     labels.setdefault(name, set()).add(value)
@@ -205,17 +212,19 @@ def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
 
 
 def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
-    """Numbers of ``text`` that the results hold, written right next to a name the results
-    give other numbers and none of the names next to them give this one: "2.6% disk" where
-    the results say "memory 2.6%, disk 23.1%". A name the results do not use ("RAM") says
-    nothing either way."""
+    """Percentages of ``text`` that the results hold, written right next to a name the
+    results give other numbers and none of the names next to them give this one: "2.6%
+    disk" or "disk: 2.6%" where the results say "memory 2.6%, disk 23.1%". A name the
+    results do not use ("RAM") says nothing either way. Only percentages are read: a unit
+    or a month after a number ("100 USD", "3 December") is not its name, and other numbers
+    are written in too many ways for a name to be told from a unit."""
     results = list(results)
     labels = _labels(results)
     known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
     found = []
     for match in _NUMBER.finditer(text):
         value = _value(match.group().lstrip("+"))
-        if value is None or not _near(value, known):
+        if value is None or not _PERCENT.match(text, match.end()) or not _near(value, known):
             continue
         before = _NAME_BEFORE.search(text, max(0, match.start() - 40), match.start())
         after = _NAME_AFTER.match(text, match.end())

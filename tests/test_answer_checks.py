@@ -258,3 +258,17 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
     # A name with a number of its own after it is that number's: a date is not "12 March".
     news = "[web_search] Falcon X9 on sale from 12 March 2027; March 2027 sales"
     assert misattributed_numbers("It goes on sale on 12 March 2027.", [news]) == []
+    # Only percentages are read: a unit, a month or a version after or before a number is
+    # not its name (ordinary answers the review tried).
+    for answer, result in [
+            ("100 USD is 92.5 EUR.", "100 USD = 92.5 EUR"),
+            ("Python 3.13.1 was released on December 3, 2024.",
+             "Python 3.13.1 released 3 December 2024"),
+            ("The latest is Python 3.13.1.", "Python 3.12.8 and 3.13.1"),
+            ("There are 10 sick days and 25 days of annual leave.",
+             "25 days of annual leave and 10 sick days"),
+            ("Wind in Paris: 12 km/h, 18°C.", "Paris 18°C, wind 12 km/h"),
+            ("Growth was 7% in 2024 and 5% in 2023.", "growth 7% in 2024, 5% in 2023")]:
+        assert misattributed_numbers(answer, [result]) == [], answer
+    # A name on the line before is not the number's.
+    assert misattributed_numbers("Memory\n23.1% of disk used", [summary]) == []
