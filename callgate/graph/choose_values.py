@@ -73,19 +73,6 @@ _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 # A place as such an argument takes it (a name: capitalised): no comma, not already ending
 # in a code ("Berkeley CA").
 _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
-# A description that allows a place with its country: "'City, Country'", "or country".
-_COUNTRY_FORM = re.compile(r"\bcountry\b", re.IGNORECASE)
-# The US states and territories by name: a place the user qualifies with one is given its
-# code, as the argument asks; any other qualifier is a country.
-_US_STATES = frozenset({"Alabama", "Alaska", "Arizona", "Arkansas", "California",
-    "Colorado", "Connecticut", "Delaware", "Florida", "Georgia", "Hawaii", "Idaho",
-    "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine", "Maryland",
-    "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana",
-    "Nebraska", "Nevada", "Ohio", "Oklahoma", "Oregon", "Pennsylvania", "Tennessee",
-    "Texas", "Utah", "Vermont", "Virginia", "Washington", "Wisconsin", "Wyoming",
-    "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina",
-    "North Dakota", "Rhode Island", "South Carolina", "South Dakota", "West Virginia",
-    "District of Columbia", "Puerto Rico"})
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
 
 
@@ -125,11 +112,6 @@ class ValueChooser:
     # two-capital-letter codes: "Petaluma" becomes "Petaluma, CA". The model wrote the
     # city alone, as the user did.
     place_codes: bool = True
-    # A place the user wrote with its country ("Bangkok, Thailand") keeps the user's
-    # country where the argument's description allows one ("'City, Country'"), instead of a
-    # code the model ranks ("Bangkok, TN", "Paris, CA" for "Paris, France"). A US state
-    # the user spelt out ("Austin, Texas") still becomes its code.
-    stated_countries: bool = False
     # A date written in the format its argument's description names ("in the format
     # 'YYYY-MM-DD'": "April 15th, 2023" becomes "2023-04-15"; ``grounding.date_in_format``).
     date_formats: bool = True
@@ -214,8 +196,7 @@ class ValueChooser:
         if self.percent_rates:
             chosen = {name: _as_rate(name, value, properties.get(name), request)
                       for name, value in chosen.items()}
-        return self._coded(prompt, head, chosen, properties, request) if (
-            self.place_codes) else chosen
+        return self._coded(prompt, head, chosen, properties) if self.place_codes else chosen
 
     def vary(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
              schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
@@ -299,10 +280,9 @@ class ValueChooser:
         return out
 
     def _coded(self, prompt: list[AnyMessage], head: str, chosen: dict[str, Any],
-               properties: dict[str, Any], request: str = "") -> dict[str, Any]:
+               properties: dict[str, Any]) -> dict[str, Any]:
         """``chosen`` with a place whose argument asks for a two-letter code ("in the format
-        'City, State', such as 'Berkeley, CA'") given the code the model ranks first, or
-        the country the user wrote after it (``stated_countries``)."""
+        'City, State', such as 'Berkeley, CA'") given the code the model ranks first."""
         out = dict(chosen)
         for index, (name, value) in enumerate(chosen.items()):
             spec = properties.get(name)
@@ -312,11 +292,6 @@ class ValueChooser:
                     and not {"enum", "pattern", "format"} & spec.keys()
                     and value != spec.get("default")
                     and _CODED_EXAMPLE.search(str(spec.get("description") or ""))):
-                continue
-            country = _stated_country(value.strip(), request) if self.stated_countries and (
-                _COUNTRY_FORM.search(str(spec.get("description") or ""))) else None
-            if country is not None:
-                out[name] = f"{value.strip()}, {country}"
                 continue
             before = dict(list(out.items())[:index])
             prefill = _prefill(prompt, head, before, name, _Offer([], [], quoted=True))
@@ -423,17 +398,6 @@ class ValueChooser:
 
 
 @lru_cache(maxsize=64)
-def _stated_country(place: str, request: str) -> str | None:
-    """The country the request writes right after ``place`` ("Bangkok, Thailand":
-    "Thailand", "Seoul, Republic of Korea"): capitalised words after a comma, not a US
-    state (which takes its code) nor a two-letter code (the user's span holds it)."""
-    match = re.search(rf"(?<![\w-]){re.escape(place)}, ([A-Z][a-z]+(?: (?:of )?[A-Z][a-z]+){{0,2}})"
-                      r"(?![\w'-])", request)
-    if match is None or match.group(1) in _US_STATES:
-        return None
-    return match.group(1)
-
-
 def _numbers_of(text: str) -> frozenset[float]:
     return frozenset(number_readings(text))
 
