@@ -69,11 +69,6 @@ NUMBER_END = ",}]\n"
 # An argument whose description shows a place with a two-letter code ('Berkeley, CA',
 # 'London, UK'), and every such code, written as it follows the comma.
 _CODED_EXAMPLE = re.compile(r"'[^',]+, [A-Z]{2}'")
-# The same example written without quotes after the words that give one: "The city and
-# state, e.g. Chicago, IL."
-_UNQUOTED_EXAMPLE = re.compile(
-    r"\b(?:e\.g\.|i\.e\.|such as|for example|like),?\s+[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)*,"
-    r" [A-Z]{2}\b(?![a-z'])")
 _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 # A place as such an argument takes it (a name: capitalised): no comma, not already ending
 # in a code ("Berkeley CA").
@@ -117,9 +112,6 @@ class ValueChooser:
     # two-capital-letter codes: "Petaluma" becomes "Petaluma, CA". The model wrote the
     # city alone, as the user did.
     place_codes: bool = True
-    # ``place_codes`` also where the description gives its example without quotes
-    # ("The city and state, e.g. Chicago, IL."): SmolLM2 wrote "Chicago".
-    unquoted_codes: bool = False
     # A date written in the format its argument's description names ("in the format
     # 'YYYY-MM-DD'": "April 15th, 2023" becomes "2023-04-15"; ``grounding.date_in_format``).
     date_formats: bool = True
@@ -299,7 +291,7 @@ class ValueChooser:
                     and isinstance(spec, dict) and spec.get("type") == "string"
                     and not {"enum", "pattern", "format"} & spec.keys()
                     and value != spec.get("default")
-                    and self._shows_code(str(spec.get("description") or ""))):
+                    and _CODED_EXAMPLE.search(str(spec.get("description") or ""))):
                 continue
             before = dict(list(out.items())[:index])
             prefill = _prefill(prompt, head, before, name, _Offer([], [], quoted=True))
@@ -309,11 +301,6 @@ class ValueChooser:
             if ranked:
                 out[name] = f"{value},{ranked[0].text}"
         return out
-
-    def _shows_code(self, description: str) -> bool:
-        """Whether an argument's description shows a place with a two-letter code."""
-        return bool(_CODED_EXAMPLE.search(description) or (
-            self.unquoted_codes and _UNQUOTED_EXAMPLE.search(description)))
 
     def _next_best(self, prefill: list[AnyMessage], offer: _Offer, value: str, wish: Any,
                    chosen: dict[str, Any]) -> tuple[float, Any]:
