@@ -35,7 +35,6 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from difflib import SequenceMatcher
 from functools import lru_cache
 from string import ascii_uppercase
 from typing import Any
@@ -116,11 +115,6 @@ class ValueChooser:
     # A date written in the format its argument's description names ("in the format
     # 'YYYY-MM-DD'": "April 15th, 2023" becomes "2023-04-15"; ``grounding.date_in_format``).
     date_formats: bool = True
-    # A string the conversation does not state that is a misspelt copy of one of its spans
-    # of as many words, two or more ("Liverly Football Club" for "Liverpool Football
-    # Club": ``_copied``), is that span. It was kept as the model's own wish, the span
-    # ranking below the floor.
-    misspelt_copies: bool = False
     # An optional enum argument with a default whose options are words (not "True"/"False",
     # not numbers, which a request says otherwise: "free", "two rooms"), where the request
     # names none of them, is left out: the tool's default applies. SmolLM2 picked an option
@@ -377,9 +371,6 @@ class ValueChooser:
         if supported and self.keep_supported and not used and not offer.closed and (
                 self._in_focus(wish)):
             return wish
-        if self.misspelt_copies and not supported and isinstance(wish, str) and not (
-                offer.closed) and (copy := _copied(wish, offer.values)) is not None:
-            return copy
         if own not in values:
             values[own] = wish
         repeated = {_text(u, offer.quoted) for u in used if isinstance(u, str) == offer.quoted}
@@ -404,20 +395,6 @@ class ValueChooser:
         if not supported and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
-
-
-def _copied(value: str, offers: Sequence[Any]) -> str | None:
-    """The offer ``value`` is a misspelt copy of: as many words, two or more, and at least
-    80% alike (``difflib``'s ratio, case aside); the most alike, or None."""
-    words = len(value.split())
-    if words < 2:
-        return None
-    folded = value.casefold()
-    alike = [(SequenceMatcher(None, folded, offer.casefold()).ratio(), offer)
-             for offer in offers if isinstance(offer, str) and len(offer.split()) == words
-             and offer.casefold() != folded]
-    ratio, offer = max(alike, default=(0.0, None))
-    return offer if ratio >= 0.8 else None
 
 
 @lru_cache(maxsize=64)

@@ -213,7 +213,6 @@ class ReactStrategy:
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
-                 misspelt_copies: bool = False,
                  date_formats: bool = True, unnamed_options: bool = True,
                  unstated_flags: bool = True, covered_unlisted: bool = True,
                  new_items: bool = True,
@@ -304,8 +303,6 @@ class ReactStrategy:
         # On the shared-half questions whose calls had such a place without its code: tune
         # 20 up, 1 down; validate 24 up, 1 down (live_multiple; README).
         self.place_codes = place_codes
-        # A misspelt copy of the conversation's words is that span (ValueChooser.misspelt_copies).
-        self.misspelt_copies = misspelt_copies
         # A date written in the format its argument names (ValueChooser.date_formats). On the
         # shared-half questions whose calls had a date in another form: tune 7 up, 0 down;
         # validate 3 up, 0 down (README).
@@ -708,7 +705,6 @@ class ReactStrategy:
                                word_for_word=self.word_for_word,
                                named_members=self.named_members,
                                place_codes=self.place_codes,
-                               misspelt_copies=self.misspelt_copies,
                                date_formats=self.date_formats,
                                unnamed_options=self.unnamed_options,
                                unstated_flags=self.unstated_flags,
