@@ -46,11 +46,9 @@ from callgate.parsing import parse_model_output
 from callgate.prompts import react as prompts
 from callgate.tools.asks import (
     Ask,
-    crossed_lists,
     items_left,
     list_items_left,
     listed_items,
-    pairs_left,
     sibling_lists,
 )
 from callgate.tools.asks import asks as asks_of
@@ -215,7 +213,6 @@ class ReactStrategy:
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
-                 cross_lists: bool = False,
                  date_formats: bool = True, unnamed_options: bool = True,
                  unstated_flags: bool = True, covered_unlisted: bool = True,
                  new_items: bool = True,
@@ -306,11 +303,6 @@ class ReactStrategy:
         # On the shared-half questions whose calls had such a place without its code: tune
         # 20 up, 1 down; validate 24 up, 1 down (live_multiple; README).
         self.place_codes = place_codes
-        # Two lists of one sentence asked for in every combination ("Lakers and Bulls in
-        # seasons 2018 and 2020": four calls; ``asks.crossed_lists``): the combinations no
-        # call has made are items left, and a call making one is new. SmolLM2 made two
-        # calls, each item once.
-        self.cross_lists = cross_lists
         # A date written in the format its argument names (ValueChooser.date_formats). On the
         # shared-half questions whose calls had a date in another form: tune 7 up, 0 down;
         # validate 3 up, 0 down (README).
@@ -563,34 +555,20 @@ class ReactStrategy:
                       words=text if declared else None, word_args=frozenset(declared))
 
     def _numbers_left(self, state: dict[str, Any], skip_last: bool = False) -> list[str] | None:
-        """The items of the request (its numbers, the items of a list it gives, those of a
-        combination of two lists no call has made: ``cross_lists``) that no call of this
-        turn has used yet (``skip_last``: before this reply's last call); None when the
-        request lists none (nothing to go by)."""
+        """The items of the request (its numbers, the items of a list it gives) that no call
+        of this turn has used yet (``skip_last``: before this reply's last call); None when
+        the request lists none (nothing to go by)."""
         request = self._request(state)
         numbers = numbers_in(request)
-        args = [call["args"] for call in self._calls_before(state, skip_last)]
+        calls = self.calls_so_far(state)
+        if skip_last and state.get("calls_written"):
+            calls = calls[:-1]
+        args = [call["args"] for call in calls]
         listed = list_items_left(listed_items(request), args) if self.listed_items else None
-        pairs = self._pairs_left(state, skip_last)
-        if not numbers and listed is None and not pairs:
+        if not numbers and listed is None:
             return None
         left = unused_numbers(request, args) if numbers else []
-        # The second list's item first: a further call moves it into the argument that held
-        # an earlier one ("2020" after "Lakers, 2018").
-        crossed = [item for pair in pairs for item in reversed(pair)]
-        return left + (listed or []) + crossed
-
-    def _pairs_left(self, state: dict[str, Any], skip_last: bool = False) -> list[tuple[str, str]]:
-        """The combinations of two crossed lists no call of this turn has made
-        (``cross_lists``; ``asks.pairs_left``)."""
-        if not self.cross_lists:
-            return []
-        args = [call["args"] for call in self._calls_before(state, skip_last)]
-        return pairs_left(crossed_lists(self._request(state)), args)
-
-    def _calls_before(self, state: dict[str, Any], skip_last: bool) -> list[Call]:
-        calls = self.calls_so_far(state)
-        return calls[:-1] if skip_last and state.get("calls_written") else calls
+        return left + (listed or [])
 
     def _next_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import next_action_grammar
@@ -604,8 +582,7 @@ class ReactStrategy:
         bias = self.end_turn_bias
         left = self._numbers_left(state) if self.coverage else None
         if left is not None:
-            stalled = set(left) == set(self._numbers_left(state, skip_last=True) or []) and (
-                len(self._pairs_left(state)) == len(self._pairs_left(state, skip_last=True)))
+            stalled = set(left) == set(self._numbers_left(state, skip_last=True) or [])
             bias = FORCE_BIAS if not left or stalled else 0.0
         return self._kwargs(grammar=next_action_grammar(self.offered(state)), max_tokens=48,
                             logit_bias={"Observation": bias})
@@ -774,10 +751,6 @@ class ReactStrategy:
         args = _args_of(raw) if isinstance(raw, str) else raw
         if not earlier or args is None:
             return False
-        if (pairs := self._pairs_left(state)) and len(pairs_left(
-                crossed_lists(self._request(state)), [*(c["args"] for c in earlier), args])
-                ) < len(pairs):
-            return False  # it makes a combination of two crossed lists no call has made
         items = self._items(tool, args)
         if not items:  # nothing to list (no arguments, or options only): a new tool is new
             return any(call["name"] == tool for call in earlier)

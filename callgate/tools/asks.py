@@ -27,8 +27,8 @@ from callgate.tools.grounding import unused_numbers
 from callgate.tools.registry import Tool
 from callgate.tools.relevance import PRESELECT, names_in, relevant_tools, unused_names
 
-__all__ = ["Ask", "asks", "crossed_lists", "item_key", "items_left", "list_items_left",
-           "listed_items", "listed_numbers", "pairs_left", "segments", "sibling_lists"]
+__all__ = ["Ask", "asks", "item_key", "items_left", "list_items_left", "listed_items",
+           "listed_numbers", "segments", "sibling_lists"]
 
 # A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
 # an opening quote; not after a title, an initial or an abbreviation.
@@ -277,68 +277,6 @@ def listed_numbers(text: str) -> list[list[str]]:
         else:
             lists.append([match])
     return [[m.group() for m in group] for group in lists if len(group) > 1]
-
-
-# Words that pair two lists item by item ("20 and 15 minutes respectively") instead of
-# asking for every combination of their items.
-_PAIRED = re.compile(r"(?i)\b(?:respectively|each|correspond\w*|in (?:that|the same) order)\b")
-# A date's day and year read as a list ("July 10, 2022 to July 20, 2022").
-_MONTH_DAY = re.compile(r"(?i)\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d")
-
-
-def crossed_lists(text: str) -> list[tuple[list[str], list[str]]]:
-    """The pairs of lists, each the only two of its sentence, whose items the request asks
-    for in every combination ("the winning percentage of Lakers and Bulls in NBA seasons
-    2018 and 2020": four calls): two or three items each, no item in both, no word that
-    pairs them ("respectively", "each"), no bracket (a vector's numbers) and no date."""
-    bounds = [0, *_sentence_ends(text), len(text)]
-    out = []
-    for start, end in zip(bounds, bounds[1:], strict=False):
-        sentence = text[start:end]
-        if _PAIRED.search(sentence) or _MONTH_DAY.search(sentence) or re.search(
-                r"[\[\](){}]", sentence):
-            continue
-        lists: list[list[str]] = []
-        for items in [*listed_items(sentence), *listed_numbers(sentence)]:
-            if items not in lists:
-                lists.append(items)
-        if len(lists) == 2 and all(2 <= len(items) <= 3 for items in lists) and not (
-                {item_key(i) for i in lists[0]} & {item_key(i) for i in lists[1]}):
-            out.append((lists[0], lists[1]))
-    return out
-
-
-def pairs_left(crossed: Iterable[tuple[list[str], list[str]]],
-               calls_args: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
-    """The combinations of ``crossed`` lists (:func:`crossed_lists`) that no call holds
-    both items of, where the calls take them a pair at a time: some call holds an item of
-    each list and none holds two of one (``"case_number": ["67813", "71249"]`` takes the
-    list whole). [] otherwise."""
-    calls = [(_keys(args), _strings(args)) for args in calls_args]
-
-    def holds(call: tuple[set[str], list[str]], item: str) -> bool:
-        keys, strings = call
-        return item_key(item) in keys or (not _LISTED_NUMBER.fullmatch(item) and any(
-            item.casefold() in s for s in strings))
-
-    out: list[tuple[str, str]] = []
-    for first, second in crossed:
-        counts = [(sum(holds(c, i) for i in first), sum(holds(c, i) for i in second))
-                  for c in calls]
-        if any(a > 1 or b > 1 for a, b in counts) or (1, 1) not in counts:
-            continue
-        out += [(a, b) for a in first for b in second
-                if not any(holds(c, a) and holds(c, b) for c in calls)]
-    return out
-
-
-def _keys(value: Any) -> set[str]:
-    """The ``item_key`` of every number and string ``value`` holds."""
-    if isinstance(value, dict):
-        return set().union(*map(_keys, value.values()))
-    if isinstance(value, list):
-        return set().union(*map(_keys, value))
-    return {item_key(value)} if isinstance(value, int | float | str) else set()
 
 
 def sibling_lists(text: str) -> list[set[str]]:
