@@ -57,6 +57,7 @@ from callgate.tools.registry import ToolRegistry
 from callgate.tools.relevance import (
     PRESELECT,
     affirmed_flags,
+    callable_for,
     mentioned_arguments,
     number_readings,
     relevant_tools,
@@ -213,6 +214,7 @@ class ReactStrategy:
                  value_margin: float = 3.0, reuse_penalty: float = 2.0,
                  keep_supported: bool = True, word_for_word: bool = True,
                  named_members: bool = True, place_codes: bool = True,
+                 callable_tools: bool = False,
                  date_formats: bool = True, unnamed_options: bool = True,
                  unstated_flags: bool = True, covered_unlisted: bool = True,
                  new_items: bool = True,
@@ -303,6 +305,10 @@ class ReactStrategy:
         # On the shared-half questions whose calls had such a place without its code: tune
         # 20 up, 1 down; validate 24 up, 1 down (live_multiple; README).
         self.place_codes = place_codes
+        # Only tools the request gives the required dates and clock times of are offered,
+        # where any is (``relevance.callable_for``): SmolLM2 chose Services_4_BookAppointment
+        # for "I need a therapist in Berkeley" and grounding refused the invented date.
+        self.callable_tools = callable_tools
         # A date written in the format its argument names (ValueChooser.date_formats). On the
         # shared-half questions whose calls had a date in another form: tune 7 up, 0 down;
         # validate 3 up, 0 down (README).
@@ -406,17 +412,29 @@ class ReactStrategy:
         request is about (``callgate.tools.relevance``), or all with ``preselect=None``.
         Further calls of a turn get the same offer: a lower cut for them (0.25) gave
         parallel_multiple the tools it needs, but SmolLM2 then called unneeded ones (README)."""
+        request = self._request(state)
         if (ask := self.next_ask(state)) is not None:
-            return list(ask.tools)
+            return self._callable(list(ask.tools), request)
         if self.preselect is None:
-            tools = self.registry.names
+            tools = self._callable(self.registry.names, request)
         else:
-            tools = relevant_tools(self.registry, self._request(state), keep=self.preselect,
+            able = [tool for tool in self.registry if callable_for(tool, request)] if (
+                self.callable_tools) else []
+            tools = relevant_tools(able or self.registry, request, keep=self.preselect,
                                    unmatched=self.unmatched)
         if self._spent(state):  # covered_unlisted: the tools called so far are done
             called = {call["name"] for call in turn_calls(state.get("messages") or [])}
             tools = [tool for tool in tools if tool not in called]
         return tools
+
+    def _callable(self, tools: list[str], request: str) -> list[str]:
+        """``tools`` less those ``request`` lacks the required dates or times of
+        (``callable_tools``), unless that leaves none."""
+        if not self.callable_tools:
+            return tools
+        able = [name for name in tools if (tool := self.registry.get(name)) is None
+                or callable_for(tool, request)]
+        return able or tools
 
     def _spent(self, state: dict[str, Any]) -> bool:
         """With ``covered_unlisted``: the request gives no numbers and lists no items, and

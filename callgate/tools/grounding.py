@@ -67,8 +67,8 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
 __all__ = ["CORRECTION_MARK", "Grounded", "conversation_text", "date_form", "date_in_format",
-           "day_of", "fold", "ground", "grounding_error", "numbers_in", "returned", "stated",
-           "ungrounded_args", "unused_numbers", "word_forms"]
+           "day_of", "days_and_times", "fold", "ground", "grounding_error", "numbers_in",
+           "returned", "stated", "ungrounded_args", "unused_numbers", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -646,6 +646,13 @@ def date_form(description: str) -> str | None:
     format 'YYYY-MM-DD'": ``%Y-%m-%d``); None when it names none, or a time of day too."""
     named = [_DATE_FORMATS[m.upper()] for m in _DATE_FORMAT.findall(description)]
     return named[0] if named and not re.search(r"(?i)\bhh\b", description) else None
+
+
+def days_and_times(text: str) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+    """The days (month, day) and clock times (hour, minute) ``text`` gives, as grounding
+    reads them: a date or time value no other text gives is invented."""
+    ctx = _context(text, date.today())
+    return {(d.month, d.day) for d in ctx.days}, set(ctx.times)
 
 
 def day_of(value: str) -> date | None:

@@ -21,11 +21,12 @@ import re
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from callgate.tools.grounding import fold, word_forms
+from callgate.tools.grounding import date_form, days_and_times, fold, word_forms
 from callgate.tools.registry import Tool
 
-__all__ = ["PRESELECT", "affirmed_flags", "mentioned_arguments", "named_members", "names_in",
-           "number_readings", "relevant_tools", "tool_scores", "unused_names"]
+__all__ = ["PRESELECT", "affirmed_flags", "callable_for", "mentioned_arguments",
+           "named_members", "names_in", "number_readings", "relevant_tools", "tool_scores",
+           "unused_names"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -84,6 +85,34 @@ def relevant_tools(tools: Iterable[Tool], request: str, keep: float = PRESELECT,
     if best <= 0:
         return list(scores) if unmatched == "all" else []
     return [name for name, score in scores.items() if score >= keep * best]
+
+
+# A clock-time argument's description: "in 24-hour format 'HH:MM'", "e.g., '14:00'".
+_CLOCK_FORMAT = re.compile(r"HH:MM|24-hour|\b\d{1,2}:\d{2}\b")
+
+
+def callable_for(tool: Tool, request: str) -> bool:
+    """Whether ``request`` gives what ``tool``'s required date and clock-time arguments
+    need: a day of its own for each date argument, a clock time for a time argument
+    (``grounding.days_and_times``). A call without them invents its date or time, which
+    grounding refuses whatever else the call holds: "Find a hotel in New York" is no
+    request to reserve one (``check_in_date``)."""
+    properties = tool.schema.get("properties") or {}
+    dates = times = 0
+    for name in tool.schema.get("required") or []:
+        spec = properties.get(name)
+        if not isinstance(spec, dict) or spec.get("type") != "string" or "enum" in spec:
+            continue
+        words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()))
+        description = str(spec.get("description") or "")
+        if "date" in words or date_form(description):
+            dates += 1
+        elif "time" in words and _CLOCK_FORMAT.search(description):
+            times += 1
+    if not dates and not times:
+        return True
+    days, clock = days_and_times(request)
+    return len(days) >= dates and (not times or bool(clock))
 
 
 def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
