@@ -93,7 +93,7 @@ _CLOCK_FORMAT = re.compile(r"HH:MM|24-hour|\b\d{1,2}:\d{2}\b")
 
 def callable_for(tool: Tool, request: str) -> bool:
     """Whether ``request`` gives what ``tool``'s required date and clock-time arguments
-    need: a day of its own for each date argument, a clock time for a time argument
+    need: a day for its date arguments, a clock time for its time arguments
     (``grounding.days_and_times``). A call without them invents its date or time, which
     grounding refuses whatever else the call holds: "Find a hotel in New York" is no
     request to reserve one (``check_in_date``)."""
@@ -112,7 +112,8 @@ def callable_for(tool: Tool, request: str) -> bool:
     if not dates and not times:
         return True
     days, clock = days_and_times(request)
-    return len(days) >= dates and (not times or bool(clock))
+    # A day at all, not one per argument: "a pickup date and end date of 2023-04-12".
+    return (not dates or bool(days)) and (not times or bool(clock))
 
 
 def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
