@@ -8,11 +8,18 @@ model whose replies are never asked for here.
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import StructuredTool
 
 from callgate.graph.decide_react import ReactStrategy
 from callgate.models.scripted import ScriptedChatModel
 from callgate.tools.registry import ToolRegistry
-from callgate.tools.relevance import PRESELECT, named_members, relevant_tools, tool_scores
+from callgate.tools.relevance import (
+    PRESELECT,
+    callable_for,
+    named_members,
+    relevant_tools,
+    tool_scores,
+)
 
 
 def _registry() -> ToolRegistry:
@@ -235,3 +242,52 @@ def test_the_enum_members_a_request_names() -> None:
     # Plurals not made with "s" name their singular too.
     assert named_members(["adult", "child"], "the cost for children and adults") == [
         "adult", "child"]
+
+
+def _booking_registry() -> ToolRegistry:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def find_therapist(city: str, kind: str) -> str:
+        """Find a therapist in a city."""
+        return "ok"
+
+    string = {"type": "string"}
+    registry.register(StructuredTool(
+        name="book_therapist_appointment", description="Book an appointment with a therapist.",
+        func=lambda **_: "ok", args_schema={
+            "type": "object", "required": ["therapist_name", "appointment_date",
+                                           "appointment_time"],
+            "properties": {
+                "therapist_name": string,
+                "appointment_date": {**string, "description": "The day, 'YYYY-MM-DD'."},
+                "appointment_time": {**string, "description": "In 24-hour format 'HH:MM'."},
+                "note": {**string, "description": "Anything else, e.g. 'after 17:00'."}}}))
+    return registry
+
+
+def test_a_tool_whose_required_date_or_time_the_request_lacks_is_not_callable() -> None:
+    registry = _booking_registry()
+    book = registry.get("book_therapist_appointment")
+    assert book is not None
+    assert not callable_for(book, "I need a therapist in Berkeley")
+    assert not callable_for(book, "Book a therapist in Berkeley on 2024-05-02")  # no time
+    assert callable_for(book, "Book Dr. Lee on May 2nd at 3pm")
+    assert callable_for(book, "Book Dr. Lee tomorrow at 15:30")
+    # A tool without required dates or times is callable whatever the request gives.
+    find = registry.get("find_therapist")
+    assert find is not None and callable_for(find, "I need a therapist in Berkeley")
+
+
+def test_the_strategy_offers_only_callable_tools_where_any_is() -> None:
+    model = ScriptedChatModel(script=[], native_tools=False)
+    registry = _booking_registry()
+    ask = {"messages": [HumanMessage("I need a therapist appointment in Berkeley")]}
+    assert ReactStrategy(model, registry, callable_tools=False).offered(ask) == [
+        "book_therapist_appointment"]
+    assert ReactStrategy(model, registry, callable_tools=True).offered(ask) == [
+        "find_therapist"]
+    dated = {"messages": [HumanMessage(
+        "Book a therapist appointment with Dr. Lee on 2024-05-02 at 15:00")]}
+    assert ReactStrategy(model, registry, callable_tools=True).offered(dated) == [
+        "book_therapist_appointment"]
