@@ -291,3 +291,10 @@ def test_the_strategy_offers_only_callable_tools_where_any_is() -> None:
         "Book a therapist appointment with Dr. Lee on 2024-05-02 at 15:00")]}
     assert ReactStrategy(model, registry, callable_tools=True).offered(dated) == [
         "book_therapist_appointment"]
+    # A day and time the user gave earlier in the conversation count: grounding takes
+    # values from the whole conversation, not the latest request alone.
+    follow_up = {"messages": [
+        HumanMessage("I'd like to see a therapist on 2024-05-02 at 15:00"),
+        AIMessage("Which therapist?"), HumanMessage("Book the therapist appointment with Dr. Lee")]}
+    assert ReactStrategy(model, registry, callable_tools=True).offered(follow_up) == [
+        "book_therapist_appointment"]

@@ -411,31 +411,33 @@ class ReactStrategy:
 
     def offered(self, state: dict[str, Any]) -> list[str]:
         """The tools the grammar lets the model choose from: those the user's latest
-        request is about (``callgate.tools.relevance``), or all with ``preselect=None``.
-        Further calls of a turn get the same offer: a lower cut for them (0.25) gave
-        parallel_multiple the tools it needs, but SmolLM2 then called unneeded ones (README)."""
-        request = self._request(state)
+        request is about (``callgate.tools.relevance``), or all with ``preselect=None``;
+        with ``callable_tools``, of those the conversation gives the required dates and
+        times of, where any. Further calls of a turn get the same offer: a lower cut for
+        them (0.25) gave parallel_multiple the tools it needs, but SmolLM2 then called
+        unneeded ones (README)."""
         if (ask := self.next_ask(state)) is not None:
-            return self._callable(list(ask.tools), request)
+            return self._callable(list(ask.tools), state)
         if self.preselect is None:
-            tools = self._callable(self.registry.names, request)
+            tools = self._callable(self.registry.names, state)
         else:
-            able = [tool for tool in self.registry if callable_for(tool, request)] if (
-                self.callable_tools) else []
-            tools = relevant_tools(able or self.registry, request, keep=self.preselect,
+            able = set(self._callable(self.registry.names, state))
+            tools = relevant_tools([tool for tool in self.registry if tool.name in able],
+                                   self._request(state), keep=self.preselect,
                                    unmatched=self.unmatched)
         if self._spent(state):  # covered_unlisted: the tools called so far are done
             called = {call["name"] for call in turn_calls(state.get("messages") or [])}
             tools = [tool for tool in tools if tool not in called]
         return tools
 
-    def _callable(self, tools: list[str], request: str) -> list[str]:
-        """``tools`` less those ``request`` lacks the required dates or times of
+    def _callable(self, tools: list[str], state: dict[str, Any]) -> list[str]:
+        """``tools`` less those the conversation lacks the required dates or times of
         (``callable_tools``), unless that leaves none."""
         if not self.callable_tools:
             return tools
+        conversation = conversation_text(state.get("messages") or [])
         able = [name for name in tools if (tool := self.registry.get(name)) is None
-                or callable_for(tool, request)]
+                or callable_for(tool, conversation)]
         return able or tools
 
     def _spent(self, state: dict[str, Any]) -> bool:

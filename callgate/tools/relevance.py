@@ -91,29 +91,30 @@ def relevant_tools(tools: Iterable[Tool], request: str, keep: float = PRESELECT,
 _CLOCK_FORMAT = re.compile(r"HH:MM|24-hour|\b\d{1,2}:\d{2}\b")
 
 
-def callable_for(tool: Tool, request: str) -> bool:
-    """Whether ``request`` gives what ``tool``'s required date and clock-time arguments
-    need: a day for its date arguments, a clock time for its time arguments
+def callable_for(tool: Tool, conversation: str) -> bool:
+    """Whether ``conversation`` (what the user wrote and the tools returned: where grounding
+    takes values from) gives what ``tool``'s required date and clock-time arguments need: a
+    day for its date arguments, a clock time for its time arguments
     (``grounding.days_and_times``). A call without them invents its date or time, which
     grounding refuses whatever else the call holds: "Find a hotel in New York" is no
     request to reserve one (``check_in_date``)."""
     properties = tool.schema.get("properties") or {}
-    dates = times = 0
+    needs_day = needs_time = False
     for name in tool.schema.get("required") or []:
         spec = properties.get(name)
         if not isinstance(spec, dict) or spec.get("type") != "string" or "enum" in spec:
             continue
-        words = set(re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower()))
+        words = set(_WORD.findall(_CAMEL.sub(r"\1 \2", name).lower()))
         description = str(spec.get("description") or "")
         if "date" in words or date_form(description):
-            dates += 1
+            needs_day = True
         elif "time" in words and _CLOCK_FORMAT.search(description):
-            times += 1
-    if not dates and not times:
+            needs_time = True
+    if not (needs_day or needs_time):
         return True
-    days, clock = days_and_times(request)
+    days, clock = days_and_times(conversation)
     # A day at all, not one per argument: "a pickup date and end date of 2023-04-12".
-    return (not dates or bool(days)) and (not times or bool(clock))
+    return (bool(days) or not needs_day) and (bool(clock) or not needs_time)
 
 
 def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
