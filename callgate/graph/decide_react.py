@@ -420,14 +420,12 @@ class ReactStrategy:
         unneeded ones (README)."""
         if (ask := self.next_ask(state)) is not None:
             return self._callable(list(ask.tools), state)
+        able = self._callable(self.registry.names, state)
         if self.preselect is None:
-            tools = self._callable(self.registry.names, state)
-        else:
-            able = set(self._callable(self.registry.names, state))
-            tools = relevant_tools([tool for tool in self.registry if tool.name in able],
-                                   self._request(state), keep=self.preselect,
-                                   unmatched=self.unmatched)
-        return tools
+            return able
+        return relevant_tools([tool for tool in self.registry if tool.name in able],
+                              self._request(state), keep=self.preselect,
+                              unmatched=self.unmatched)
 
     def _callable(self, tools: list[str], state: dict[str, Any]) -> list[str]:
         """``tools`` less those the conversation lacks the required dates or times of

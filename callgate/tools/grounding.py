@@ -648,11 +648,11 @@ def date_form(description: str) -> str | None:
     return named[0] if named and not re.search(r"(?i)\bhh\b", description) else None
 
 
-def days_and_times(text: str) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
-    """The days (month, day) and clock times (hour, minute) ``text`` gives, as grounding
-    reads them: a date or time value no other text gives is invented."""
+def days_and_times(text: str) -> tuple[set[date], set[tuple[int, int]]]:
+    """The days and clock times (hour, minute) ``text`` gives, as grounding reads them: a
+    date or time value no other text gives is invented."""
     ctx = _context(text, date.today())
-    return {(d.month, d.day) for d in ctx.days}, set(ctx.times)
+    return set(ctx.days), set(ctx.times)
 
 
 def day_of(value: str) -> date | None:
