@@ -9,7 +9,9 @@ copies a result's summary line (the loop's own ``[tool] ...`` format). When the 
 left degenerate, states invented numbers or copies a summary while results exist, the
 caller answers from the results' summaries instead (``cite`` does, and says so); so it
 does when the answer gives a result's percentage to a name the results give another number
-("2.6% disk" where they say "memory 2.6%, disk 23.1%"): a true number, falsely told.
+("2.6% disk" where they say "memory 2.6%, disk 23.1%"): a true number, falsely told; and
+when the question asks about a figure the results name ("How full is the disk?") and the
+answer's numbers hold none of that name's ("2.0%" where they say "disk 23.1%").
 No library does this; the rules are plain text heuristics, each tested.
 """
 
@@ -79,6 +81,7 @@ class AnswerCheck:
     notes: list[str] = field(default_factory=list)
     invented_numbers: list[str] = field(default_factory=list)
     misattributed_numbers: list[str] = field(default_factory=list)
+    missed_figure: str | None = None  # the name asked about whose figure the answer lacks
     copied_summary: bool = False
 
     @property
@@ -235,6 +238,45 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# A name right after a number, with only blanks between ("2 CPUs"), that has no number of
+# its own after it.
+_NAMED_AFTER = re.compile(rf"({_NUMBER.pattern})[ \t]+([^\W\d_]{{3,}})\b"
+                          r"(?![ \t]*[:=]?[ \t]*[-+]?\d)")
+
+
+def _figures(results: Iterable[str]) -> dict[str, set[float]]:
+    """The numbers each name stands next to in the results: before them ("disk 23.1%",
+    ``_labels``) or after them ("2 CPUs")."""
+    results = list(results)
+    figures = _labels(results)
+    for text in results:
+        for match in _NAMED_AFTER.finditer(text):
+            name = match[2].lower()
+            if name not in _NOT_NAMES and (value := _value(match[1])) is not None:
+                figures.setdefault(name, set()).add(value)
+    return figures
+
+
+def missed_figure(text: str, question: str, results: Iterable[str]) -> str | None:
+    """The name the question asks about, where the results give it figures and the answer
+    states numbers, none of them that name's: "2.0%" for "How full is the disk?" where the
+    results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
+    with the first percentage of the summary. An answer without numbers, a question naming
+    no figure of the results, or one number of the named figures (rounded too) passes."""
+    figures = _figures(results)
+    asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
+             if w in figures and w not in _NOT_NAMES]
+    stated = [v for n in numbers_in(re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
+              if (v := _value(n)) is not None]
+    # "What percent of memory": the name of one figure, not the word every figure shares.
+    asked = [n for n in asked if not any(figures[o] < figures[n] for o in asked)]
+    if not asked or not stated:
+        return None
+    if any(_near(v, figures[name]) for name in asked for v in stated):
+        return None
+    return asked[0]
+
+
 def copies_summary(text: str, results: Iterable[str]) -> bool:
     """Whether the answer starts (after citation ids) with the ``[tool]`` tag a result's
     summary starts with: the model is copying the loop's summary line, and its copy drifts
@@ -244,8 +286,9 @@ def copies_summary(text: str, results: Iterable[str]) -> bool:
 
 
 def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> AnswerCheck:
-    """Apply every check; ``results`` are this turn's ok result summaries and previews."""
-    results = list(results)
+    """Apply every check; ``results`` are this turn's ok result summaries and previews,
+    ``user`` what the user wrote (the last is the question)."""
+    results, user = list(results), list(user)
     check = AnswerCheck(text)
     check.text, cut = cut_repetition(check.text, most=1)
     if cut:
@@ -269,6 +312,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     if check.misattributed_numbers:
         check.notes.append("numbers given to a name the results give another: "
                            + ", ".join(check.misattributed_numbers))
+    check.missed_figure = missed_figure(check.text, user[-1] if user else "", results)
+    if check.missed_figure:
+        check.notes.append(f"the answer gives no {check.missed_figure} figure of the results")
     check.copied_summary = copies_summary(check.text, results)
     if check.copied_summary:
         check.notes.append("the answer copied a result's summary line")
@@ -278,10 +324,11 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
 def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     """Whether the results' summaries should replace the model's answer: it was left
     empty, it copies a summary line (the summaries themselves say it without drift), it
-    gives a result's percentage to the wrong name, or it states numbers no result holds —
+    gives a result's percentage to the wrong name or none of the figure asked about, or it
+    states numbers no result holds —
     several of them (one or two are only flagged, since a model may compute a figure:
     2**10 = 1024 from the question)."""
     if not has_results:
         return False
     return (check.degenerate or check.copied_summary or bool(check.misattributed_numbers)
-            or len(check.invented_numbers) >= INVENTED_LIMIT)
+            or check.missed_figure is not None or len(check.invented_numbers) >= INVENTED_LIMIT)

@@ -17,6 +17,7 @@ from callgate.answer_checks import (
     gives_way,
     invented_numbers,
     misattributed_numbers,
+    missed_figure,
     runs_away,
 )
 from callgate.models.scripted import ScriptedChatModel, tool_call
@@ -272,3 +273,33 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
         assert misattributed_numbers(answer, [result]) == [], answer
     # A name on the line before is not the number's.
     assert misattributed_numbers("Memory\n23.1% of disk used", [summary]) == []
+
+
+def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> None:
+    # What the bundled model answered to the answer-quality set's disk and memory questions
+    # (141b3fe): the first percentage of the summary, whatever the question named.
+    def system_stats() -> dict[str, Any]:
+        """CPU, memory and disk usage of this computer."""
+        return {"cpu_percent": 2.0, "cpu_count": 2, "memory_percent": 5.8,
+                "disk_percent": 23.1}
+
+    out = run([tool_call("system_stats", {}),
+               AIMessage("2.0%\n\nThe disk of this computer is 2.0% full.")],
+              [system_stats], "How full is the disk of this computer?")
+    assert out["answer_source"] == "results"
+    assert "the answer gives no disk figure of the results" in out["answer_checks"]
+    assert "disk_percent: 23.1" in out["final_answer"]
+    out = run([tool_call("system_stats", {}), AIMessage("The disk is 23.1% full [R1].")],
+              [system_stats], "How full is the disk of this computer?")
+    assert out["answer_source"] == "model" and out["answer_checks"] == []
+    summary = "[system_stats] cpu 2.0%, memory 5.8%, disk 23.1% (/), load 0.5 0.3 0.2, 2 CPUs"
+    for question, answer, missed in [
+            ("What percentage of memory is in use right now?", "2.0%", "memory"),
+            ("What percent of memory is in use?", "2.0% [R1]", "memory"),
+            ("What percentage of memory is in use right now?", "About 6% [R1].", None),
+            ("How many CPUs does this computer have?", "It has 2 CPUs.", None),  # after it
+            ("How many CPUs does this computer have?", "It has 5.8 CPUs.", "cpus"),
+            ("How busy is the CPU?", "The CPU is busy.", None),  # no number stated
+            ("Is it busy?", "2.0% now", None),  # no figure named
+            ("How much memory and disk are in use?", "Disk: 23.1%", None)]:  # one of them
+        assert missed_figure(answer, question, [summary]) == missed, (question, answer)

@@ -871,6 +871,34 @@ def test_a_clock_time_is_written_as_the_24_hour_form_its_argument_names() -> Non
     assert out == {"pickup_time": "14:00", "show_time": "9 pm", "note": "2pm"}
 
 
+def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits() -> None:
+    # The built-in calculator's expression pattern; SmolLM2 wrote the first operand alone.
+    from callgate.graph.choose_values import whole_span
+    from callgate.tools.builtin.calculator import EXPRESSION_PATTERN
+
+    spec = {"type": "string", "pattern": EXPRESSION_PATTERN}
+    schema = {"type": "object", "properties": {"expression": spec}, "required": ["expression"]}
+    for request, written, whole in [
+            ("What is 144 divided by 16?", "144", "144 divided by 16"),
+            ("What is (12 + 8) * 3?", "12 + 8", "(12 + 8) * 3"),  # no bracket left open
+            ("What is 7 cubed?", "7", "7 cubed"),
+            ("What is 17 cubed?", "7", "7"),  # not a copy: "7" is inside "17"
+            ("Compute 2 to the power of 10.", "2^10", "2^10"),  # the model's own form
+            ("What is 3 + 4 and 5 * 6?", "3 + 4", "3 + 4")]:  # "and" is no operator
+        out = ValueChooser(FixedRanker({})).choose(
+            PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
+            request=request)
+        assert out == {"expression": whole}, request
+    # The pattern is matched whole, and an argument without one is left alone.
+    assert whole_span("12", {"type": "string", "pattern": "[0-9]+"}, "12 34") == "12"
+    assert whole_span("12", {"type": "string", "pattern": "^[0-9 ]+$"}, "12 34") == "12 34"
+    assert whole_span("12", {"type": "string"}, "12 34") == "12"
+    off = ValueChooser(FixedRanker({}), whole_patterns=False).choose(
+        PROMPT, "Action Input: ", {"expression": "144"}, schema, "What is 144 divided by 16?",
+        [], request="What is 144 divided by 16?")
+    assert off == {"expression": "144"}
+
+
 def test_values_outside_the_ask_a_call_is_for_pay_the_focus_penalty() -> None:
     schema = {"type": "object", "properties": {"count": {"type": "integer"}},
               "required": ["count"]}

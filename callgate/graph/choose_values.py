@@ -23,7 +23,9 @@ of it (``word_for_word``); an enum member the request names is the value
 is left to the tool's default (``unnamed_options``). Last, the values take the form their
 argument's description asks for: a date in the format it names (``date_formats``), a place
 with the two-letter code its examples show, ranked by the model (``place_codes``:
-"Petaluma" becomes "Petaluma, CA").
+"Petaluma" becomes "Petaluma, CA"), and a value an argument's ``pattern`` admits, copied from
+the request, the longest span of the request around it that the pattern admits
+(``whole_patterns``: "144" becomes "144 divided by 16").
 
 Free text (a search query, a message, a date in the tool's format) stays the model's,
 and an optional argument with an invented value is left to grounding, which drops it.
@@ -138,6 +140,11 @@ class ValueChooser:
     # A clock time written as the 24-hour 'HH:MM' its argument's description names ("9 am"
     # becomes "09:00", "2pm" "14:00"; ``grounding.time_in_format``).
     time_formats: bool = True
+    # A value for an argument with a ``pattern`` (the calculator's expression), copied from
+    # the request, becomes the longest span of the request around it that the pattern
+    # admits: SmolLM2 stopped at "144" of "144 divided by 16", "12 + 8" of "(12 + 8) * 3"
+    # and "7" of "7 cubed" (the answer-quality set), and the calculator computed that.
+    whole_patterns: bool = True
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -195,6 +202,9 @@ class ValueChooser:
                       for name, value in chosen.items()}
         if self.percent_rates:
             chosen = {name: _as_rate(name, value, properties.get(name), request)
+                      for name, value in chosen.items()}
+        if self.whole_patterns:
+            chosen = {name: whole_span(value, properties.get(name), request)
                       for name, value in chosen.items()}
         return self._coded(prompt, head, chosen, properties) if self.place_codes else chosen
 
@@ -442,6 +452,48 @@ def _prefill(prompt: list[AnyMessage], head: str, chosen: dict[str, Any], name: 
     prefix += (", " if chosen else "") + json.dumps(name) + ":"
     return [*prompt[:-1], AIMessage(prompt[-1].text + head + prefix
                                     + (' "' if offer.quoted else ""))]
+
+
+def _edges(text: str) -> list[int]:
+    """Where a span of ``text`` may start or end: at its ends and wherever a run of letters
+    and digits or a run of blanks meets other characters: not inside a word or a number."""
+    return [i for i in range(len(text) + 1)
+            if i in (0, len(text)) or text[i - 1].isalnum() != text[i].isalnum()
+            or text[i - 1].isspace() != text[i].isspace()]
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def whole_span(value: Any, spec: Any, request: str) -> Any:
+    """``value``, or the longest span of ``request`` around a copy of it that ``spec``'s
+    ``pattern`` admits whole (a pattern describes a whole value, so a span is matched in
+    full) and that opens no bracket it does not close. A value the request does not hold
+    is the model's own, left as it is."""
+    if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
+            and isinstance(spec.get("pattern"), str)):
+        return value
+    try:
+        pattern = re.compile(spec["pattern"])
+    except re.error:
+        return value
+    edges = _edges(request)
+    best = value
+    for copy in re.finditer(re.escape(value), request):
+        if copy.start() not in edges or copy.end() not in edges:
+            continue  # "7" inside "17"
+        for start in (e for e in edges if e <= copy.start() and not request[e:e + 1].isspace()):
+            for end in (e for e in edges if e >= copy.end() and not request[e - 1:e].isspace()):
+                span = request[start:end]
+                if len(span) > len(best) and _balanced(span) and pattern.fullmatch(span):
+                    best = span
+    return best
 
 
 def _in_format(value: Any, spec: Any) -> Any:
