@@ -263,9 +263,13 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
     with the first percentage of the summary. An answer without numbers, a question naming
     no figure of the results, or one number of the named figures (rounded too) passes."""
-    figures = _figures(results)
+    # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
+    # the call's "7 cubed" names 7, the answer is 343).
+    given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
+    figures = {name: {v for v in values if not _near(v, given)}
+               for name, values in _figures(results).items()}
     asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
-             if w in figures and w not in _NOT_NAMES]
+             if figures.get(w) and w not in _NOT_NAMES]
     stated = [v for n in numbers_in(re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
               if (v := _value(n)) is not None]
     # "What percent of memory": the name of one figure, not the word every figure shares.

@@ -303,3 +303,6 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
             ("Is it busy?", "2.0% now", None),  # no figure named
             ("How much memory and disk are in use?", "Disk: 23.1%", None)]:  # one of them
         assert missed_figure(answer, question, [summary]) == missed, (question, answer)
+    # The figures the question gives are the call's inputs, not what it asks for.
+    call = '{"expression": "7 cubed"}'
+    assert missed_figure("343", "What is 7 cubed?", ["[calculator] = 343", call]) is None

@@ -278,6 +278,50 @@ def test_a_tool_declares_its_word_arguments_and_the_option_extends_them() -> Non
     assert "cg-query" not in grammar("find_news")  # only what a tool declares
 
 
+def test_a_query_that_says_too_little_takes_the_requests_words() -> None:
+    from langchain_core.messages import HumanMessage
+
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.builtin.web_search import web_search_tool
+    from callgate.tools.candidates import fuller_query
+    from callgate.tools.registry import ToolRegistry
+
+    # The bundled model's queries in the answer-quality set (141b3fe), each of which found
+    # nothing: fewer than two words saying what to look for.
+    for query, request, fuller in [
+            ("latest", SEARCH_QUESTION, "latest Python release"),
+            ("my notes", "What is the guest Wi-Fi password in my notes?",
+             "guest Wi-Fi password"),
+            ("At what mileage", "At what mileage is the car's next service due? Check my notes.",
+             "mileage car's next service due"),
+            # Two words or more, or nothing more in the request: the model's query stays.
+            ("Harbor Lane", "When does the Harbor Lane office open? Check my documents.",
+             "Harbor Lane"),
+            ("Falcon X9", "Search the web for the release date of the Falcon X9 phone.",
+             "Falcon X9"),
+            ("python", "python", "python")]:
+        assert fuller_query(query, request) == fuller, query
+
+    def find_news(query: str) -> str:
+        """Search the news."""
+        return "results"
+
+    class GrammarCapable:
+        text_only = True
+        llama = None
+
+    registry = ToolRegistry([find_news, web_search_tool("searxng",
+                                                        searxng_url="http://127.0.0.1:9")])
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+
+    def written(tool: str) -> str:
+        state = {"messages": [HumanMessage(SEARCH_QUESTION)], "chosen_tool": tool}
+        return strategy._fuller_queries(state, '{"query": "latest"}')
+
+    assert json.loads(written("web_search")) == {"query": "latest Python release"}
+    assert json.loads(written("find_news")) == {"query": "latest"}  # declares no word args
+
+
 @pytest.mark.llama
 def test_decoding_a_search_query_writes_only_the_questions_words() -> None:
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage

@@ -52,6 +52,7 @@ from callgate.tools.asks import (
     sibling_lists,
 )
 from callgate.tools.asks import asks as asks_of
+from callgate.tools.candidates import fuller_query
 from callgate.tools.grounding import conversation_text, numbers_in, unused_numbers
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.relevance import (
@@ -706,7 +707,21 @@ class ReactStrategy:
         if self.unique_items and (args := _args_of(raw)) is not None:
             unique = _unique_strings(args)
             raw = raw if unique == args else json.dumps(unique, ensure_ascii=False)
-        return self._after_args(state, raw)
+        return self._after_args(state, self._fuller_queries(state, raw))
+
+    def _fuller_queries(self, state: dict[str, Any], raw: str) -> str:
+        """The tool's word arguments (``conversation_words``: a search query) that say too
+        little, made of the words of the request that say what to look for
+        (``candidates.fuller_query``)."""
+        tool = self.registry.get(state["chosen_tool"])
+        args = _args_of(raw)
+        if tool is None or not tool.conversation_words or args is None:
+            return raw
+        request = self._request(state)
+        fuller = {name: fuller_query(value, request)
+                  if name in tool.conversation_words and isinstance(value, str) else value
+                  for name, value in args.items()}
+        return raw if fuller == args else json.dumps(fuller, ensure_ascii=False)
 
     def _values_chosen(self, state: dict[str, Any], raw: str) -> str:
         """The decoded arguments with each value chosen among those the conversation

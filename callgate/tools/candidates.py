@@ -15,10 +15,10 @@ import math
 import re
 from typing import Any
 
-from callgate.tools.relevance import number_readings
+from callgate.tools.relevance import STOP_WORDS, number_readings
 
-__all__ = ["FREE_TEXT_WORDS", "SEARCH_WORDS", "is_free_text", "is_search_text", "name_words",
-           "number_values", "spans"]
+__all__ = ["FREE_TEXT_WORDS", "SEARCH_WORDS", "fuller_query", "is_free_text", "is_search_text",
+           "name_words", "number_values", "spans"]
 
 # A string argument whose name or description has one of these words holds text the user
 # need not have written word for word (a search query, a summary, a formula, a date in the
@@ -67,6 +67,32 @@ def is_search_text(name: str, spec: dict[str, Any]) -> bool:
         return False
     return words[-1] in SEARCH_WORDS or words == ["search"] or (
         len(words) > 1 and words[-1] in _SEARCH_TAILS and words[-2] in {*SEARCH_WORDS, "search"})
+
+
+# Words that say where to look, not what for ("Search the web", "Check my notes").
+_WHERE_WORDS = frozenset({
+    "search", "web", "internet", "online", "look", "up", "find", "check", "google",
+    "notes", "note", "documents", "document", "docs", "files", "file"})
+_QUERY_WORD = re.compile(r"\w+(?:['’-]\w+)*")  # "Wi-Fi" and "car's" are one word each
+
+
+def _query_words(text: str) -> list[str]:
+    """The words of ``text`` that say what to look for, in order, each once."""
+    found = [w for w in _QUERY_WORD.findall(text)
+             if len(w) > 1 and w.lower() not in STOP_WORDS | _WHERE_WORDS]
+    return list(dict.fromkeys(found))
+
+
+def fuller_query(query: str, request: str) -> str:
+    """``query``, or, where it holds fewer than two words that say what to look for and the
+    request holds more, those words of the request in its order: SmolLM2 searched for
+    "latest" ("Search the web for the latest Python release"), "my notes" and "At what
+    mileage", and found nothing."""
+    have = _query_words(query)
+    if len(have) >= 2:
+        return query
+    words = _query_words(request)
+    return " ".join(words) if len(words) > len(have) else query
 
 
 def spans(text: str, max_words: int = MAX_SPAN_WORDS) -> list[str]:
