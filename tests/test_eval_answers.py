@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from callgate.eval.answers import (
     answer_text,
     contains_key,
+    default_set_path,
     fake_searxng,
     load_set,
     run_answers,
@@ -32,6 +33,9 @@ from callgate.prompts.system import answer_now_instruction
 from callgate.tools.builtin.web_search import searxng_search
 
 SET = load_set()
+# Questions written after the answer checks and value rules of 2026-11-28 were decided on the
+# set above, to see them on questions they were not made on (README).
+FRESH = load_set(default_set_path().with_name("answer_quality_fresh.jsonl"))
 
 
 # -- the answer set ------------------------------------------------------------------------
@@ -42,8 +46,16 @@ def test_the_set_covers_the_builtin_tools_with_30_questions_or_more() -> None:
     assert all(c.key.text or c.key.number is not None or c.key.stat for c in SET.cases)
 
 
+def test_the_fresh_set_asks_new_questions_of_the_same_documents_and_searches() -> None:
+    assert FRESH.documents == SET.documents and FRESH.searches == SET.searches
+    assert len(FRESH.cases) == 20 and {c.tool for c in FRESH.cases} == {
+        "calculator", "system_stats", "rag_search", "web_search"}
+    assert not {c.question for c in FRESH.cases} & {c.question for c in SET.cases}
+    assert not {c.id for c in FRESH.cases} & {c.id for c in SET.cases}
+
+
 def test_no_key_is_given_away_by_its_question() -> None:
-    for case in SET.cases:
+    for case in [*SET.cases, *FRESH.cases]:
         assert not any(t.lower() in case.question.lower() for t in case.key.text), case.id
         if case.key.number is not None:
             assert not contains_key(case.question, [], [case.key.number]), case.id
@@ -53,15 +65,18 @@ def test_calculator_keys_are_what_the_calculator_computes() -> None:
     from callgate.tools.builtin.calculator import calculator
 
     expressions = {"calculator-01": "17 * 23", "calculator-05": "sqrt(2)",
-                   "calculator-10": "7 ** 3", "calculator-11": "100 / 8"}
-    keys = {c.id: c.key.number for c in SET.cases}
+                   "calculator-10": "7 ** 3", "calculator-11": "100 / 8",
+                   "fresh-calculator-01": "96 divided by 8", "fresh-calculator-02": "12 squared",
+                   "fresh-calculator-03": "(7 + 5) * 4", "fresh-calculator-04": "60 times 7",
+                   "fresh-calculator-05": "45 minus 18"}
+    keys = {c.id: c.key.number for c in [*SET.cases, *FRESH.cases]}
     for case_id, expression in expressions.items():
         assert calculator(expression) == pytest.approx(keys[case_id])
 
 
 def test_every_document_and_web_key_is_in_what_the_tool_can_return() -> None:
     corpus = " ".join(d.text for d in SET.documents).lower()
-    for case in SET.cases:
+    for case in [*SET.cases, *FRESH.cases]:
         if case.tool == "rag_search":
             assert (any(t.lower() in corpus for t in case.key.text)
                     or contains_key(corpus, [], [case.key.number or -1])), case.id
