@@ -84,10 +84,16 @@ def _query_words(text: str) -> list[str]:
 
 
 def fuller_query(query: str, request: str) -> str:
-    """``query``, or, where it holds fewer than two words that say what to look for and the
-    request holds more, those words of the request in its order: SmolLM2 searched for
-    "latest" ("Search the web for the latest Python release"), "my notes" and "At what
-    mileage", and found nothing."""
+    """``query`` with each word once (SmolLM2 looped: "Python Python Python … version"), or,
+    where it holds fewer than two words that say what to look for and the request holds
+    more, those words of the request in its order: SmolLM2 searched for "latest" ("Search
+    the web for the latest Python release"), "my notes" and "At what mileage", and found
+    nothing."""
+    kept: list[str] = []
+    for word in query.split():
+        if word.lower() not in {w.lower() for w in kept}:
+            kept.append(word)
+    query = " ".join(kept) if len(kept) < len(query.split()) else query
     have = _query_words(query)
     if len(have) >= 2:
         return query
