@@ -251,30 +251,3 @@ def test_only_the_last_corrections_refusal_is_what_failed() -> None:
     ran = ToolMessage("[f] 2", tool_call_id="c2")
     assert _refusals([request, call, refusal, AIMessage("Action: f"), ran,
                       AIMessage("Action Input: {")]) == []
-
-
-def test_a_number_the_description_codes_for_a_stated_name_is_grounded() -> None:
-    from callgate.tools.grounding import named_number, numbered_names
-
-    service = ("Unique identifier for the service type. For example, 1 represents cleaning "
-               "service, 2 for ironing service, and 3 for a comprehensive cleaning service.")
-    province = "For example, 1 corresponds to Bangkok, 2 to Chiang Mai, and 3 to Chonburi."
-    assert numbered_names(service) == {1: "cleaning service", 2: "ironing service",
-                                       3: "comprehensive cleaning service"}
-    assert numbered_names(province) == {1: "Bangkok", 2: "Chiang Mai", 3: "Chonburi"}
-    # One number with a name is no coding; ranges are no names.
-    for description in ("Timeout in seconds, 30 for the default.", "A number from 1 to 10."):
-        assert numbered_names(description) == {}
-    request = "Find a housekeeper who provides ironing services in Bangkok."
-    assert named_number(service, request) == 2 and named_number(province, request) == 1
-    # The most specific name the request states; a letter tells no name ("a housekeeper").
-    assert named_number(service, "A comprehensive cleaning in Chiang Mai") == 3
-    assert named_number(service, "Cleaning, please") == 1
-    assert named_number("Example: 1 for Group A, 2 for Group B.", request) is None
-    assert named_number(service, "Find me a gardener") is None
-    schema = {"type": "object", "properties": {
-        "service_id": {"type": "integer", "description": service},
-        "province_id": {"type": "integer", "description": province}}}
-    assert ungrounded_args({"service_id": 2, "province_id": 1}, schema, request) == []
-    assert ungrounded_args({"service_id": 3, "province_id": 2}, schema, request) == [
-        ("service_id", 3), ("province_id", 2)]

@@ -932,18 +932,3 @@ def test_an_item_left_moves_into_the_argument_holding_one_of_its_siblings() -> N
     assert ValueChooser(ranker).vary(prompt, "Action Input: ", dict(first), schema, request,
                                      [first], items=[_is(20), _is(30)], request=request
                                      )["payment"] == 20
-
-
-def test_a_number_argument_takes_the_number_its_description_codes_for_the_stated_name() -> None:
-    schema = {"type": "object", "properties": {
-        "service_id": {"type": "integer", "description": "1 for cleaning service, 2 for "
-                                                         "ironing service."},
-        "rating": {"type": "number"}}}
-    request = "Find good professional ironing in Bangkok with higher than 4 rating"
-    args = {"service_id": 4, "rating": 4.0}
-    out = ValueChooser(FixedRanker({" 4": -1.0, " 4.0": -1.0})).choose(
-        PROMPT, "Action Input: ", args, schema, request, [], request=request)
-    assert out == {"service_id": 2, "rating": 4.0}
-    off = ValueChooser(FixedRanker({" 4": -1.0, " 4.0": -1.0}), named_numbers=False).choose(
-        PROMPT, "Action Input: ", args, schema, request, [], request=request)
-    assert off["service_id"] == 4

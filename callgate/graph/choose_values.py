@@ -53,7 +53,6 @@ from callgate.tools.candidates import (
 )
 from callgate.tools.grounding import (
     date_in_format,
-    named_number,
     stated,
     time_in_format,
     ungrounded_args,
@@ -110,11 +109,6 @@ class ValueChooser:
     # it names several, the model ranks those (``relevance.named_members``). The model
     # ranked every member and often took the first or the default ("Living room").
     named_members: bool = True
-    # A number argument whose description codes names ("1 for cleaning service, 2 for
-    # ironing service"), where the conversation states one of them, takes its number
-    # (``grounding.named_number``, which grounding accepts too): SmolLM2 took a number of
-    # the request ("4" of "higher than 4 rating").
-    named_numbers: bool = True
     # A place whose argument asks for a two-letter code ("in the format 'City, State', such
     # as 'Berkeley, CA'") and lacks one gets the code the model ranks first among all
     # two-capital-letter codes: "Petaluma" becomes "Petaluma, CA". The model wrote the
@@ -174,12 +168,6 @@ class ValueChooser:
             if asked is not None and isinstance(value, bool) and name not in required | asked:
                 continue  # a flag nobody asked about: the tool's default
             spec = properties.get(name)
-            if (self.named_numbers and isinstance(spec, dict) and isinstance(value, int | float)
-                    and not isinstance(value, bool)
-                    and (coded := named_number(str(spec.get("description") or ""),
-                                               context)) is not None):
-                chosen[name] = coded  # "2 for ironing service", and the user says "ironing"
-                continue
             offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
             if offer is None or (name not in required
                                  and ungrounded_args({name: value}, schema, context)):

@@ -554,46 +554,6 @@ def _supplied(schema: dict[str, Any], value: Any) -> bool:
                                               and schema["default"] == value))
 
 
-# "1 represents cleaning service, 2 for ironing service", "1 corresponds to Bangkok, 2 to
-# Chiang Mai", "1: low, 2: high": a number, a joining word, a name (up to a comma, a stop,
-# "and"/"or" or a bracket).
-_NUMBERED = re.compile(
-    r"(?<![\w.])(\d+)\s*(?:represents|corresponds to|stands for|for|means|is|to|=|:)\s+"
-    r"(?:an?\s+|the\s+)?([^\W\d_][\w' -]*?)\s*(?=[,.;()]|\band\b|\bor\b|$)")
-
-
-def numbered_names(description: str) -> dict[int, str]:
-    """The names a description gives numbers of, where it gives two or more (a coding, not
-    "30 for the default"): ``{1: "cleaning service", 2: "ironing service"}``."""
-    found = {int(m[1]): m[2].strip() for m in _NUMBERED.finditer(description)}
-    return found if len(found) >= 2 else {}
-
-
-def _named_number(description: str, context: _Context) -> int | None:
-    """The number whose name ``context`` states: every word of it (of three letters or
-    more) that the other names do not share; of several, the one with the most such words,
-    if that is one."""
-    names = numbered_names(description)
-    if not names:
-        return None
-    # Words of three letters or more: "Group A" and "Group B" are told by a letter, which
-    # any sentence holds ("a housekeeper").
-    words = {n: {w for w in _WORD.findall(fold(name)) if len(w) > 2}
-             for n, name in names.items()}
-    shared = set.intersection(*words.values())
-    own = {n: w - shared for n, w in words.items()}
-    stated = [n for n, w in own.items() if w and all(context.has_word(x) for x in w)]
-    most = max((len(own[n]) for n in stated), default=0)
-    best = [n for n in stated if len(own[n]) == most]
-    return best[0] if len(best) == 1 else None
-
-
-def named_number(description: str, context: str, *, today: date | None = None) -> int | None:
-    """The number ``description`` codes for a name ``context`` states ("ironing services"
-    with "2 for ironing service": 2), or None."""
-    return _named_number(description, _context(context, today or date.today()))
-
-
 def _sub_schema(schema: Any, key: str | int) -> dict[str, Any]:
     if not isinstance(schema, dict):
         return {}
@@ -609,9 +569,7 @@ def _walk(value: Any, schema: dict[str, Any], path: str, context: _Context,
     if value is None or isinstance(value, bool) or _supplied(schema, value):
         return
     if isinstance(value, int | float):
-        # A number the argument's description codes for a name the conversation states.
-        if not context.has_number(float(value)) and value != _named_number(
-                str(schema.get("description") or ""), context):
+        if not context.has_number(float(value)):
             found.append((path, value))
     elif isinstance(value, str):
         if not context.has_string(value):
