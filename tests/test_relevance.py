@@ -172,6 +172,28 @@ def test_arithmetic_operators_count_as_words() -> None:
     assert relevant_tools(_builtin_like(), "What is 3.5 * 4.2?") == ["calculator"]
 
 
+def test_a_request_written_as_arithmetic_calls_the_tool_that_does_arithmetic() -> None:
+    from callgate.tools.relevance import ARITHMETIC_SCORE, does_arithmetic, is_arithmetic
+
+    # The bundled model answered the word forms itself ("What is 45 minus 18?": "17").
+    for request in ("What is 45 minus 18?", "How much is 60 times 7?", "What is 12 squared?",
+                    "What is 144 divided by 16?", "Compute 2 to the power of 10.",
+                    "What is (12 + 8) * 3?", "What is 100/8?", "What is 15% of 80?"):
+        assert is_arithmetic(request), request
+        assert tool_scores(_builtin_like(), request)["calculator"] >= ARITHMETIC_SCORE
+    # Dates, ranges, clock times and counts are no arithmetic.
+    for request in ("Book it for 2023-04-15", "on 4/15/2023", "pages 1-10",
+                    "I go 5 times a week", "2 tickets for 5:30pm", "square root of 2"):
+        assert not is_arithmetic(request), request
+    registry = _builtin_like()
+    assert [t.name for t in registry if does_arithmetic(t)] == ["calculator"]
+    # The first choice is a call, to the calculator.
+    model = ScriptedChatModel(script=[], native_tools=False)
+    state = {"messages": [HumanMessage("What is 45 minus 18?")]}
+    strategy = ReactStrategy(model, registry)
+    assert strategy._calls_for(state) and strategy.offered(state) == ["calculator"]
+
+
 def test_numbers_are_not_what_a_request_is_about() -> None:
     # "10" of the request is not the "10" of web_search's "(1-10)".
     assert tool_scores(_builtin_like(), "Raise 2 to 10")["web_search"] == 0

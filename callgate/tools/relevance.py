@@ -24,7 +24,8 @@ from typing import Any, Literal
 from callgate.tools.grounding import date_form, days_and_times, fold, word_forms
 from callgate.tools.registry import Tool
 
-__all__ = ["PRESELECT", "affirmed_flags", "callable_for", "mentioned_arguments",
+__all__ = ["ARITHMETIC_SCORE", "PRESELECT", "affirmed_flags", "callable_for", "does_arithmetic",
+           "is_arithmetic", "mentioned_arguments",
            "named_members", "names_in", "number_readings", "relevant_tools", "tool_scores",
            "unused_names"]
 
@@ -56,15 +57,45 @@ def _stems(text: str) -> set[str]:
         _OPERATOR.findall(text))
 
 
+# Arithmetic as a request writes it: two numbers joined by an operator or its word ("17 *
+# 23", "45 minus 18", "144 divided by 16", "15% of 80"), or a number squared or cubed. A
+# minus stands between blanks and a slash joins two numbers only (not "2023-04-15",
+# "4/15/2023" or "pages 1-10").
+_ARITHMETIC = re.compile(
+    r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
+    r"times|multiplied by|divided by|to the power of|% of)\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
+    r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b", re.IGNORECASE)
+# What a request written as arithmetic gives a tool that does arithmetic: as much as three
+# words of its name, enough for the ReAct path to call it (``ReactStrategy.call_score``).
+ARITHMETIC_SCORE = 9.0
+
+
+def is_arithmetic(request: str) -> bool:
+    """Whether ``request`` holds arithmetic ("What is 45 minus 18?")."""
+    return _ARITHMETIC.search(request) is not None
+
+
+def does_arithmetic(tool: Tool) -> bool:
+    """Whether ``tool``'s description lists arithmetic operators (two or more: "Operators:
+    + - * /"), as a calculator's does."""
+    return len(set(_OPERATOR.findall(tool.description))) >= 2
+
+
 def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
-    """Each tool's lexical relevance to ``request`` (0 when they share no word)."""
+    """Each tool's lexical relevance to ``request`` (0 when they share no word); a tool that
+    does arithmetic scores ``ARITHMETIC_SCORE`` more for a request written as arithmetic:
+    SmolLM2 answered "What is 45 minus 18?" itself ("17"), where it called the calculator
+    for "45 - 18"."""
     asked = _stems(request)
+    arithmetic = is_arithmetic(request)
     scores = {}
     for tool in tools:
         params = " ".join((tool.schema.get("properties") or {}).keys())
         scores[tool.name] = (3 * len(asked & _stems(tool.name.replace(".", " ")))
                              + len(asked & _stems(tool.description))
-                             + 0.5 * len(asked & _stems(params)))
+                             + 0.5 * len(asked & _stems(params))
+                             + (ARITHMETIC_SCORE if arithmetic and does_arithmetic(tool)
+                                else 0.0))
     return scores
 
 
