@@ -62,6 +62,7 @@ from callgate.tools.relevance import (
     mentioned_arguments,
     named_members,
     number_readings,
+    word_named_members,
 )
 
 __all__ = ["ValueChooser"]
@@ -109,6 +110,10 @@ class ValueChooser:
     # it names several, the model ranks those (``relevance.named_members``). The model
     # ranked every member and often took the first or the default ("Living room").
     named_members: bool = True
+    # Where the request names no member whole, the one member it names by a word of that
+    # member's own ("a family therapist": ``Family Counselor``; ``relevance.
+    # word_named_members``). SmolLM2 ranked "Psychiatrist" first.
+    member_words: bool = True
     # A place whose argument asks for a two-letter code ("in the format 'City, State', such
     # as 'Berkeley, CA'") and lacks one gets the code the model ranks first among all
     # two-capital-letter codes: "Petaluma" becomes "Petaluma, CA". The model wrote the
@@ -178,6 +183,8 @@ class ValueChooser:
             held = {v for v in chosen.values() if isinstance(v, str)}
             named = [m for m in named_members(offer.values, request) if m not in held] if (
                 self.named_members and offer.closed and offer.quoted) else []
+            if not named and self.member_words and offer.closed and offer.quoted:
+                named = [m for m in word_named_members(offer.values, request) if m not in held]
             if len(named) == 1:
                 chosen[name] = named[0]
                 continue

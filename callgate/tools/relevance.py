@@ -27,7 +27,7 @@ from callgate.tools.registry import Tool
 __all__ = ["ARITHMETIC_SCORE", "PRESELECT", "affirmed_flags", "callable_for", "does_arithmetic",
            "is_arithmetic", "mentioned_arguments",
            "named_members", "names_in", "number_readings", "relevant_tools", "tool_scores",
-           "unused_names"]
+           "unused_names", "word_named_members"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -184,6 +184,23 @@ def named_members(members: Iterable[Any], request: str) -> list[str]:
                       else all(word_forms(w) & asked for w in words)):
             hits[member] = set(words)
     return [m for m, words in hits.items() if not any(words < other for other in hits.values())]
+
+
+def word_named_members(members: Iterable[Any], request: str) -> list[str]:
+    """The one string enum member the request names by a word of its own (four letters or
+    more, not a stop word, in no other member; "a family therapist" names ``Family
+    Counselor`` of Psychologist / Family Counselor / Psychiatrist), where no member is named
+    whole (``named_members``); [] where none or several are. Not in a sentence with a
+    negation."""
+    strings = [m for m in members if isinstance(m, str)]
+    said = [s for s in _CLAUSE.findall(request) if not _NEGATION.search(s)]
+    asked = {f for s in said for w in re.findall(r"[^\W_]+", fold(s)) for f in word_forms(w)}
+    words = {m: {w for w in re.findall(r"[^\W_]+", fold(m))
+                 if len(w) >= 4 and w not in STOP_WORDS} for m in strings}
+    hits = [m for m in strings if any(
+        word_forms(w) & asked for w in words[m]
+        if not any(w in words[o] for o in strings if o != m))]
+    return hits if len(hits) == 1 else []
 
 
 # Words a flag's name shares with flags of every kind ("include_forecast", "has_garage"):
