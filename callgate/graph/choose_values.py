@@ -110,9 +110,11 @@ class ValueChooser:
     # it names several, the model ranks those (``relevance.named_members``). The model
     # ranked every member and often took the first or the default ("Living room").
     named_members: bool = True
-    # Where the request names no member whole, the one member it names by a word of that
-    # member's own ("a family therapist": ``Family Counselor``; ``relevance.
-    # word_named_members``). SmolLM2 ranked "Psychiatrist" first.
+    # Where the request names no member of a required enum argument whole, the one member
+    # it names by a word of that member's own ("a family therapist": ``Family Counselor``;
+    # ``relevance.word_named_members``). SmolLM2 ranked "Psychiatrist" first. Not for an
+    # optional one: a word is weaker evidence than the whole name, and "attractions in
+    # Paris" asks for no ``category`` "Tourist Attraction" (tune: 3 such downs).
     member_words: bool = True
     # A place whose argument asks for a two-letter code ("in the format 'City, State', such
     # as 'Berkeley, CA'") and lacks one gets the code the model ranks first among all
@@ -183,7 +185,8 @@ class ValueChooser:
             held = {v for v in chosen.values() if isinstance(v, str)}
             named = [m for m in named_members(offer.values, request) if m not in held] if (
                 self.named_members and offer.closed and offer.quoted) else []
-            if not named and self.member_words and offer.closed and offer.quoted:
+            if (not named and self.member_words and offer.closed and offer.quoted
+                    and name in required):
                 named = [m for m in word_named_members(offer.values, request) if m not in held]
             if len(named) == 1:
                 chosen[name] = named[0]
