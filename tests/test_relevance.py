@@ -245,6 +245,23 @@ def test_the_builtin_tools_route_questions_to_the_tool_they_are_about() -> None:
         assert relevant_tools(tools, "What is the capital of France?", unmatched="none") == []
 
 
+def test_the_one_member_a_request_names_by_a_word_of_its_own() -> None:
+    from callgate.tools.relevance import word_named_members
+
+    types = ["Psychologist", "Family Counselor", "Psychiatrist"]
+    assert word_named_members(types, "I need help looking for a Family Therapist.") == [
+        "Family Counselor"]
+    assert word_named_members(types, "a therapist for my family in berkeley") == [
+        "Family Counselor"]
+    assert word_named_members(types, "help with my mental health") == []  # no word of one
+    assert word_named_members(types, "not for my family") == []  # a negation
+    # A word two members share names neither; nor does a short or a stop word.
+    assert word_named_members(["Credit card", "Debit card"], "pay by card") == []
+    assert word_named_members(["Go kart", "Boat"], "let's go") == []
+    assert word_named_members(["Credit card", "Debit card", "App balance"],
+                              "Pay Jamie $50 from my debit account") == ["Debit card"]
+
+
 def test_the_enum_members_a_request_names() -> None:
     rooms = ["Living room", "Kitchen", "Patio"]
     assert named_members(rooms, "Play it in the KITCHEN, please") == ["Kitchen"]

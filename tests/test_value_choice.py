@@ -932,3 +932,23 @@ def test_an_item_left_moves_into_the_argument_holding_one_of_its_siblings() -> N
     assert ValueChooser(ranker).vary(prompt, "Action Input: ", dict(first), schema, request,
                                      [first], items=[_is(20), _is(30)], request=request
                                      )["payment"] == 20
+
+
+def test_a_required_enum_takes_the_one_member_the_request_names_by_a_word() -> None:
+    schema = {"type": "object", "properties": {
+        "type": {"type": "string", "enum": ["Psychologist", "Family Counselor", "Psychiatrist"]},
+        "category": {"type": "string", "enum": ["Museum", "Tourist Attraction"],
+                     "default": "dontcare"}},
+        "required": ["type"]}
+    request = "I need a family therapist near the attractions."
+    ranker = FixedRanker({"Psychiatrist": -0.5, "Family Counselor": -3.0})
+    out = ValueChooser(ranker).choose(PROMPT, "Action Input: ",
+                                      {"type": "Psychiatrist", "category": "Museum"}, schema,
+                                      request, [], request=request)
+    # The required argument takes the member named by "family"; the optional one named only
+    # by a word ("attractions") is left to its default, as before.
+    assert out == {"type": "Family Counselor"}
+    off = ValueChooser(ranker, member_words=False).choose(
+        PROMPT, "Action Input: ", {"type": "Psychiatrist"}, schema, request, [],
+        request=request)
+    assert off == {"type": "Psychiatrist"}
