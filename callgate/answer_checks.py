@@ -329,9 +329,8 @@ def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     """Whether the results' summaries should replace the model's answer: it was left
     empty, it copies a summary line (the summaries themselves say it without drift), it
     gives a result's percentage to the wrong name or none of the figure asked about, or it
-    states numbers no result holds —
-    several of them (one or two are only flagged, since a model may compute a figure:
-    2**10 = 1024 from the question)."""
+    states numbers no result holds — several of them (one or two are only flagged, since a
+    model may compute a figure: 2**10 = 1024 from the question)."""
     if not has_results:
         return False
     return (check.degenerate or check.copied_summary or bool(check.misattributed_numbers)

@@ -25,9 +25,9 @@ from callgate.tools.grounding import date_form, days_and_times, fold, word_forms
 from callgate.tools.registry import Tool
 
 __all__ = ["ARITHMETIC_SCORE", "PRESELECT", "affirmed_flags", "callable_for", "does_arithmetic",
-           "is_arithmetic", "mentioned_arguments",
-           "named_members", "names_in", "number_readings", "relevant_tools", "tool_scores",
-           "unused_names", "word_named_members"]
+           "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
+           "number_readings", "relevant_tools", "tool_scores", "unused_names",
+           "word_named_members"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
