@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from callgate.graph.decide_react import ReactStrategy
 from callgate.models.grammar import (
     FREE_TEXT_WORDS,
     Values,
@@ -19,6 +20,7 @@ from callgate.models.grammar import (
     query_rules,
     span_rules,
 )
+from callgate.tools.registry import ToolRegistry
 from callgate.tools.relevance import mentioned_arguments, number_readings
 
 QUESTION = "Book a table for 4 people at Chez Panisse in Berkeley, budget 120.5 dollars."
@@ -122,9 +124,6 @@ def test_a_required_list_has_an_item_with_filled_lists() -> None:
 def test_the_react_path_fills_required_lists_by_default() -> None:
     from langchain_core.messages import HumanMessage
 
-    from callgate.graph.decide_react import ReactStrategy
-    from callgate.tools.registry import ToolRegistry
-
     def compose(chords: list[str], measures: int) -> str:
         """Compose a melody."""
         return "composed"
@@ -170,9 +169,6 @@ def test_decoding_under_the_grammar_copies_values_from_the_question() -> None:
 
 def test_optional_arguments_the_request_names_can_be_made_required() -> None:
     from langchain_core.messages import HumanMessage
-
-    from callgate.graph.decide_react import ReactStrategy
-    from callgate.tools.registry import ToolRegistry
 
     def book(restaurant: str, city: str, people: int, budget: float,
              seating: str = "inside") -> str:
@@ -248,16 +244,16 @@ def test_a_search_query_is_composed_of_the_conversations_words() -> None:
     assert "cg-query" not in args_grammar(schema)
 
 
-def test_a_tool_declares_its_word_arguments_and_the_option_extends_them() -> None:
-    from langchain_core.messages import HumanMessage
+def find_news(query: str, max_results: int = 5) -> str:
+    """Search the news."""
+    return "results"
 
-    from callgate.graph.decide_react import ReactStrategy
+
+def _word_tools() -> tuple[ToolRegistry, ReactStrategy]:
+    """The built-in web_search, which declares its query made of the conversation's words,
+    beside a tool that declares none, and a ReAct strategy over them for a grammar-capable
+    stand-in model (no model runs)."""
     from callgate.tools.builtin.web_search import web_search_tool
-    from callgate.tools.registry import ToolRegistry
-
-    def find_news(query: str, max_results: int = 5) -> str:
-        """Search the news."""
-        return "results"
 
     class GrammarCapable:
         text_only = True
@@ -265,10 +261,16 @@ def test_a_tool_declares_its_word_arguments_and_the_option_extends_them() -> Non
 
     registry = ToolRegistry([find_news, web_search_tool("searxng",
                                                         searxng_url="http://127.0.0.1:9")])
+    return registry, ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+
+
+def test_a_tool_declares_its_word_arguments_and_the_option_extends_them() -> None:
+    from langchain_core.messages import HumanMessage
+
+    registry, strategy = _word_tools()
     assert registry.get("web_search").conversation_words == ("query",)  # the built-in's
     with pytest.raises(ValueError, match="names no argument"):
         ToolRegistry().register(find_news, conversation_words=("topic",))
-    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
 
     def grammar(tool: str) -> str:
         state = {"messages": [HumanMessage(SEARCH_QUESTION)], "chosen_tool": tool}
@@ -281,10 +283,7 @@ def test_a_tool_declares_its_word_arguments_and_the_option_extends_them() -> Non
 def test_a_query_that_says_too_little_takes_the_requests_words() -> None:
     from langchain_core.messages import HumanMessage
 
-    from callgate.graph.decide_react import ReactStrategy
-    from callgate.tools.builtin.web_search import web_search_tool
     from callgate.tools.candidates import fuller_query
-    from callgate.tools.registry import ToolRegistry
 
     # The bundled model's queries in the answer-quality set (141b3fe), each of which found
     # nothing: fewer than two words saying what to look for.
@@ -305,17 +304,7 @@ def test_a_query_that_says_too_little_takes_the_requests_words() -> None:
              "version.", "Python version")]:
         assert fuller_query(query, request) == fuller, query
 
-    def find_news(query: str) -> str:
-        """Search the news."""
-        return "results"
-
-    class GrammarCapable:
-        text_only = True
-        llama = None
-
-    registry = ToolRegistry([find_news, web_search_tool("searxng",
-                                                        searxng_url="http://127.0.0.1:9")])
-    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+    _, strategy = _word_tools()
 
     def written(tool: str) -> str:
         state = {"messages": [HumanMessage(SEARCH_QUESTION)], "chosen_tool": tool}
@@ -372,9 +361,6 @@ def test_a_flag_the_request_asks_for_is_true_and_one_it_declines_is_the_models()
 
 def test_the_grammar_writes_an_affirmed_flag_as_true() -> None:
     from langchain_core.messages import HumanMessage
-
-    from callgate.graph.decide_react import ReactStrategy
-    from callgate.tools.registry import ToolRegistry
 
     def find_homes(city: str, has_garage: bool = False) -> str:
         """Homes for rent in a city."""
