@@ -306,3 +306,14 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
     # The figures the question gives are the call's inputs, not what it asks for.
     call = '{"expression": "7 cubed"}'
     assert missed_figure("343", "What is 7 cubed?", ["[calculator] = 343", call]) is None
+
+
+def test_the_question_the_checks_read_is_the_users_not_a_loop_correction() -> None:
+    # The correction round speaks to the model as a human message; the checks (and the ReAct
+    # path's "request") read what the user wrote.
+    from callgate.tools.grounding import CORRECTION_MARK, user_texts
+
+    messages = [HumanMessage("How full is the disk?"), AIMessage("..."),
+                HumanMessage("The Final Answer was empty. Write the answer for the user after "
+                             "the label.", additional_kwargs=CORRECTION_MARK)]
+    assert user_texts(messages) == ["How full is the disk?"]

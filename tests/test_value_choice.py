@@ -893,6 +893,9 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
     assert whole_span("12", {"type": "string", "pattern": "[0-9]+"}, "12 34") == "12"
     assert whole_span("12", {"type": "string", "pattern": "^[0-9 ]+$"}, "12 34") == "12 34"
     assert whole_span("12", {"type": "string"}, "12 34") == "12"
+    # A long pasted request with the value a hundred times: the search stays near the first
+    # copies (it matched every pair of edges of the whole request before, for minutes).
+    assert whole_span("12", spec, "What is 12 + 8 and then " * 100) == "12 + 8"
     off = ValueChooser(FixedRanker({}), whole_patterns=False).choose(
         PROMPT, "Action Input: ", {"expression": "144"}, schema, "What is 144 divided by 16?",
         [], request="What is 144 divided by 16?")

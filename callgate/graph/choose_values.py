@@ -481,11 +481,18 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
+# How far a span may reach beyond the copy it grows from, each way, and how many copies are
+# tried: every pair of edges is matched against the pattern, so a long request pasted with
+# many copies of "12" would otherwise take minutes.
+SPAN_REACH = 80
+MAX_COPIES = 8
+
+
 def whole_span(value: Any, spec: Any, request: str) -> Any:
-    """``value``, or the longest span of ``request`` around a copy of it that ``spec``'s
-    ``pattern`` admits whole (a pattern describes a whole value, so a span is matched in
-    full) and that opens no bracket it does not close. A value the request does not hold
-    is the model's own, left as it is."""
+    """``value``, or the longest span of ``request`` around a copy of it (within
+    ``SPAN_REACH`` characters) that ``spec``'s ``pattern`` admits whole (a pattern describes
+    a whole value, so a span is matched in full) and that opens no bracket it does not
+    close. A value the request does not hold is the model's own, left as it is."""
     if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
             and isinstance(spec.get("pattern"), str)):
         return value
@@ -493,13 +500,17 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
         pattern = re.compile(spec["pattern"])
     except re.error:
         return value
-    edges = _edges(request)
+    edges = set(_edges(request))
+    copies = [c for c in re.finditer(re.escape(value), request)
+              if c.start() in edges and c.end() in edges]  # not "7" inside "17"
     best = value
-    for copy in re.finditer(re.escape(value), request):
-        if copy.start() not in edges or copy.end() not in edges:
-            continue  # "7" inside "17"
-        for start in (e for e in edges if e <= copy.start() and not request[e:e + 1].isspace()):
-            for end in (e for e in edges if e >= copy.end() and not request[e - 1:e].isspace()):
+    for copy in copies[:MAX_COPIES]:
+        starts = [e for e in range(max(0, copy.start() - SPAN_REACH), copy.start() + 1)
+                  if e in edges and not request[e:e + 1].isspace()]
+        ends = [e for e in range(copy.end(), min(len(request), copy.end() + SPAN_REACH) + 1)
+                if e in edges and not request[e - 1:e].isspace()]
+        for start in starts:
+            for end in ends:
                 span = request[start:end]
                 if len(span) > len(best) and _balanced(span) and pattern.fullmatch(span):
                     best = span

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
@@ -25,6 +25,7 @@ from callgate.graph.finalize import cancelled_text
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
 from callgate.sanitize import sanitize
+from callgate.tools.grounding import user_texts
 
 _CITATION = re.compile(
     r"\s?(?P<open>[\[【(])\s*(?P<ids>R\d+(?:\s*[,;/&]\s*(?:and\s+)?R\d+)*)\s*[\]】)]")
@@ -69,8 +70,7 @@ def make_cite(settings: LoopSettings):
                                  results=[t for e in usable.values()
                                           for t in (e["summary"], e["preview"],
                                                     json.dumps(e["args"], default=str))],
-                                 user=[m.text for m in state.get("messages") or []
-                                       if isinstance(m, HumanMessage)])
+                                 user=user_texts(state.get("messages") or []))
         else:  # the loop's own words (a failure, a cancellation): nothing to check
             check = AnswerCheck(draft)
         text, cited = cite_text(check.text, alias)

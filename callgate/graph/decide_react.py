@@ -53,7 +53,12 @@ from callgate.tools.asks import (
 )
 from callgate.tools.asks import asks as asks_of
 from callgate.tools.candidates import fuller_query
-from callgate.tools.grounding import conversation_text, numbers_in, unused_numbers
+from callgate.tools.grounding import (
+    conversation_text,
+    numbers_in,
+    unused_numbers,
+    user_texts,
+)
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.relevance import (
     PRESELECT,
@@ -453,9 +458,8 @@ class ReactStrategy:
     @staticmethod
     def _request(state: dict[str, Any]) -> str:
         """The user's latest request (the loop's correction messages are not requests)."""
-        return next((m.text for m in reversed(state.get("messages") or [])
-                     if isinstance(m, HumanMessage)
-                     and not m.additional_kwargs.get("callgate_correction")), "")
+        said = user_texts(state.get("messages") or [])
+        return said[-1] if said else ""
 
     def _choice_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar
@@ -886,8 +890,7 @@ class ReactStrategy:
         results = list(answered.values())
         if not results:
             return None
-        said = [m.text for m in messages if isinstance(m, HumanMessage)
-                and not m.additional_kwargs.get("callgate_correction")]
+        said = user_texts(messages)
         calls = [json.dumps(c["args"]) for m in turn if isinstance(m, AIMessage)
                  for c in m.tool_calls if c.get("id") in answered]
         return sorted({n for text in [*results, *said, *calls] for n in answer_numbers_in(text)})

@@ -89,11 +89,11 @@ def fuller_query(query: str, request: str) -> str:
     more, those words of the request in its order: SmolLM2 searched for "latest" ("Search
     the web for the latest Python release"), "my notes" and "At what mileage", and found
     nothing."""
-    kept: list[str] = []
-    for word in query.split():
-        if word.lower() not in {w.lower() for w in kept}:
-            kept.append(word)
-    query = " ".join(kept) if len(kept) < len(query.split()) else query
+    words = query.split()
+    first: dict[str, str] = {}
+    for word in words:
+        first.setdefault(word.lower(), word)
+    query = " ".join(first.values()) if len(first) < len(words) else query
     have = _query_words(query)
     if len(have) >= 2:
         return query

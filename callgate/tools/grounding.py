@@ -68,7 +68,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
 __all__ = ["CORRECTION_MARK", "Grounded", "conversation_text", "date_form", "date_in_format",
            "day_of", "days_and_times", "fold", "ground", "grounding_error", "numbers_in",
-           "returned", "stated", "ungrounded_args", "unused_numbers", "word_forms"]
+           "returned", "stated", "ungrounded_args", "unused_numbers", "user_texts", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -225,6 +225,12 @@ class _Text:
 _GROUPS = tuple(_group(line) for line in _SYNONYMS)
 
 # --- the conversation ---------------------------------------------------------------------
+
+
+def user_texts(messages: Iterable[AnyMessage]) -> list[str]:
+    """What the user wrote, in order: the human messages less the loop's corrections."""
+    return [m.text for m in messages if isinstance(m, HumanMessage)
+            and not m.additional_kwargs.get("callgate_correction")]
 
 
 def conversation_text(messages: Iterable[AnyMessage]) -> str:
