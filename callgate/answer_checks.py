@@ -112,15 +112,27 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
     seen: dict[str, int] = {}
     kept: list[str] = []
     cut = loops > 0
+    last_cut = -1  # where in ``kept`` the last sentence cut would have gone
     for part in _SENTENCE.findall(text):
         key = " ".join(_WORD.findall(part.lower()))
         if key:
             seen[key] = seen.get(key, 0) + 1
             if seen[key] > most:
-                cut = True
+                cut, last_cut = True, len(kept)
                 continue
         kept.append(part)
-    return re.sub(r"[ \t]+\n", "\n", "".join(kept)).strip(), cut
+    # What follows the last cut sentence unfinished is the next round of the loop, where
+    # decoding was stopped ("That's a joke." x3, then "Fin" of "Final Answer").
+    after = [i for i in range(last_cut, len(kept)) if kept[i].strip()] if last_cut >= 0 else []
+    if after == [len(kept) - 1] and not re.search(r"[.!?]\s*$", kept[-1]):
+        kept.pop()
+    return _tidy("".join(kept)), cut
+
+
+def _tidy(text: str) -> str:
+    """No spaces before a line break, at most one blank line in a row, no outer blanks (as
+    ``sanitize`` leaves a text: a check that removes a line leaves its break)."""
+    return re.sub(r"\n{3,}", "\n\n", re.sub(r"[ \t]+\n", "\n", text)).strip()
 
 
 def runs_away(text: str) -> bool:
@@ -137,7 +149,7 @@ def drop_echoes(text: str) -> tuple[str, bool]:
             dropped = True
             continue
         kept.append(part)
-    return "".join(kept).strip(), dropped
+    return _tidy("".join(kept)), dropped
 
 
 def drop_answer_labels(text: str) -> tuple[str, bool]:
@@ -154,13 +166,13 @@ def drop_answer_labels(text: str) -> tuple[str, bool]:
                 continue
             part = rest
         kept.append(part)
-    return "".join(kept).strip(), dropped
+    return _tidy("".join(kept)), dropped
 
 
 def drop_source_lines(text: str) -> tuple[str, bool]:
     """Remove ``Sources:``-style lines the model wrote (callgate writes the real one)."""
     cleaned, count = _SOURCES_LINE.subn("", text)
-    return cleaned.strip(), count > 0
+    return _tidy(cleaned), count > 0
 
 
 def numbers_in(text: str) -> list[str]:

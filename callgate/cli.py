@@ -163,6 +163,8 @@ class Result(TypedDict, total=False):
     citations: list[dict[str, Any]]
     thread_id: str
     problems: list[dict[str, Any]]
+    answer_source: str | None
+    answer_checks: list[str]
 
 
 @dataclass
@@ -228,7 +230,8 @@ class Display:
 
     def line(self, text: Text | str) -> None:
         if not self.quiet:
-            self.console.print(text)
+            # A plain string is printed as it is: rich would read "[status: …]" as markup.
+            self.console.print(Text(text) if isinstance(text, str) else text)
 
     def token(self, text: str, message_id: str | None) -> None:
         if message_id != self._message_id:  # a new model reply: a new preview
@@ -584,7 +587,17 @@ def result_of(values: dict[str, Any], thread_id: str) -> Result:
                  citations=list(values.get("citations") or []), thread_id=thread_id)
     if "problems" in values:
         out["problems"] = list(values.get("problems") or [])
+    if values.get("answer_source"):
+        out["answer_source"] = values["answer_source"]
+        out["answer_checks"] = list(values.get("answer_checks") or [])
     return out
+
+
+def _checks_line(out: Result) -> str | None:
+    """What the answer checks found, for stderr: a number no result holds is flagged, not
+    removed, so a reader should know (``answer_checks``)."""
+    notes = out.get("answer_checks") or []
+    return f"[answer checks: {'; '.join(notes)}]" if notes else None
 
 
 # -- building the agent ------------------------------------------------------------------------
@@ -713,6 +726,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False, indent=2, default=str))
     else:
         print(out.get("final_answer") or "")
+        if checks := _checks_line(out):
+            session.display.line(checks)
         if out.get("status") != "done":
             session.display.line(f"[status: {out.get('status')}]")
     return 0 if out.get("status") in ("done", "step_limit") else 1
@@ -743,6 +758,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 print(json.dumps(out, ensure_ascii=False, default=str), flush=True)
             else:
                 print(out.get("final_answer") or "", flush=True)
+                if checks := _checks_line(out):
+                    display.line(checks)
                 if out.get("status") != "done":
                     display.line(f"[status: {out.get('status')}]")
     return 0

@@ -94,6 +94,11 @@ def test_the_loops_own_instruction_is_never_the_answer() -> None:
 
 def test_the_checks_one_by_one() -> None:
     assert cut_repetition("A. B. A. A. A.")[0] == "A. B. A."
+    # After a cut loop, an unfinished sentence is the loop's next round, stopped ("Fin" of
+    # "Final Answer"); the blank lines the cut sentences leave go too.
+    assert cut_repetition("A joke. B.\n\nB.\n\nB.\n\nFin", most=1) == ("A joke. B.", True)
+    assert cut_repetition("B. B. B. Done.", most=1) == ("B. Done.", True)
+    assert cut_repetition("It is 5. Fin") == ("It is 5. Fin", False)  # no loop: kept
     assert cut_repetition("ok ok")[1] is False
     # Decimal points end no sentence: "15 1." twice in "0.15 1.15 1.71" is no repetition.
     load = "[system_stats] load 0.15 1.15 1.71, up 3h 55m, 2 CPUs [R1]"

@@ -39,6 +39,14 @@ models:
     script:
       - "Action: delete_file\\nAction Input: {\\"path\\": \\"a.txt\\"}"
       - "Final Answer: I handled the file [R1]"
+  inventor:
+    provider: custom
+    class: "callgate.models.scripted:ScriptedChatModel"
+    tool_format: react
+    native_tools: false
+    loop: true
+    script:
+      - "Final Answer: It is booked for 12 nights.\\n\\nThat's all.\\n\\nThat's all.\\n\\nFin"
 """
 
 FILE_TOOLS = """\
@@ -186,6 +194,21 @@ def test_plain_ask_prints_only_the_answer_on_stdout(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == "17 * 23 = 391 [R1]\n\nSources: [R1] calculator\n"
     assert "→ calculator" in result.stderr and "✓ calculator" in result.stderr
+
+
+def test_what_the_answer_checks_found_is_said(home: Path) -> None:
+    # Scripted: an answer with a number nobody gave, a loop, and the start of another label
+    # where decoding was stopped. The loop goes, the blank lines it leaves and the label's
+    # start too; the number stays, flagged on stderr and in the JSON (not in the answer).
+    question = "How many nights is the hotel booked for?"
+    plain = callgate("ask", question, "--model", "inventor", home=home)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == "It is booked for 12 nights.\n\nThat's all.\n"
+    checks = "repetition cut; numbers in no result or question: 12"
+    assert f"[answer checks: {checks}]" in plain.stderr  # printed as text, not rich markup
+    out = json.loads(callgate("ask", question, "--model", "inventor", "--json",
+                              home=home).stdout)
+    assert out["answer_source"] == "model" and out["answer_checks"] == checks.split("; ")
 
 
 # -- chat ----------------------------------------------------------------------------------------

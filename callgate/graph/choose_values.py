@@ -492,7 +492,10 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
     """``value``, or the longest span of ``request`` around a copy of it (within
     ``SPAN_REACH`` characters) that ``spec``'s ``pattern`` admits whole (a pattern describes
     a whole value, so a span is matched in full) and that opens no bracket it does not
-    close. A value the request does not hold is the model's own, left as it is."""
+    close. A value the request does not hold is the model's own, left as it is, unless it
+    writes a number of the request more often than the request does ("2*sqrt(2)" for "the
+    square root of 2", "7 * 7 * 7" for "7 cubed"): then the longest such span holding each
+    of its numbers, where there is one more than a number."""
     if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
             and isinstance(spec.get("pattern"), str)):
         return value
@@ -503,7 +506,25 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
     edges = set(_edges(request))
     copies = [c for c in re.finditer(re.escape(value), request)
               if c.start() in edges and c.end() in edges]  # not "7" inside "17"
-    best = value
+    if copies:
+        return _longest_span(copies, value, request, edges, pattern)
+    numbers, said = _NUMBER_TEXT.findall(value), _NUMBER_TEXT.findall(request)
+    if not numbers or not set(numbers) <= set(said) or all(
+            numbers.count(n) <= said.count(n) for n in numbers):
+        return value
+    copies = [c for c in _NUMBER_TEXT.finditer(request) if c.group() in numbers]
+    span = _longest_span(copies, "", request, edges, pattern)
+    return span if set(numbers) <= set(_NUMBER_TEXT.findall(span)) and not (
+        _NUMBER_TEXT.fullmatch(span)) else value
+
+
+_NUMBER_TEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)")
+
+
+def _longest_span(copies: list[re.Match[str]], best: str, request: str, edges: set[int],
+                  pattern: re.Pattern[str]) -> str:
+    """The longest span of ``request`` around one of ``copies`` that ``pattern`` admits and
+    that closes every bracket it opens; ``best`` where none is longer."""
     for copy in copies[:MAX_COPIES]:
         starts = [e for e in range(max(0, copy.start() - SPAN_REACH), copy.start() + 1)
                   if e in edges and not request[e:e + 1].isspace()]

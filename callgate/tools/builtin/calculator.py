@@ -23,7 +23,9 @@ _GROUPING = str.maketrans("{}[]", "()()")
 # What the tool's schema lets a caller write, so grammar-constrained decoding (llama.cpp
 # turns the pattern into grammar rules) cannot write anything else: SmolLM2 wrote
 # "{12 + 8} * 3 }" and whole sentences ("15% of 80 is 15 * 80 = 100") as expressions.
-_NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS], key=len, reverse=True))
+# "square root" is sqrt as a question words it ("the square root of 144"): SmolLM2, held to
+# the pattern without it, wrote "144" for that question and answered 144.
+_NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS, "square root"], key=len, reverse=True))
 # Operators as the question words them, which a small model copies ("144 divided by 16",
 # "15% of 80", "7 cubed"): SmolLM2, held to symbols, wrote "144" or "7 * 7 * 7 * ...".
 _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": "/",
@@ -32,9 +34,9 @@ _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": 
 _WORDS = "|".join([*_WORD_OPERATORS, "mod"])
 _WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
 _MOD = re.compile(r"\bmod\b")  # read after percentages: "5 mod -3" is no "5% - 3"
-# "sqrt of 2" is sqrt(2), not sqrt * 2
+# "sqrt of 2" is sqrt(2), not sqrt * 2; "sqrt of (12 + 4)" is sqrt(12 + 4)
 _FUNCTION_OF = re.compile(rf"\b({'|'.join(_FUNCTIONS)})\s+of\s+"
-                          r"(-?(?:\d+(?:\.\d+)?|\.\d+|pi|e))\b")
+                          r"(?:(-?(?:\d+(?:\.\d+)?|\.\d+|pi|e))\b|(?=\())")
 # It opens with a number or a name and may stop there, or opens with "(" or "-" and goes
 # on (not ".+ 250", not a lone "-"); it ends with an operand, ")", "%", "squared" or
 # "cubed" (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway. The bound
@@ -62,7 +64,7 @@ def calculator(
         pattern=EXPRESSION_PATTERN,
         description="numbers, + - * / // % ^ ** and parentheses, with sqrt, log, exp, sin, "
                     "cos, round, abs, min, max, pi and e; or the words plus, minus, times, "
-                    "divided by, of, squared, cubed, to the power of")],
+                    "divided by, of, squared, cubed, square root of, to the power of")],
 ) -> float | int:
     """Exact arithmetic: add, subtract, multiply, divide, percentages, powers
     (squared, cubed) and roots. Operators: + - * / // % ^ **."""
@@ -71,7 +73,8 @@ def calculator(
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
     text = _without_thousands_separators(expression.translate(_GROUPING))
-    text = _FUNCTION_OF.sub(r"\1(\2)", text)
+    text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
+                            re.sub(r"\bsquare root\b", "sqrt", text))
     text = _POWER_THEN_WORD.sub(r"(\1) \2", text)
     text = _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1)]} ", text)
     text = _PERCENT_CHANGE.sub(r"\1*(1\2\3/100)", text)
