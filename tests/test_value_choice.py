@@ -883,15 +883,16 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What is (12 + 8) * 3?", "12 + 8", "(12 + 8) * 3"),  # no bracket left open
             ("What is 7 cubed?", "7", "7 cubed"),
             ("What is 17 cubed?", "7", "7"),  # not a copy: "7" is inside "17"
-            ("Compute 2 to the power of 10.", "2^10", "2^10"),  # the model's own form
+            ("Compute 2 to the power of 10.", "2^10", "2 to the power of 10"),  # same value
             ("What is 3 + 4 and 5 * 6?", "3 + 4", "3 + 4"),  # "and" is no operator
-            # The model's own arithmetic writing a number more often than the request does
-            # (SmolLM2's "2*sqrt(2)", "4*sqrt(81) + 4"): the request's words, where the
-            # pattern admits a span holding each of its numbers.
+            # The model's rewriting of the request's numbers (SmolLM2's "2*sqrt(2)",
+            # "4*sqrt(81) + 4", "7 + 5 * 4"): the request's words, where the pattern admits
+            # a span holding each of its numbers.
             ("What is the square root of 2?", "2*sqrt(2)", "square root of 2"),
             ("Take the square root of 81 plus 4.", "4*sqrt(81) + 4", "square root of 81 plus 4"),
+            ("Work out (7 + 5) * 4.", "7 + 5 * 4", "(7 + 5) * 4"),
             ("What is 7 cubed?", "7 * 7 * 7", "7 cubed"),
-            ("What is 7 times 7?", "7 * 7", "7 * 7"),  # as often as the request: kept
+            ("What is 7 times 7?", "7 * 7", "7 times 7"),
             ("What is 3 + 4?", "3 * 3 + 8", "3 * 3 + 8"),  # 8 is not the request's: kept
             ("Is 3 more than 2.5?", "3*3", "3*3")]:  # no span but the number: kept
         out = ValueChooser(FixedRanker({})).choose(

@@ -492,10 +492,11 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
     """``value``, or the longest span of ``request`` around a copy of it (within
     ``SPAN_REACH`` characters) that ``spec``'s ``pattern`` admits whole (a pattern describes
     a whole value, so a span is matched in full) and that opens no bracket it does not
-    close. A value the request does not hold is the model's own, left as it is, unless it
-    writes a number of the request more often than the request does ("2*sqrt(2)" for "the
-    square root of 2", "7 * 7 * 7" for "7 cubed"): then the longest such span holding each
-    of its numbers, where there is one more than a number."""
+    close. A value the request does not hold, made of the request's numbers, is the model's
+    rewriting of the user's arithmetic, which it gets wrong ("2*sqrt(2)" for "the square
+    root of 2", "7 + 5 * 4" for "(7 + 5) * 4"): the longest such span holding each of its
+    numbers replaces it, where there is one more than a number. Other values are the
+    model's own, left as they are."""
     if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
             and isinstance(spec.get("pattern"), str)):
         return value
@@ -508,9 +509,8 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
               if c.start() in edges and c.end() in edges]  # not "7" inside "17"
     if copies:
         return _longest_span(copies, value, request, edges, pattern)
-    numbers, said = _NUMBER_TEXT.findall(value), _NUMBER_TEXT.findall(request)
-    if not numbers or not set(numbers) <= set(said) or all(
-            numbers.count(n) <= said.count(n) for n in numbers):
+    numbers = _NUMBER_TEXT.findall(value)
+    if not numbers or not set(numbers) <= set(_NUMBER_TEXT.findall(request)):
         return value
     copies = [c for c in _NUMBER_TEXT.finditer(request) if c.group() in numbers]
     span = _longest_span(copies, "", request, edges, pattern)
