@@ -268,6 +268,7 @@ async def test_retriever_hook() -> None:
     ])
     tool = rag_search_tool(retriever)
     assert set(tool.schema["properties"]) == {"query", "limit", "global"}
+    assert tool.relevance is None  # no query at choice time: it may cost an embedding
     hits = await tool.runnable.ainvoke({"query": "otters"}, config("A"))
     assert [h["source"] for h in hits] == ["https://x.org/otters", "a.md"]
     assert hits[0]["location"] == "page 2" and hits[1]["score"] == 0.9
@@ -306,3 +307,29 @@ def test_thread_id_reaches_the_tool_through_the_graph(index: DocumentIndex,
         hits = get_result(agent, config, event["id"])
         seen[thread] = {Path(h["source"]).name for h in hits}
     assert seen == {"A": {"a.txt", "g.txt"}, "B": {"g.txt"}}
+
+
+def test_a_request_about_the_documents_offers_rag_search(index: DocumentIndex,
+                                                         tmp_path: Path) -> None:
+    # A question about the user's notes that never says "notes" shares no word with
+    # rag_search's description; the words it shares with an indexed passage count instead.
+    from callgate.tools.builtin.calculator import calculator_tool
+    from callgate.tools.builtin.rag_search import passage_match
+    from callgate.tools.relevance import relevant_tools, tool_scores
+
+    folder = tmp_path / "trip"
+    folder.mkdir()
+    (folder / "trip.md").write_text("# Trip\n\nOur flight to Lisbon leaves at 06:40 from gate "
+                                    "B12. The hotel is Casa Azul, booked for 4 nights.\n")
+    index.add_folder(folder)
+    match = passage_match(index)
+    assert match("How many nights is the hotel booked for?") == 3  # night, hotel, booked
+    assert match("Which hotel is best in Rome?") == 0  # one shared word is chance
+    assert match("quantum chromodynamics") == 0  # no passage at all
+    registry = ToolRegistry()
+    registry.add(rag_search_tool(index))
+    registry.add(calculator_tool())
+    request = "How many nights is the hotel booked for?"
+    assert tool_scores(registry, request)["rag_search"] == 3
+    assert relevant_tools(registry, request, unmatched="none") == ["rag_search"]
+    assert relevant_tools(registry, "What is the capital of Peru?", unmatched="none") == []

@@ -40,6 +40,10 @@ class Tool:
     # Arguments whose text is made of the conversation's words (a search query): under
     # grammar-constrained decoding they are runs of its words (``grammar.Values.words``).
     conversation_words: tuple[str, ...] = ()
+    # How much a request is about this tool beyond the words of its name and description,
+    # added to its lexical score (``relevance.tool_scores``): rag_search's is the request's
+    # words found together in an indexed passage, which no description can list.
+    relevance: Callable[[str], float] | None = None
 
 
 # What OpenAI, Anthropic and Gemini all accept as a function name.
@@ -110,12 +114,15 @@ class ToolRegistry:
         category: str | None = None,
         source: str | None = None,
         conversation_words: Iterable[str] = (),
+        relevance: Callable[[str], float] | None = None,
     ) -> Tool:
         """Register a Python function (sync or async) or a LangChain tool; return the Tool.
 
         ``conversation_words`` names string arguments whose text is made of the
         conversation's words, such as a search query: a llama.cpp model's grammar writes them
         as runs of those words (``"latest Python release"``, not ``"latest_python_release"``).
+        ``relevance`` scores how much a request is about the tool beyond its description's
+        words (see :class:`Tool`).
 
         A parameter annotated ``CancelToken`` (for a LangChain tool:
         ``Annotated[CancelToken, InjectedToolArg]``) opts into cooperative cancellation: it is
@@ -151,6 +158,7 @@ class ToolRegistry:
             source=origin,
             cancel_param=cancel_param,
             conversation_words=tuple(conversation_words),
+            relevance=relevance,
         )
         return self.add(tool)
 

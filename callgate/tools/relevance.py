@@ -26,7 +26,7 @@ from callgate.tools.registry import Tool
 
 __all__ = ["ARITHMETIC_SCORE", "PRESELECT", "affirmed_flags", "callable_for", "does_arithmetic",
            "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
-           "number_readings", "relevant_tools", "tool_scores", "unused_names",
+           "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
            "word_named_members"]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -85,7 +85,8 @@ def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
     """Each tool's lexical relevance to ``request`` (0 when they share no word); a tool that
     does arithmetic scores ``ARITHMETIC_SCORE`` more for a request written as arithmetic:
     SmolLM2 answered "What is 45 minus 18?" itself ("17"), where it called the calculator
-    for "45 - 18"."""
+    for "45 - 18"; a tool with its own ``relevance`` (rag_search: the request's words in an
+    indexed passage) adds that."""
     asked = _stems(request)
     arithmetic = is_arithmetic(request)
     scores = {}
@@ -95,8 +96,15 @@ def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
                              + len(asked & _stems(tool.description))
                              + 0.5 * len(asked & _stems(params))
                              + (ARITHMETIC_SCORE if arithmetic and does_arithmetic(tool)
-                                else 0.0))
+                                else 0.0)
+                             + (tool.relevance(request) if tool.relevance else 0.0))
     return scores
+
+
+def shared_words(request: str, text: str) -> set[str]:
+    """The words (stems, stop words aside) ``request`` and ``text`` share, as
+    :func:`tool_scores` counts them."""
+    return _stems(request) & _stems(text)
 
 
 # The share of the best score a tool needs to be offered. Decided on BFCL's tune questions

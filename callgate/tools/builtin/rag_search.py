@@ -8,6 +8,7 @@ config (``configurable.thread_id``); without one, only global chunks are searche
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from callgate.tools.index import GLOBAL, DocumentIndex
 from callgate.tools.registry import Tool, ToolRegistry
+from callgate.tools.relevance import shared_words
 from callgate.tools.summaries import ITEM_CHARS, TOP_ITEMS, clip
 
 NAME = "rag_search"
@@ -84,9 +86,30 @@ def rag_search_tool(source: DocumentIndex | BaseRetriever) -> Tool:
     else:
         raise TypeError(f"rag_search needs a DocumentIndex or a BaseRetriever, got "
                         f"{type(source).__name__}")
-    return ToolRegistry().register(runnable, summarizer=summarize_passages,
-                                   conversation_words=("query",),
-                                   category="documents", source="builtin")
+    return ToolRegistry().register(
+        runnable, summarizer=summarize_passages, conversation_words=("query",),
+        category="documents", source="builtin",
+        relevance=passage_match(index) if isinstance(source, DocumentIndex) else None)
+
+
+# Words of a request an indexed passage must hold together before the request counts as
+# about the documents: one shared word ("memory", "python") is chance.
+MIN_SHARED = 2
+
+
+def passage_match(index: DocumentIndex) -> Callable[[str], float]:
+    """A request's relevance to the documents: the words it shares with the best passage
+    of the index (every scope), one point each, where they are ``MIN_SHARED`` or more. A
+    question about the user's notes seldom says "my notes" ("When does our flight to Lisbon
+    leave?"); with no word of the tool's description in it, no tool was offered and the
+    model answered from nothing. A retriever gets none: a query may cost an embedding."""
+
+    def score(request: str) -> float:
+        found = index.search(request, limit=1)
+        shared = shared_words(request, found[0]["text"]) if found else set()
+        return float(len(shared)) if len(shared) >= MIN_SHARED else 0.0
+
+    return score
 
 
 def summarize_passages(tool: str, data: Any) -> str:
