@@ -2,12 +2,12 @@
 
 A small model's answer can loop (the same line 55 times), echo the loop's own
 instructions, write its own ``Sources:`` line, or state numbers that no tool returned.
-:func:`check_answer` cuts repetition, removes echoed instructions, the answer label written
-again ("The final answer is: ...") and model-written source lines, flags numbers that
-appear neither in the results nor in what the user wrote, and notices an answer that
-copies a result's summary line (the loop's own ``[tool] ...`` format). When the answer is
-left degenerate, states invented numbers or copies a summary while results exist, the
-caller answers from the results' summaries instead (``cite`` does, and says so); so it
+:func:`check_answer` cuts repetition, removes echoed instructions, the question said again,
+the answer label written again ("The final answer is: ...") and model-written source lines,
+flags numbers that appear neither in the results nor in what the user wrote, and notices an
+answer that copies a result's summary line (the loop's own ``[tool] ...`` format). When the
+answer is left degenerate, states invented numbers or copies a summary while results exist,
+the caller answers from the results' summaries instead (``cite`` does, and says so); so it
 does when the answer gives a result's percentage to a name the results give another number
 ("2.6% disk" where they say "memory 2.6%, disk 23.1%"): a true number, falsely told; and
 when the question asks about a figure the results name ("How full is the disk?") and the
@@ -37,8 +37,11 @@ _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system
 # The loop's answer label written again inside the answer ("The final answer is: 391"),
 # and what SmolLM2 writes after it when it has nothing (echoing "The Final Answer was empty").
 # A label ends with a colon or "is"/"was": "The final answer isn't known" is a sentence.
+# Without "final", only with a colon ("The answer is: 4", "Answer:"): "The answer is 4." is
+# a sentence.
 _ANSWER_LABEL = re.compile(
-    r"(?i)^\s*(?:the\s+)?final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)\s*")
+    r"(?i)^\s*(?:the\s+)?(?:final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)"
+    r"|answer(?:\s+(?:is|was))?\s*:)\s*")
 _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
 NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
@@ -155,16 +158,30 @@ def drop_echoes(text: str) -> tuple[str, bool]:
 def drop_answer_labels(text: str) -> tuple[str, bool]:
     """Remove the answer label from sentences that start with it ("The final answer is:
     391" becomes "391"), and sentences that say no more than it ("The final answer is
-    empty.")."""
+    empty.") or than an earlier sentence ("2.4%", then "The answer is: 2.4%")."""
     kept, dropped = [], False
     for part in _SENTENCE.findall(text):
         label = _ANSWER_LABEL.match(part)
         if label:
             dropped = True
             rest = part[label.end():]
-            if _NOTHING.match(rest):
+            said = _WORD.findall(rest.lower())
+            if _NOTHING.match(rest) or any(_WORD.findall(k.lower()) == said for k in kept):
                 continue
             part = rest
+        kept.append(part)
+    return _tidy("".join(kept)), dropped
+
+
+def drop_question(text: str, question: str) -> tuple[str, bool]:
+    """Remove sentences that only say the user's question again (SmolLM2 opens and ends an
+    answer it does not have with it)."""
+    asked = _WORD.findall(question.lower())
+    kept, dropped = [], False
+    for part in _SENTENCE.findall(text):
+        if asked and _WORD.findall(part.lower()) == asked:
+            dropped = True
+            continue
         kept.append(part)
     return _tidy("".join(kept)), dropped
 
@@ -314,6 +331,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, echoed = drop_echoes(check.text)
     if echoed:
         check.notes.append("echoed instructions removed")
+    check.text, repeated = drop_question(check.text, user[-1] if user else "")
+    if repeated:
+        check.notes.append("the question said again removed")
     check.text, labelled = drop_answer_labels(check.text)
     if labelled:
         check.notes.append("answer label removed")

@@ -13,6 +13,7 @@ from callgate.answer_checks import (
     cut_repetition,
     drop_answer_labels,
     drop_echoes,
+    drop_question,
     drop_source_lines,
     gives_way,
     invented_numbers,
@@ -235,6 +236,25 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     assert drop_answer_labels("The final answer isn't known.") == (
         "The final answer isn't known.", False)
     assert drop_answer_labels("The final answer was empty.") == ("", True)
+    # Without "final" only with a colon: "The answer is 4." above is a sentence.
+    assert drop_answer_labels("The answer is: 4") == ("4", True)
+    assert drop_answer_labels("It is Paris.\n\nThe answer is:") == ("It is Paris.", True)
+
+
+def test_the_question_said_again_goes_and_a_label_leaves_no_double() -> None:
+    # The bundled model's chat answers (no tool fits): it says the question again, and
+    # writes its answer twice, once after a label.
+    question = "When does our flight to Lisbon leave?"
+    draft = f"{question}\n\nIt leaves at 06:40.\n\nThe answer is:\n\n{question}"
+    check = check_answer(draft, results=[], user=[question])
+    assert check.text == "It leaves at 06:40."
+    assert check.notes == ["repetition cut", "the question said again removed",
+                           "answer label removed", "numbers in no result or question: 06, 40"]
+    assert drop_question("Where is it? It is here.", "where is it")[0] == "It is here."
+    assert drop_question("Where is it now?", "Where is it?") == ("Where is it now?", False)
+    twice = check_answer("2.4%\n\nThe answer is: 2.4%", results=["[system_stats] memory 2.4%"],
+                         user=["How much memory is in use?"])
+    assert twice.text == "2.4%" and twice.notes == ["answer label removed"]
 
 
 def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> None:
