@@ -101,7 +101,6 @@ class ValueChooser:
     # greedy decoding picked a member by its first token).
     keep_supported: bool = True
     distinct: bool = True  # one span per argument (module docstring); measured, see README
-    distinct_free: bool = False  # ... and an optional free-text copy of another value goes
     # A string the model wrote counts as supported only when the conversation states it
     # word for word (``grounding.stated``), not when grounding finds half of its words:
     # "Liverly Football Club", "Manchester City" (for Manchester United) and "SAN DIO"
@@ -204,7 +203,7 @@ class ValueChooser:
             if offer.quoted and not offer.closed:
                 spans_of[name] = (prefill, offer)
         if self.distinct:
-            chosen = self._distinct(args, chosen, spans_of, required, properties)
+            chosen = self._distinct(args, chosen, spans_of, required)
         if self.date_formats:
             chosen = {name: _in_format(value, properties.get(name))
                       for name, value in chosen.items()}
@@ -274,7 +273,7 @@ class ValueChooser:
 
     def _distinct(self, wishes: dict[str, Any], chosen: dict[str, Any],
                   spans_of: dict[str, tuple[list[AnyMessage], _Offer]],
-                  required: set[str], properties: dict[str, Any]) -> dict[str, Any]:
+                  required: set[str]) -> dict[str, Any]:
         """One span per argument (see the module docstring): where two arguments of the
         call hold the same string and one of them took it from the conversation's spans,
         an optional one of them is dropped, or the one that loses less by moving to its
@@ -285,16 +284,7 @@ class ValueChooser:
             holder = next((n for n in strings[:index] if n in out and name in out
                            and _folded(out[n]) == _folded(out[name])), None)
             pair = [n for n in (holder, name) if n is not None and n in spans_of]
-            if holder is None:
-                continue
-            if not pair:
-                # Free text or the model's own value (no spans offered): with
-                # ``distinct_free``, an optional one repeating an earlier argument's value
-                # is a copy ("cast": "Drama" beside "genre": "Drama").
-                spec = properties.get(name)
-                if (self.distinct_free and name not in required and isinstance(spec, dict)
-                        and "enum" not in spec and out[name] != spec.get("default")):
-                    del out[name]
+            if holder is None or not pair:
                 continue
             optional = [n for n in pair if n not in required]
             if optional:

@@ -229,7 +229,6 @@ class ReactStrategy:
                  value_floor: float = -4.0, asks: bool = True, focus_penalty: float = 2.0,
                  listed_items: bool = True, call_score: float | None = 9.0,
                  percent_rates: bool = True, time_formats: bool = True,
-                 distinct_free: bool = False,
                  terse_format: bool = True, filled_lists: bool = True,
                  part_items: bool = True, grounded_answers: bool = True) -> None:
         self.model = model
@@ -364,8 +363,6 @@ class ReactStrategy:
         self.percent_rates = percent_rates
         # A clock time written as the 'HH:MM' its argument names (ValueChooser.time_formats).
         self.time_formats = time_formats
-        # An optional free-text value repeating another argument's (ValueChooser).
-        self.distinct_free = distinct_free
         # A required list argument without a default has at least one item (required by
         # the schema or by ``mentioned_required``; grammar.args_grammar's ``filled_lists``):
         # SmolLM2 wrote ``"progression": []`` for "C, F and G".
@@ -750,8 +747,7 @@ class ReactStrategy:
                                unstated_flags=self.unstated_flags,
                                distinct=self.distinct_args,
                                percent_rates=self.percent_rates,
-                               time_formats=self.time_formats,
-                               distinct_free=self.distinct_free)
+                               time_formats=self.time_formats)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
