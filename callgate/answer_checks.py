@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from callgate.prompts.correction import CORRECTION, NOT_RUN
+from callgate.prompts.correction import CORRECTION, NOT_RUN, UNSUPPORTED
 from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TERSE
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
 from callgate.tools.grounding import GROUNDING_ADVICE
@@ -64,7 +64,7 @@ _NOT_NAMES = frozenset({
 
 def _instruction_texts() -> list[str]:
     texts = [ANSWER_NOW, NATIVE_SYSTEM, REACT_SYSTEM, REACT_SYSTEM_TERSE,
-             CORRECTION, NOT_RUN, *REASONS.values(), GROUNDING_ADVICE]
+             CORRECTION, NOT_RUN, UNSUPPORTED, *REASONS.values(), GROUNDING_ADVICE]
     return [re.sub(r"\{[^}]*\}", " ", t) for t in texts]
 
 

@@ -77,6 +77,21 @@ def test_a_failed_call_is_not_cited_and_the_answer_says_so() -> None:
     assert {p["outcome"] for p in out["problems"]} == {"error"}
 
 
+def test_an_answer_retelling_a_failed_call_gives_way_to_the_loops_own_words() -> None:
+    # The bundled model retold web_search's failure line, and its copy drifted ("Falcon
+    # X10" for X9); with no call ok, the loop states what failed instead.
+    def web_search(query: str) -> str:
+        """Search the web."""
+        raise RuntimeError("DNSError: no route to search.example for Falcon X9")
+
+    retold = "[web_search] failed: DNSError: no route to search.example for Falcon X10"
+    out = run([tool_call("web_search", {"query": "Falcon X9"}), AIMessage(retold)],
+              [web_search], "When does the Falcon X9 go on sale?")
+    assert out["final_answer"].startswith("I could not answer: the call to web_search")
+    assert "X10" not in out["final_answer"]
+    assert "the answer copied a failed call's summary line" in out["answer_checks"]
+
+
 def test_a_looping_answer_with_its_own_sources_line_is_cut() -> None:
     looping = "Stats: " + "System.Stats.getStats()" * 55 + "\nSources: [R9] made up"
     out = run([tool_call("system_stats", {}), AIMessage(looping)], [system_stats], "CPU?")

@@ -357,3 +357,58 @@ def test_the_strategy_plans_with_the_asks_of_the_request() -> None:
     plan = strategy.plan({"messages": [HumanMessage(request)]})
     assert [ask.tools for ask in plan] == [("todo_list",), ("web_search",)]
     assert plan == asks(registry, request)
+
+
+def test_an_answer_with_numbers_no_tool_gave_goes_back_for_a_call() -> None:
+    # The bundled model, in a chat, answered "How much disk is used?" with "1.25 GB" and no
+    # call. Under the grammar (set here by hand: the scripted model decodes none), such a
+    # first answer goes back once, naming the offered tool, and the correction round's
+    # choice is a call.
+    from langchain_core.messages import ToolMessage
+
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.prompts.correction import UNSUPPORTED_ANSWER
+    from callgate.tools.grounding import CORRECTION_MARK
+
+    def disk_usage() -> dict[str, float]:
+        """Disk usage of this computer, in percent."""
+        return {"disk_percent": 22.4}
+
+    strategy = ReactStrategy(text_model(), ToolRegistry([web_search, disk_usage]))
+    strategy.grammar = True
+    state = {"messages": [HumanMessage("How much disk is used?")]}
+    sent_back = strategy._unsupported_answer(state, "It uses 1.25 GB.")
+    assert sent_back is not None and sent_back["name"] == "disk_usage"
+    assert sent_back["kind"] == UNSUPPORTED_ANSWER and "(1.25)" in sent_back["error"]
+    # Numbers the conversation holds, no numbers, no tool offered: the answer stands.
+    assert strategy._unsupported_answer(state, "It is a disk.") is None
+    assert strategy._unsupported_answer(
+        {"messages": [HumanMessage("Is 1.25 GB of disk used?")]}, "Yes, 1.25 GB.") is None
+    assert strategy._unsupported_answer(
+        {"messages": [HumanMessage("Tell me a joke")]}, "3 men walk into a bar.") is None
+    # Not in the BFCL harness (no answer text is written there), not in a correction's
+    # reply, and not after a call of the turn.
+    strategy.calls_only = True
+    assert strategy._unsupported_answer(state, "It uses 1.25 GB.") is None
+    strategy.calls_only = False
+    correction = HumanMessage(sent_back["error"], additional_kwargs={
+        **CORRECTION_MARK, "callgate_refusal": UNSUPPORTED_ANSWER})
+    correcting = {"messages": [*state["messages"], AIMessage(""), correction]}
+    assert strategy._unsupported_answer(correcting, "It uses 1.25 GB.") is None
+    assert strategy._calls_for(correcting)  # the correction round's choice is a call
+    called = {"messages": [*state["messages"],
+                           AIMessage("", tool_calls=[{"name": "disk_usage", "args": {},
+                                                      "id": "c1"}]),
+                           ToolMessage("[R1] disk 22.4%", tool_call_id="c1")]}
+    assert strategy._unsupported_answer(called, "It uses 1.25 GB.") is None
+    strategy.checked_answers = False
+    assert strategy._unsupported_answer(state, "It uses 1.25 GB.") is None
+    # The correct node sends it back as it is, marked with its kind (which _calls_for reads).
+    from callgate.graph.correct import make_correct
+    from callgate.graph.settings import LoopSettings
+
+    correct = make_correct(LoopSettings(registry=strategy.registry), strategy)
+    update = correct({**state, "step": 1, "validation_errors": [sent_back]})
+    [message] = update["messages"]
+    assert isinstance(message, HumanMessage) and message.content == sent_back["error"]
+    assert message.additional_kwargs["callgate_refusal"] == UNSUPPORTED_ANSWER

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from callgate.answer_checks import AnswerCheck, check_answer, gives_way
+from callgate.answer_checks import AnswerCheck, check_answer, copies_summary, gives_way
 from callgate.graph.cancellation import end_run, is_cancelled
 from callgate.graph.context import Context
 from callgate.graph.finalize import cancelled_text
@@ -76,6 +76,12 @@ def make_cite(settings: LoopSettings):
         text, cited = cite_text(check.text, alias)
         if not re.search(r"\w", _CITATION.sub("", text)):  # nothing but citations
             text = ""
+        if source == "model" and not usable and text and copies_summary(
+                text, [e["summary"] for e in turn if e["outcome"] != "ok"]):
+            # The model retells a failed call's summary line, and its copy drifts ("Falcon
+            # X10" for X9): the loop says what failed instead.
+            text = ""
+            check.notes.append("the answer copied a failed call's summary line")
         if usable and (not text or gives_way(check, True)):
             # The model's answer failed its checks: what the tools returned is the answer.
             text, cited, source = _from_results(list(usable.values())), [], "results"

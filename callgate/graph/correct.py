@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from callgate.graph.settings import DecideStrategy, LoopSettings
 from callgate.graph.state import AgentState
 from callgate.graph.writer import emit
-from callgate.prompts.correction import NOT_RUN, correction_message
+from callgate.prompts.correction import NOT_RUN, UNSUPPORTED_ANSWER, correction_message
 from callgate.tools.grounding import CORRECTION_MARK
 
 
@@ -34,10 +34,12 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
                 err) else CORRECTION_MARK
             messages.append(ToolMessage(text, tool_call_id=call["id"], name=call.get("name"),
                                         status="error", additional_kwargs=marks))
-        loose = [e for e in errors if not e.get("id")]  # text the parser could not read
+        # Text the parser could not read, or an answer sent back (``UNSUPPORTED_ANSWER``).
+        loose = [e for e in errors if not e.get("id")]
         if loose:
+            marks = {**CORRECTION_MARK, "callgate_refusal": loose[0].get("kind") or "invalid"}
             messages.append(HumanMessage(_correction(loose[0], registry, strategy),
-                                         name="callgate", additional_kwargs=CORRECTION_MARK))
+                                         name="callgate", additional_kwargs=marks))
         if settings.stats is not None:
             for err in errors:
                 settings.stats.record_correction(err.get("name"))
@@ -51,7 +53,7 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
 
 def _correction(err: dict[str, Any], registry: Any, strategy: DecideStrategy) -> str:
     tool = registry.get(err.get("name") or "")
-    if err.get("kind") == "ungrounded":  # well-formed: the values are what is wrong
+    if err.get("kind") in ("ungrounded", UNSUPPORTED_ANSWER):  # well-formed: said whole
         return err["error"]
     example = strategy.format_example if strategy.format_example("x", {}) else None
     return correction_message(err["error"], tool.name if tool else None,

@@ -35,6 +35,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from callgate.answer_checks import invented_numbers
 from callgate.answer_checks import numbers_in as answer_numbers_in
 from callgate.graph.context import Context, limits_of
 from callgate.graph.decide_native import tools_allowed
@@ -44,6 +45,7 @@ from callgate.graph.streaming import stream_reply
 from callgate.models.grammar import Values
 from callgate.parsing import parse_model_output
 from callgate.prompts import react as prompts
+from callgate.prompts.correction import UNSUPPORTED, UNSUPPORTED_ANSWER
 from callgate.tools.asks import (
     Ask,
     items_left,
@@ -230,7 +232,8 @@ class ReactStrategy:
                  listed_items: bool = True, call_score: float | None = 9.0,
                  percent_rates: bool = True, time_formats: bool = True,
                  terse_format: bool = True, filled_lists: bool = True,
-                 part_items: bool = True, grounded_answers: bool = True) -> None:
+                 part_items: bool = True, grounded_answers: bool = True,
+                 checked_answers: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -372,6 +375,10 @@ class ReactStrategy:
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
         self.grounded_answers = grounded_answers
+        # A first answer stating numbers no tool returned, where a tool is offered, goes back
+        # once for a call (``_unsupported_answer``; not in the BFCL harness, which writes no
+        # answer text).
+        self.checked_answers = checked_answers
         # A call after the turn's first must bring a value no earlier call gave (see
         # ``_restates``): SmolLM2 tends to restate its call with another tool or argument.
         self.new_items = new_items
@@ -472,9 +479,13 @@ class ReactStrategy:
 
     def _calls_for(self, state: dict[str, Any]) -> bool:
         """Whether the request names a tool strongly enough that the turn's first choice is
-        a call (``call_score``)."""
-        if self.call_score is None or _correcting(state) or turn_calls(
-                state.get("messages") or []):
+        a call (``call_score``), or the loop sent back an answer that stated numbers no
+        tool returned (``_unsupported_answer``)."""
+        messages = state.get("messages") or []
+        if _correcting(state) and messages[-1].additional_kwargs.get(
+                "callgate_refusal") == UNSUPPORTED_ANSWER:
+            return not turn_calls(messages)
+        if self.call_score is None or _correcting(state) or turn_calls(messages):
             return False
         scores = tool_scores(self.registry, self._request(state))
         return max(scores.values(), default=0.0) >= self.call_score
@@ -920,8 +931,28 @@ class ReactStrategy:
         if parsed.error:
             return {"step": step, "pending_calls": [],
                     "validation_errors": [{"id": None, "name": None, "error": parsed.error}]}
+        if unsupported := self._unsupported_answer(state, parsed.final_answer or ""):
+            return {"step": step, "pending_calls": [], "validation_errors": [unsupported]}
         return {"step": step, "pending_calls": [], "validation_errors": [],
                 "draft_answer": parsed.final_answer or ""}
+
+    def _unsupported_answer(self, state: dict[str, Any], answer: str) -> dict[str, Any] | None:
+        """With ``checked_answers``: an answer, the turn's first choice, that states numbers
+        the conversation does not hold while the request is about a tool (it is offered),
+        goes back once for a call to it — SmolLM2 answered "How much disk is used?" with
+        "1.25 GB" in a chat. The correction round's choice is then a call
+        (``_calls_for``). None for every other answer."""
+        messages = state.get("messages") or []
+        if not (self.checked_answers and self.grammar and answer and not self.calls_only
+                and not _correcting(state) and not turn_calls(messages)
+                and tools_allowed(state, self.registry)):
+            return None
+        invented = invented_numbers(answer, [conversation_text(messages)])
+        offered = self.offered(state) if invented else []
+        if not offered:
+            return None
+        return {"id": None, "name": offered[0], "kind": UNSUPPORTED_ANSWER,
+                "error": UNSUPPORTED.format(numbers=", ".join(invented), tool=offered[0])}
 
     def subgraph(self, settings: LoopSettings) -> Any:
         defaults = settings.defaults

@@ -15,6 +15,11 @@ CORRECTION = (
 NOT_RUN = ("Not run: another call in the same step was invalid. Call it again if you still "
            "need it.")
 
+# An answer sent back because it states numbers no tool returned while a tool the request
+# is about was not called (the ReAct path's ``checked_answers``); the refusal's kind.
+UNSUPPORTED_ANSWER = "unsupported_answer"
+UNSUPPORTED = "Your answer states numbers no tool returned ({numbers}). Call {tool} for them."
+
 
 def correction_message(
     error: str,
