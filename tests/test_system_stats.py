@@ -33,3 +33,17 @@ async def test_tool_and_summary() -> None:
     assert summarize_stats("system_stats", {
         "cpu_count": 1, "cpu_percent": 3.0, "memory_percent": 5.0, "disk_percent": 7.0,
     }) == "[system_stats] cpu 3.0%, memory 5.0%, disk 7.0% (/), 1 CPU"
+
+
+def test_a_question_about_processors_or_cores_is_about_system_stats() -> None:
+    # "How many processors does this computer have?" shared no word with the description,
+    # so no tool was offered and the model answered "1" (the fresh answer set).
+    from callgate.tools.builtin.calculator import calculator_tool
+    from callgate.tools.builtin.system_stats import system_stats_tool
+    from callgate.tools.registry import ToolRegistry
+    from callgate.tools.relevance import relevant_tools
+
+    registry = ToolRegistry([system_stats_tool(), calculator_tool()])
+    for question in ("How many processors does this computer have?",
+                     "How many cores does this machine have?"):
+        assert relevant_tools(registry, question, unmatched="none") == ["system_stats"]

@@ -16,8 +16,8 @@ CPU_SAMPLE_S = 0.2
 
 
 def system_stats() -> dict:
-    """This machine's number of CPUs, current CPU, memory (RAM) and disk usage (percent),
-    load and uptime."""
+    """This machine's number of CPUs (processors, cores), current CPU, memory (RAM) and disk
+    usage (percent), load and uptime."""
     disk_root = Path.home().anchor or "/"  # "/" on POSIX, the home drive on Windows
     stats: dict[str, Any] = {
         # A first cpu_percent() without an interval compares with nothing: sample instead.
