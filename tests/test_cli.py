@@ -16,38 +16,23 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.servers import free_port, llama_cpp_server
 
-MODELS_YAML = """\
-models:
-  calc:
-    provider: custom
-    class: "callgate.models.scripted:ScriptedChatModel"
-    tool_format: react
-    native_tools: false
-    loop: true
-    script:
-      - "Thought: compute it.\\nAction: calculator\\nAction Input: {\\"expression\\": \\"17*23\\"}"
-      - "Final Answer: 17 * 23 = 391 [R1]"
-  deleter:
-    provider: custom
-    class: "callgate.models.scripted:ScriptedChatModel"
-    tool_format: react
-    native_tools: false
-    loop: true
-    script:
-      - "Action: delete_file\\nAction Input: {\\"path\\": \\"a.txt\\"}"
-      - "Final Answer: I handled the file [R1]"
-  inventor:
-    provider: custom
-    class: "callgate.models.scripted:ScriptedChatModel"
-    tool_format: react
-    native_tools: false
-    loop: true
-    script:
-      - "Final Answer: It is booked for 12 nights.\\n\\nThat's all.\\n\\nThat's all.\\n\\nFin"
-"""
+# Each name a scripted model replaying these ReAct replies (``models.yaml`` entries).
+SCRIPTS = {
+    "calc": ['Thought: compute it.\nAction: calculator\nAction Input: {"expression": "17*23"}',
+             "Final Answer: 17 * 23 = 391 [R1]"],
+    "deleter": ['Action: delete_file\nAction Input: {"path": "a.txt"}',
+                "Final Answer: I handled the file [R1]"],
+    "inventor": ["Final Answer: It is booked for 12 nights.\n\nThat's all.\n\nThat's all."
+                 "\n\nFin"],
+}
+MODELS_YAML = yaml.safe_dump({"models": {
+    name: {"provider": "custom", "class": "callgate.models.scripted:ScriptedChatModel",
+           "tool_format": "react", "native_tools": False, "loop": True, "script": script}
+    for name, script in SCRIPTS.items()}})
 
 FILE_TOOLS = """\
 from pathlib import Path
