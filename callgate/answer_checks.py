@@ -42,6 +42,7 @@ _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system
 _ANSWER_LABEL = re.compile(
     r"(?i)^\s*(?:the\s+)?(?:final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)"
     r"|answer(?:\s+(?:is|was))?\s*:)\s*")
+_FRAGMENT = re.compile(r"[^\W\d_]+(?:[ \t]+[^\W\d_]+)?")  # one or two words, no digits
 _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
 NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
@@ -95,7 +96,9 @@ class AnswerCheck:
 
 def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
     """Keep each sentence or line at most ``most`` times; also cut a phrase repeated
-    back to back (``a()a()a()…``)."""
+    back to back (``a()a()a()…``). After the last sentence cut, a last fragment of two
+    words or fewer, without digits or an end mark, goes too: the loop's next round where
+    decoding stopped ("Fin" of "Final Answer")."""
     loops = 0
 
     def once(match: re.Match[str]) -> str:
@@ -124,10 +127,9 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
                 cut, last_cut = True, len(kept)
                 continue
         kept.append(part)
-    # What follows the last cut sentence unfinished is the next round of the loop, where
-    # decoding was stopped ("That's a joke." x3, then "Fin" of "Final Answer").
+    # ("That's a joke." x3, then "Fin"); a longer or numbered line is content ("Disk 7%").
     after = [i for i in range(last_cut, len(kept)) if kept[i].strip()] if last_cut >= 0 else []
-    if after == [len(kept) - 1] and not re.search(r"[.!?]\s*$", kept[-1]):
+    if after == [len(kept) - 1] and _FRAGMENT.fullmatch(kept[-1].strip()):
         kept.pop()
     return _tidy("".join(kept)), cut
 
@@ -175,15 +177,14 @@ def drop_answer_labels(text: str) -> tuple[str, bool]:
 
 def drop_question(text: str, question: str) -> tuple[str, bool]:
     """Remove sentences that only say the user's question again (SmolLM2 opens and ends an
-    answer it does not have with it)."""
+    answer it does not have with it) — a question of three words or more, where other text
+    is left ("Hello" answered "Hello!" stays)."""
     asked = _WORD.findall(question.lower())
-    kept, dropped = [], False
-    for part in _SENTENCE.findall(text):
-        if asked and _WORD.findall(part.lower()) == asked:
-            dropped = True
-            continue
-        kept.append(part)
-    return _tidy("".join(kept)), dropped
+    if len(asked) < 3 or not question.rstrip().endswith("?"):
+        return text, False
+    kept = [p for p in _SENTENCE.findall(text) if _WORD.findall(p.lower()) != asked]
+    left = _tidy("".join(kept))
+    return (left, True) if _WORD.search(left) and left != _tidy(text) else (text, False)
 
 
 def drop_source_lines(text: str) -> tuple[str, bool]:

@@ -265,8 +265,11 @@ def test_the_question_said_again_goes_and_a_label_leaves_no_double() -> None:
     assert check.text == "It leaves at 06:40."
     assert check.notes == ["repetition cut", "the question said again removed",
                            "answer label removed", "numbers in no result or question: 06, 40"]
-    assert drop_question("Where is it? It is here.", "where is it")[0] == "It is here."
+    assert drop_question("Where is it? It is here.", "where is it?")[0] == "It is here."
     assert drop_question("Where is it now?", "Where is it?") == ("Where is it now?", False)
+    # Not a greeting said back, nor an answer that is only the question (nothing is left).
+    assert drop_question("Hello!", "Hello") == ("Hello!", False)
+    assert drop_question("Where is it?", "Where is it?") == ("Where is it?", False)
     twice = check_answer("2.4%\n\nThe answer is: 2.4%", results=["[system_stats] memory 2.4%"],
                          user=["How much memory is in use?"])
     assert twice.text == "2.4%" and twice.notes == ["answer label removed"]

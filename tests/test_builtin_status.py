@@ -129,7 +129,7 @@ def test_calculator_is_exact_and_safe() -> None:
     assert calculator("sqrt of 16") == 4 and calculator("15% of 80") == 12  # "of" twice
     # "square root" as a question words it; a function "of" a bracket takes the bracket.
     assert calculator("square root of 144") == 12 and calculator("sqrt of (12 + 4)") == 4
-    assert calculator("2 * square root of 9 + 1") == 7
+    assert calculator("2 * square root of 9 + 1") == 7 and calculator("Square root of 4") == 2
     # beyond fifteen digits a float is rounded: it stays a float, not an exact-looking int
     assert isinstance(calculator("1234567890123456 * 1.0"), float)
     assert repr(calculator("15% of 80")) == "12"  # a whole result reads as one
@@ -155,7 +155,8 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
     tool = calculator_tool()
     check = compile_schema(tool.schema).check
     for good in ("17 * 23", "(12 + 8) * 3", "sqrt(2)", "2^10 + pi", "15% * 80", "17 × 23",
-                 "144 divided by 16", "7 cubed", "7", "-5", "pi", "square root of 144"):
+                 "144 divided by 16", "7 cubed", "7", "-5", "pi", "square root of 144",
+                 "Square root of 144"):
         assert check({"expression": good}).ok, good
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
                 "7 plus", "-", "(", ""):

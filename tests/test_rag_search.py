@@ -315,21 +315,44 @@ def test_a_request_about_the_documents_offers_rag_search(index: DocumentIndex,
     # rag_search's description; the words it shares with an indexed passage count instead.
     from callgate.tools.builtin.calculator import calculator_tool
     from callgate.tools.builtin.rag_search import passage_match
+    from callgate.tools.builtin.system_stats import system_stats_tool
     from callgate.tools.relevance import relevant_tools, tool_scores
 
     folder = tmp_path / "trip"
     folder.mkdir()
     (folder / "trip.md").write_text("# Trip\n\nOur flight to Lisbon leaves at 06:40 from gate "
                                     "B12. The hotel is Casa Azul, booked for 4 nights.\n")
+    (folder / "laptop.md").write_text("My laptop has 16 GB of memory and a CPU with 8 cores."
+                                      "\n\n* eggs - milk\n")
     index.add_folder(folder)
     match = passage_match(index)
-    assert match("How many nights is the hotel booked for?") == 3  # night, hotel, booked
+    assert match("How many nights is the hotel booked for?") == 2  # as two words, no more
     assert match("Which hotel is best in Rome?") == 0  # one shared word is chance
     assert match("quantum chromodynamics") == 0  # no passage at all
+    assert match("What is 7 - 3 * 2?") == 0  # a list's bullets are no words in common
     registry = ToolRegistry()
     registry.add(rag_search_tool(index))
     registry.add(calculator_tool())
+    registry.add(system_stats_tool())
     request = "How many nights is the hotel booked for?"
-    assert tool_scores(registry, request)["rag_search"] == 3
+    assert tool_scores(registry, request)["rag_search"] == 2
     assert relevant_tools(registry, request, unmatched="none") == ["rag_search"]
     assert relevant_tools(registry, "What is the capital of Peru?", unmatched="none") == []
+    # A note about the laptop does not crowd out the tool the question is about.
+    assert "system_stats" in relevant_tools(registry, "How many cores does my laptop CPU have?")
+    # Inside a run, the documents the call would search: this thread's and the global ones.
+    from langchain_core.runnables import RunnableLambda
+
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "garden.md").write_text("The tomatoes in the greenhouse need water daily.\n")
+    index.add_folder(private, scope="A")
+    question = "How often do the tomatoes need water?"
+    in_thread = RunnableLambda(match)
+    assert in_thread.invoke(question, {"configurable": {"thread_id": "A"}}) == 2
+    assert in_thread.invoke(question, {"configurable": {"thread_id": "B"}}) == 0
+    assert match(question) == 2  # outside a run: every document
+    # An index that cannot be read scores 0: the question still gets its other tools.
+    broken = tmp_path / "broken.sqlite"
+    broken.write_text("not a database")
+    assert passage_match(DocumentIndex(broken))("How many nights is the hotel booked?") == 0

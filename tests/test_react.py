@@ -393,7 +393,7 @@ def test_an_answer_with_numbers_no_tool_gave_goes_back_for_a_call() -> None:
     strategy.calls_only = False
     correction = HumanMessage(sent_back["error"], additional_kwargs={
         **CORRECTION_MARK, "callgate_refusal": UNSUPPORTED_ANSWER})
-    correcting = {"messages": [*state["messages"], AIMessage(""), correction]}
+    correcting = {"messages": [*state["messages"], correction]}
     assert strategy._unsupported_answer(correcting, "It uses 1.25 GB.") is None
     assert strategy._calls_for(correcting)  # the correction round's choice is a call
     called = {"messages": [*state["messages"],
@@ -412,3 +412,14 @@ def test_an_answer_with_numbers_no_tool_gave_goes_back_for_a_call() -> None:
     [message] = update["messages"]
     assert isinstance(message, HumanMessage) and message.content == sent_back["error"]
     assert message.additional_kwargs["callgate_refusal"] == UNSUPPORTED_ANSWER
+    # With no correction left (``corrections=0``), the answer stands, its number flagged.
+    # (The scripted model ignores the grammar: its two replies are the choice and the rest.)
+    from callgate.graph.builder import assemble
+
+    model = text_model("Final Answer: It uses", " 1.25 GB.")
+    strategy = ReactStrategy(model, strategy.registry)
+    strategy.grammar = True
+    graph = assemble(LoopSettings(registry=strategy.registry, corrections=0), strategy)
+    out = graph.compile().invoke({"messages": [HumanMessage("How much disk is used?")]})
+    assert out["status"] == "done" and "1.25 GB" in out["final_answer"]
+    assert out["answer_checks"] == ["numbers in no result or question: 1.25"]

@@ -894,7 +894,10 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What is 7 cubed?", "7 * 7 * 7", "7 cubed"),
             ("What is 7 times 7?", "7 * 7", "7 times 7"),
             ("What is 3 + 4?", "3 * 3 + 8", "3 * 3 + 8"),  # 8 is not the request's: kept
-            ("Is 3 more than 2.5?", "3*3", "3*3")]:  # no span but the number: kept
+            ("Is 3 more than 2.5?", "3*3", "3*3"),  # no span but the number: kept
+            # Two spans hold its numbers: which one the model meant is not known.
+            ("What is 17 * 23 and also 23 + 17?", "23+17", "23+17"),
+            ("10 divided by 2, and 2 divided by 10", "2/10", "2/10")]:
         out = ValueChooser(FixedRanker({})).choose(
             PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
             request=request)
@@ -903,6 +906,9 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
     assert whole_span("12", {"type": "string", "pattern": "[0-9]+"}, "12 34") == "12"
     assert whole_span("12", {"type": "string", "pattern": "^[0-9 ]+$"}, "12 34") == "12 34"
     assert whole_span("12", {"type": "string"}, "12 34") == "12"
+    # Only arithmetic is rewritten: a phrase holding a number is the model's own.
+    assert whole_span("hotels for 2 in Paris", {"type": "string", "pattern": "^[A-Za-z0-9 ,]+$"},
+                      "Find hotels in Paris for 2 people, please") == "hotels for 2 in Paris"
     # A long pasted request with the value a hundred times: the search stays near the first
     # copies (it matched every pair of edges of the whole request before, for minutes).
     assert whole_span("12", spec, "What is 12 + 8 and then " * 100) == "12 + 8"

@@ -144,14 +144,16 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
 
     def correct_ask_or_run(state: AgentState, runtime: Runtime[Context], config: RunnableConfig
                            ) -> list[Send] | Literal["correct", "approve", "summarize",
-                                                     "finalize"]:
+                                                     "finalize", "cite"]:
         if is_cancelled(config, runtime.store):
             return "finalize"
         if state.get("validation_errors") and correction_left(state, settings):
             return "correct"
         calls = state.get("pending_calls") or []
         if not calls:
-            return "finalize"
+            # An answer sent back with no correction left stands (validate kept it).
+            kept = state.get("draft_answer") and not state.get("validation_errors")
+            return "cite" if kept else "finalize"
         if any(needs_approval(call) for call in calls):
             return "approve"
         return run_each_call(state, runtime, config)  # nothing to ask: skip the approval step
@@ -184,7 +186,8 @@ def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
     graph.add_conditional_edges("start", stop_or_go)
     graph.add_conditional_edges("decide", calls_or_answer)
     graph.add_conditional_edges("validate", correct_ask_or_run,
-                                ["correct", "approve", "execute", "summarize", "finalize"])
+                                ["correct", "approve", "execute", "summarize", "finalize",
+                                 "cite"])
     graph.add_conditional_edges("correct", decide_again_or_stop)
     graph.add_conditional_edges("approve", run_each_call, ["execute", "summarize", "finalize"])
     graph.add_edge("execute", "summarize")

@@ -214,7 +214,7 @@ class ValueChooser:
             chosen = {name: _as_rate(name, value, properties.get(name), request)
                       for name, value in chosen.items()}
         if self.whole_patterns:
-            chosen = {name: whole_span(value, properties.get(name), request)
+            chosen = {name: whole_span(value, properties.get(name), self.focus or request)
                       for name, value in chosen.items()}
         return self._coded(prompt, head, chosen, properties) if self.place_codes else chosen
 
@@ -492,11 +492,13 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
     """``value``, or the longest span of ``request`` around a copy of it (within
     ``SPAN_REACH`` characters) that ``spec``'s ``pattern`` admits whole (a pattern describes
     a whole value, so a span is matched in full) and that opens no bracket it does not
-    close. A value the request does not hold, made of the request's numbers, is the model's
-    rewriting of the user's arithmetic, which it gets wrong ("2*sqrt(2)" for "the square
-    root of 2", "7 + 5 * 4" for "(7 + 5) * 4"): the longest such span holding each of its
-    numbers replaces it, where there is one more than a number. Other values are the
-    model's own, left as they are."""
+    close. A value the request does not hold, written as arithmetic of the request's
+    numbers, is the model's rewriting of the user's arithmetic, which it gets wrong
+    ("2*sqrt(2)" for "the square root of 2", "7 + 5 * 4" for "(7 + 5) * 4"): the longest
+    such span holding each of its numbers replaces it, where there is one, more than a
+    number, and no other ("17 * 23 and also 23 + 17" has two for "23+17": it stays). Other
+    values are the model's own, left as they are. ``request``: the part of the request the
+    call is for, where it asks for several things."""
     if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
             and isinstance(spec.get("pattern"), str)):
         return value
@@ -509,16 +511,22 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
               if c.start() in edges and c.end() in edges]  # not "7" inside "17"
     if copies:
         return _longest_span(copies, value, request, edges, pattern)
-    numbers = _NUMBER_TEXT.findall(value)
-    if not numbers or not set(numbers) <= set(_NUMBER_TEXT.findall(request)):
+    numbers = set(_NUMBER_TEXT.findall(value))
+    if not (numbers and _ARITHMETIC_VALUE.fullmatch(value)
+            and numbers <= set(_NUMBER_TEXT.findall(request))):
         return value
-    copies = [c for c in _NUMBER_TEXT.finditer(request) if c.group() in numbers]
-    span = _longest_span(copies, "", request, edges, pattern)
-    return span if set(numbers) <= set(_NUMBER_TEXT.findall(span)) and not (
-        _NUMBER_TEXT.fullmatch(span)) else value
+    spans = {span for c in _NUMBER_TEXT.finditer(request) if c.group() in numbers
+             if numbers <= set(_NUMBER_TEXT.findall(
+                 span := _longest_span([c], "", request, edges, pattern)))
+             and not _NUMBER_TEXT.fullmatch(span)}
+    return spans.pop() if len(spans) == 1 else value
 
 
 _NUMBER_TEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)")
+# A value written as arithmetic: numbers, operators, brackets and the words of functions
+# and constants ("2*sqrt(2)", "7 + 5 * 4"), not a phrase that holds numbers.
+_ARITHMETIC_VALUE = re.compile(
+    r"(?:[\d\s.,+\-*/%^()×÷]|sqrt|log|exp|sin|cos|tan|abs|round|min|max|pi|e)+")
 
 
 def _longest_span(copies: list[re.Match[str]], best: str, request: str, edges: set[int],

@@ -40,9 +40,10 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
             marks = {**CORRECTION_MARK, "callgate_refusal": loose[0].get("kind") or "invalid"}
             messages.append(HumanMessage(_correction(loose[0], registry, strategy),
                                          name="callgate", additional_kwargs=marks))
-        if settings.stats is not None:
+        if settings.stats is not None:  # an answer sent back is no correction of a call
             for err in errors:
-                settings.stats.record_correction(err.get("name"))
+                if err.get("kind") != UNSUPPORTED_ANSWER:
+                    settings.stats.record_correction(err.get("name"))
         step = state.get("step", 0)
         emit({"event": "status", "phase": "thinking", "step": step})
         return {"messages": messages, "corrected_at": step, "step": step - 1,

@@ -941,7 +941,8 @@ class ReactStrategy:
         the conversation does not hold while the request is about a tool (it is offered),
         goes back once for a call to it — SmolLM2 answered "How much disk is used?" with
         "1.25 GB" in a chat. The correction round's choice is then a call
-        (``_calls_for``). None for every other answer."""
+        (``_calls_for``); where no correction is left, validate keeps the answer. None for
+        every other answer."""
         messages = state.get("messages") or []
         if not (self.checked_answers and self.grammar and answer and not self.calls_only
                 and not _correcting(state) and not turn_calls(messages)
@@ -951,7 +952,7 @@ class ReactStrategy:
         offered = self.offered(state) if invented else []
         if not offered:
             return None
-        return {"id": None, "name": offered[0], "kind": UNSUPPORTED_ANSWER,
+        return {"id": None, "name": offered[0], "kind": UNSUPPORTED_ANSWER, "answer": answer,
                 "error": UNSUPPORTED.format(numbers=", ".join(invented), tool=offered[0])}
 
     def subgraph(self, settings: LoopSettings) -> Any:

@@ -28,12 +28,14 @@ class Source(TypedDict):
 
 
 class CallError(TypedDict):
-    """Why a call (or, with ``id=None``, a reply that could not be read) was invalid."""
+    """Why a call (or, with ``id=None``, a reply that could not be read, or an answer sent
+    back: ``kind`` ``unsupported_answer``, with the ``answer``) was invalid."""
 
     id: str | None
     name: str | None
     error: str
     kind: NotRequired[str]
+    answer: NotRequired[str]
 
 
 class ToolCall(TypedDict):

@@ -26,6 +26,7 @@ from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, ToolCall
 from callgate.graph.writer import emit
+from callgate.prompts.correction import UNSUPPORTED_ANSWER
 from callgate.tools.grounding import conversation_text, ground, grounding_error
 
 
@@ -66,7 +67,7 @@ def make_validate(settings: LoopSettings):
             checked.append(valid)
         if settings.stats is not None:  # ungrounded calls are schema-valid, not invalid
             for err in errors:
-                if err.get("kind") != "ungrounded":
+                if err.get("kind") not in ("ungrounded", UNSUPPORTED_ANSWER):
                     settings.stats.record_invalid(err.get("name"))
         cap = max(1, limits.max_calls_per_step)
         checked = [c if i < cap or c.get("outcome") else
@@ -82,9 +83,13 @@ def make_validate(settings: LoopSettings):
         if any(not c.get("outcome") for c in checked):
             emit({"event": "status", "phase": "calling", "step": state.get("step", 0)})
         # Not corrected: each refused call carries its outcome; only text that could not be
-        # read as any call is left as an error (it ends the loop).
+        # read as any call is left as an error (it ends the loop). An answer sent back with
+        # no correction left is the answer after all (its checks flag its numbers).
+        kept = [e["answer"] for e in errors if e.get("kind") == UNSUPPORTED_ANSWER]
         return {"pending_calls": _numbered(_mark_repeats(checked, state), state),
-                "validation_errors": [e for e in errors if not e.get("id")]}
+                "validation_errors": [e for e in errors if not e.get("id")
+                                      and e.get("kind") != UNSUPPORTED_ANSWER],
+                **({"draft_answer": kept[0]} if kept else {})}
 
     return validate
 

@@ -103,8 +103,8 @@ def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
 
 def shared_words(request: str, text: str) -> set[str]:
     """The words (stems, stop words aside) ``request`` and ``text`` share, as
-    :func:`tool_scores` counts them."""
-    return _stems(request) & _stems(text)
+    :func:`tool_scores` counts them; operators are no words here (a list's "* " bullets)."""
+    return {w for w in _stems(request) & _stems(text) if w[:1].isalnum()}
 
 
 # The share of the best score a tool needs to be offered. Decided on BFCL's tune questions

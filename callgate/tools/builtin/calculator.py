@@ -25,7 +25,8 @@ _GROUPING = str.maketrans("{}[]", "()()")
 # "{12 + 8} * 3 }" and whole sentences ("15% of 80 is 15 * 80 = 100") as expressions.
 # "square root" is sqrt as a question words it ("the square root of 144"): SmolLM2, held to
 # the pattern without it, wrote "144" for that question and answered 144.
-_NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS, "square root"], key=len, reverse=True))
+_NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS, "square root", "Square root"], key=len,
+                         reverse=True))
 # Operators as the question words them, which a small model copies ("144 divided by 16",
 # "15% of 80", "7 cubed"): SmolLM2, held to symbols, wrote "144" or "7 * 7 * 7 * ...".
 _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": "/",
@@ -74,7 +75,7 @@ def calculator(
     # when the function is called directly; the schema's pattern keeps them out of calls.
     text = _without_thousands_separators(expression.translate(_GROUPING))
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
-                            re.sub(r"\bsquare root\b", "sqrt", text))
+                            re.sub(r"\b[Ss]quare root\b", "sqrt", text))
     text = _POWER_THEN_WORD.sub(r"(\1) \2", text)
     text = _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1)]} ", text)
     text = _PERCENT_CHANGE.sub(r"\1*(1\2\3/100)", text)

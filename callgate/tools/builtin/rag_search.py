@@ -8,6 +8,7 @@ config (``configurable.thread_id``); without one, only global chunks are searche
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
+from langgraph.config import get_config
 from pydantic import BaseModel, ConfigDict, Field
 
 from callgate.tools.index import GLOBAL, DocumentIndex
@@ -93,21 +95,32 @@ def rag_search_tool(source: DocumentIndex | BaseRetriever) -> Tool:
 
 
 # Words of a request an indexed passage must hold together before the request counts as
-# about the documents: one shared word ("memory", "python") is chance.
+# about the documents: one shared word ("memory", "python") is chance. The score is that
+# much and no more, so that a note mentioning a laptop does not crowd system_stats out of
+# "How many cores does my laptop have?" (tools scoring under 3/4 of the best are not offered).
 MIN_SHARED = 2
 
 
 def passage_match(index: DocumentIndex) -> Callable[[str], float]:
-    """A request's relevance to the documents: the words it shares with the best passage
-    of the index (every scope), one point each, where they are ``MIN_SHARED`` or more. A
-    question about the user's notes seldom says "my notes" ("When does our flight to Lisbon
-    leave?"); with no word of the tool's description in it, no tool was offered and the
-    model answered from nothing. A retriever gets none: a query may cost an embedding."""
+    """A request's relevance to the documents: ``MIN_SHARED`` where it shares that many
+    words with the best passage of the index that a call of this thread would search (every
+    document outside a graph run), else 0. A question about the user's notes seldom says "my
+    notes" ("When does our flight to Lisbon leave?"); with no word of the tool's description
+    in it, no tool was offered and the model answered from nothing. An index that cannot be
+    read scores 0: the call would report the error. A retriever gets no such score: a query
+    may cost an embedding."""
 
     def score(request: str) -> float:
-        found = index.search(request, limit=1)
+        try:
+            scope: str | None = _thread_scope(get_config())
+        except RuntimeError:  # not inside a graph run
+            scope = None
+        try:
+            found = index.search(request, limit=1, scope=scope)
+        except (sqlite3.Error, OSError):
+            return 0.0
         shared = shared_words(request, found[0]["text"]) if found else set()
-        return float(len(shared)) if len(shared) >= MIN_SHARED else 0.0
+        return float(MIN_SHARED) if len(shared) >= MIN_SHARED else 0.0
 
     return score
 
