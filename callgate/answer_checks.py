@@ -249,13 +249,22 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     """Percentages of ``text`` that the results hold, written right next to a name the
     results give other numbers and none of the names next to them give this one: "2.6%
     disk" or "disk: 2.6%" where the results say "memory 2.6%, disk 23.1%". A name the
-    results do not use ("RAM") says nothing either way. Only percentages are read: a unit
-    or a month after a number ("100 USD", "3 December") is not its name, and other numbers
-    are written in too many ways for a name to be told from a unit."""
+    results do not use ("RAM") says nothing either way. Only percentages are read this way:
+    a unit or a month after a number ("100 USD", "3 December") is not its name, and other
+    numbers are written in too many ways for a name to be told from a unit. Besides, a
+    number glued to a unit the results glue only to other numbers: "2h 9m" where they say
+    "up 4h 9m, 2 CPUs" (the 2 is the CPUs')."""
     results = list(results)
     labels = _labels(results)
     known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
-    found = []
+    units: dict[str, set[float]] = {}
+    for result in results:
+        for number, unit in _GLUED.findall(result):
+            if (value := _value(number)) is not None:
+                units.setdefault(unit.lower(), set()).add(value)
+    found = [number for number, unit in _GLUED.findall(text)
+             if unit.lower() in units and (value := _value(number.lstrip("+"))) is not None
+             and not _near(value, units[unit.lower()])]
     for match in _NUMBER.finditer(text):
         value = _value(match.group().lstrip("+"))
         if value is None or not _PERCENT.match(text, match.end()) or not _near(value, known):
@@ -268,6 +277,8 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# A number and the unit glued to it: "4h", "9m", "16GB" (not "2 CPUs", not "2.6%").
+_GLUED = re.compile(rf"({_NUMBER.pattern})([^\W\d_]{{1,3}})(?![\w])")
 # A name right after a number, with only blanks between ("2 CPUs"), that has no number of
 # its own after it.
 _NAMED_AFTER = re.compile(rf"({_NUMBER.pattern})[ \t]+([^\W\d_]{{3,}})\b"

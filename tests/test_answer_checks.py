@@ -299,6 +299,12 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
         assert misattributed_numbers(fine, [summary]) == [], fine
     # A number no result holds is an invented one, not this check's.
     assert misattributed_numbers("disk 99%", [summary]) == []
+    # A number glued to a unit the results glue to other numbers only: the bundled model
+    # answered "How long has this machine been up?" with "2h 9m, 2 CPUs" for "up 4h 9m".
+    uptime = "[system_stats] cpu 0.0%, memory 2.7%, load 0.89 1.15 0.99, up 4h 9m, 2 CPUs"
+    assert misattributed_numbers("2h 9m, 2 CPUs", [uptime]) == ["2"]
+    for fine in ("up 4h 9m", "4 hours", "16GB of 2 CPUs"):  # its own, spelt out, unknown
+        assert misattributed_numbers(fine, [uptime]) == [], fine
     # A name with a number of its own after it is that number's: a date is not "12 March".
     news = "[web_search] Falcon X9 on sale from 12 March 2027; March 2027 sales"
     assert misattributed_numbers("It goes on sale on 12 March 2027.", [news]) == []
