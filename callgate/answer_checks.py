@@ -287,23 +287,33 @@ _NAMED_AFTER = re.compile(rf"({_NUMBER.pattern})[ \t]+([^\W\d_]{{3,}})\b"
 
 def _figures(results: Iterable[str]) -> dict[str, set[float]]:
     """The numbers each name stands next to in the results: before them ("disk 23.1%",
-    ``_labels``) or after them ("2 CPUs")."""
+    ``_labels``) or after them ("2 CPUs", ``_counts``)."""
     results = list(results)
     figures = _labels(results)
+    for name, values in _counts(results).items():
+        figures.setdefault(name, set()).update(values)
+    return figures
+
+
+def _counts(results: Iterable[str]) -> dict[str, set[float]]:
+    """The numbers the results write before a name, as counts are ("2 CPUs")."""
+    counts: dict[str, set[float]] = {}
     for text in results:
         for match in _NAMED_AFTER.finditer(text):
             name = match[2].lower()
             if name not in _NOT_NAMES and (value := _value(match[1])) is not None:
-                figures.setdefault(name, set()).add(value)
-    return figures
+                counts.setdefault(name, set()).add(value)
+    return counts
 
 
 def missed_figure(text: str, question: str, results: Iterable[str]) -> str | None:
     """The name the question asks about, where the results give it figures and the answer
     states numbers, none of them that name's: "2.0%" for "How full is the disk?" where the
     results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
-    with the first percentage of the summary. An answer without numbers, a question naming
-    no figure of the results, or one number of the named figures (rounded too) passes."""
+    with the first percentage of the summary. For "how many", the name's figures are the
+    counts written before it ("2 CPUs"). An answer without numbers, a question naming no
+    figure of the results, or one number of the named figures (rounded too) passes."""
+    results = list(results)
     # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
     # the call's "7 cubed" names 7, the answer is 343).
     given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
@@ -315,6 +325,14 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
               if (v := _value(n)) is not None]
     # "What percent of memory": the name of one figure, not the word every figure shares.
     asked = [n for n in asked if not any(figures[o] < figures[n] for o in asked)]
+    if re.search(r"(?i)\bhow many\b", question):
+        # A count is asked for: the number written before the name, singular or plural
+        # ("How many CPU cores": "2 CPUs", not the "cpu 4.8%" SmolLM2 answered with).
+        words = {w.rstrip("s") for w in _LABEL.findall(question.lower())}
+        counted = {n: v - given for n, v in _counts(results).items()
+                   if n.rstrip("s") in words and v - given}
+        if counted:
+            figures, asked = counted, list(counted)
     if not asked or not stated:
         return None
     if any(_near(v, figures[name]) for name in asked for v in stated):

@@ -275,6 +275,16 @@ def test_the_question_said_again_goes_and_a_label_leaves_no_double() -> None:
     assert twice.text == "2.4%" and twice.notes == ["answer label removed"]
 
 
+def test_how_many_asks_for_the_count_written_before_the_name() -> None:
+    # The answer set's "How many CPU cores does this machine have?" with the CPU at 4.8%:
+    # SmolLM2 answered "The machine has 4.8% CPU cores."
+    stats = "[system_stats] cpu 4.8%, memory 2.7%, disk 22.6% (/), up 4h 9m, 2 CPUs"
+    question = "How many CPU cores does this machine have?"
+    assert missed_figure("The machine has 4.8% CPU cores.", question, [stats]) == "cpus"
+    assert missed_figure("It has 2.", question, [stats]) is None
+    assert missed_figure("4.8%", "How busy is the CPU?", [stats]) is None  # no count asked
+
+
 def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> None:
     # What the bundled model answered to the README's question with the CPU at 2.4%: each
     # number is one of the results', but "2.6% disk" is memory's, and "2.6% load" no load.
