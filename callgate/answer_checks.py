@@ -42,6 +42,9 @@ _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system
 _ANSWER_LABEL = re.compile(
     r"(?i)^\s*(?:the\s+)?(?:final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)"
     r"|answer(?:\s+(?:is|was))?\s*:)\s*")
+# The loop's labels, as a reply the model goes on writing starts them again.
+_LABEL_STARTS = ("final answer", "the final answer", "the answer is", "answer", "action input",
+                 "action", "thought", "observation", "sources")
 _FRAGMENT = re.compile(r"[^\W\d_]+(?:[ \t]+[^\W\d_]+)?")  # one or two words, no digits
 _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
 NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
@@ -97,8 +100,8 @@ class AnswerCheck:
 def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
     """Keep each sentence or line at most ``most`` times; also cut a phrase repeated
     back to back (``a()a()a()…``). After the last sentence cut, a last fragment of two
-    words or fewer, without digits or an end mark, goes too: the loop's next round where
-    decoding stopped ("Fin" of "Final Answer")."""
+    words or fewer that starts a label or a cut sentence goes too: the loop's next round
+    where decoding stopped ("Fin" of "Final Answer"). A cut line takes its break along."""
     loops = 0
 
     def once(match: re.Match[str]) -> str:
@@ -119,17 +122,27 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
     kept: list[str] = []
     cut = loops > 0
     last_cut = -1  # where in ``kept`` the last sentence cut would have gone
+    whole_line = False  # the sentence just cut was a line of its own: its break goes too
+    starts = list(_LABEL_STARTS)  # what a next round of the loop begins with
     for part in _SENTENCE.findall(text):
+        if part == "\n" and whole_line:
+            whole_line = False
+            continue
         key = " ".join(_WORD.findall(part.lower()))
         if key:
             seen[key] = seen.get(key, 0) + 1
             if seen[key] > most:
                 cut, last_cut = True, len(kept)
+                whole_line = not kept or kept[-1].endswith("\n")
+                starts.append(part.strip().lower())
                 continue
+        whole_line = False
         kept.append(part)
-    # ("That's a joke." x3, then "Fin"); a longer or numbered line is content ("Disk 7%").
+    # ("That's a joke." x3, then "Fin"): the start of a label or of a cut sentence; other
+    # text is content ("Disk 7%", "Thanks").
     after = [i for i in range(last_cut, len(kept)) if kept[i].strip()] if last_cut >= 0 else []
-    if after == [len(kept) - 1] and _FRAGMENT.fullmatch(kept[-1].strip()):
+    fragment = kept[-1].strip().lower() if after == [len(kept) - 1] else ""
+    if _FRAGMENT.fullmatch(fragment) and any(start.startswith(fragment) for start in starts):
         kept.pop()
     return _tidy("".join(kept)), cut
 

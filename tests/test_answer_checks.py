@@ -115,6 +115,11 @@ def test_the_checks_one_by_one() -> None:
     assert cut_repetition("A joke. B.\n\nB.\n\nB.\n\nFin", most=1) == ("A joke. B.", True)
     assert cut_repetition("B. B. B. Done.", most=1) == ("B. Done.", True)
     assert cut_repetition("It is 5. Fin") == ("It is 5. Fin", False)  # no loop: kept
+    assert cut_repetition("It is fine. It is fine. It is", most=1) == ("It is fine.", True)
+    # Other text after a loop is content, and a cut line takes its break along.
+    assert cut_repetition("Hope it helps\nHope it helps\nThanks", most=1)[0] == (
+        "Hope it helps\nThanks")
+    assert cut_repetition("- CPU 3%\n- CPU 3%\n- Disk 7%", most=1)[0] == "- CPU 3%\n- Disk 7%"
     assert cut_repetition("ok ok")[1] is False
     # Decimal points end no sentence: "15 1." twice in "0.15 1.15 1.71" is no repetition.
     load = "[system_stats] load 0.15 1.15 1.71, up 3h 55m, 2 CPUs [R1]"
