@@ -324,7 +324,8 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     states numbers, none of them that name's: "2.0%" for "How full is the disk?" where the
     results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
     with the first percentage of the summary. For "how many", the name's figures are the
-    counts written before it ("2 CPUs"). An answer without numbers, a question naming no
+    counts written before it ("2 CPUs"), and an answer of percentages alone misses every
+    count of the results. An answer without numbers, a question naming no
     figure of the results, or one number of the named figures (rounded too) passes."""
     results = list(results)
     # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
@@ -334,18 +335,22 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
                for name, values in _figures(results).items()}
     asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
              if figures.get(w) and w not in _NOT_NAMES]
-    stated = [v for n in numbers_in(re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
-              if (v := _value(n)) is not None]
+    cleaned = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
+    stated = [v for n in numbers_in(cleaned) if (v := _value(n)) is not None]
     # "What percent of memory": the name of one figure, not the word every figure shares.
     asked = [n for n in asked if not any(figures[o] < figures[n] for o in asked)]
     if re.search(r"(?i)\bhow many\b", question):
         # A count is asked for: the number written before the name, singular or plural
-        # ("How many CPU cores": "2 CPUs", not the "cpu 4.8%" SmolLM2 answered with).
+        # ("How many CPU cores": "2 CPUs", not the "cpu 4.8%" SmolLM2 answered with); a
+        # percentage is no count ("How many processors": "2.7%").
         words = {w.rstrip("s") for w in _LABEL.findall(question.lower())}
-        counted = {n: v - given for n, v in _counts(results).items()
-                   if n.rstrip("s") in words and v - given}
-        if counted:
-            figures, asked = counted, list(counted)
+        counts = {n: v - given for n, v in _counts(results).items() if v - given}
+        counted = {n: v for n, v in counts.items() if n.rstrip("s") in words}
+        only_percent = stated and all(_PERCENT.match(cleaned, m.end())
+                                      for m in _NUMBER.finditer(cleaned))
+        if counted or (counts and only_percent):
+            figures = counted or counts
+            asked = list(figures)
     if not asked or not stated:
         return None
     if any(_near(v, figures[name]) for name in asked for v in stated):

@@ -288,6 +288,11 @@ def test_how_many_asks_for_the_count_written_before_the_name() -> None:
     assert missed_figure("The machine has 4.8% CPU cores.", question, [stats]) == "cpus"
     assert missed_figure("It has 2.", question, [stats]) is None
     assert missed_figure("4.8%", "How busy is the CPU?", [stats]) is None  # no count asked
+    # A percentage is no count, whatever the question calls the thing counted (the fresh
+    # set's "How many processors does this computer have?" answered "2.7%").
+    processors = "How many processors does this computer have?"
+    assert missed_figure("2.7%", processors, [stats]) == "cpus"
+    assert missed_figure("It has 2 processors.", processors, [stats]) is None
 
 
 def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> None:
