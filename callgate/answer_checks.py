@@ -325,8 +325,8 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
     with the first percentage of the summary. For "how many", the name's figures are the
     counts written before it ("2 CPUs"), and an answer of percentages alone misses every
-    count of the results. An answer without numbers, a question naming no
-    figure of the results, or one number of the named figures (rounded too) passes."""
+    count of the results. An answer without numbers, a question naming no figure of the
+    results, or one number of the named figures (rounded too) passes."""
     results = list(results)
     # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
     # the call's "7 cubed" names 7, the answer is 343).
