@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from callgate.prompts.correction import CORRECTION, NOT_RUN, UNSUPPORTED
 from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TERSE
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
-from callgate.tools.grounding import GROUNDING_ADVICE
+from callgate.tools.grounding import GROUNDING_ADVICE, word_forms
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)")
 _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
@@ -343,9 +343,9 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
         # A count is asked for: the number written before the name, singular or plural
         # ("How many CPU cores": "2 CPUs", not the "cpu 4.8%" SmolLM2 answered with); a
         # percentage is no count ("How many processors": "2.7%").
-        words = {w.rstrip("s") for w in _LABEL.findall(question.lower())}
+        words = {f for w in _LABEL.findall(question.lower()) for f in word_forms(w)}
         counts = {n: v - given for n, v in _counts(results).items() if v - given}
-        counted = {n: v for n, v in counts.items() if n.rstrip("s") in words}
+        counted = {n: v for n, v in counts.items() if word_forms(n) & words}
         only_percent = stated and all(_PERCENT.match(cleaned, m.end())
                                       for m in _NUMBER.finditer(cleaned))
         if counted or (counts and only_percent):

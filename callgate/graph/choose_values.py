@@ -53,6 +53,7 @@ from callgate.tools.candidates import (
 )
 from callgate.tools.grounding import (
     date_in_format,
+    numbers_in,
     stated,
     time_in_format,
     ungrounded_args,
@@ -511,18 +512,23 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
               if c.start() in edges and c.end() in edges]  # not "7" inside "17"
     if copies:
         return _longest_span(copies, value, request, edges, pattern)
-    numbers = set(_NUMBER_TEXT.findall(value))
-    if not (numbers and _ARITHMETIC_VALUE.fullmatch(value)
-            and numbers <= set(_NUMBER_TEXT.findall(request))):
+    numbers = _unsigned(value)
+    if not (numbers and _ARITHMETIC_VALUE.fullmatch(value) and numbers <= _unsigned(request)):
         return value
-    spans = {span for c in _NUMBER_TEXT.finditer(request) if c.group() in numbers
-             if numbers <= set(_NUMBER_TEXT.findall(
-                 span := _longest_span([c], "", request, edges, pattern)))
-             and not _NUMBER_TEXT.fullmatch(span)}
+    copies = [c for n in numbers for c in re.finditer(re.escape(n), request)
+              if c.start() in edges and c.end() in edges]
+    spans = {span for c in copies
+             if numbers <= _unsigned(span := _longest_span([c], "", request, edges, pattern))
+             and numbers_in(span) != [span]}  # more than a number
     return spans.pop() if len(spans) == 1 else value
 
 
-_NUMBER_TEXT = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.]*\d)")
+def _unsigned(text: str) -> set[str]:
+    """The numbers ``text`` writes (``grounding.numbers_in``), without their signs: "7 - 3"
+    and "7-3" write the same two."""
+    return {n.lstrip("+-") for n in numbers_in(text)}
+
+
 # A value written as arithmetic: numbers, operators, brackets and the words of functions
 # and constants ("2*sqrt(2)", "7 + 5 * 4"), not a phrase that holds numbers.
 _ARITHMETIC_VALUE = re.compile(
