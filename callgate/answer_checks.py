@@ -325,8 +325,9 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
     with the first percentage of the summary. For "how many", the name's figures are the
     counts written before it ("2 CPUs"), and an answer of percentages alone misses every
-    count of the results. An answer without numbers, a question naming no figure of the
-    results, or one number of the named figures (rounded too) passes."""
+    count of the results. Names asked together ask for the figure they share ("free
+    memory"). An answer without numbers, a question naming no figure of the results, or one
+    number of the named figures (rounded too) passes."""
     results = list(results)
     # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
     # the call's "7 cubed" names 7, the answer is 343).
@@ -353,6 +354,11 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
             asked = list(figures)
     if not asked or not stated:
         return None
+    # Names asked together ask for the figure they share: "How much free memory" is the
+    # preview's "memory_free_gib: 22.9", not "memory 2.8%" nor the disk's "free 78.8".
+    shared = set.intersection(*(figures[name] for name in asked))
+    if len(asked) > 1 and shared:
+        return None if any(_near(v, shared) for v in stated) else " ".join(asked)
     if any(_near(v, figures[name]) for name in asked for v in stated):
         return None
     return asked[0]

@@ -3,6 +3,7 @@ issue, produced by a ``ScriptedChatModel`` (fixed replies, not a language model)
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -372,6 +373,22 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
             ("Is it busy?", "2.0% now", None),  # no figure named
             ("How much memory and disk are in use?", "Disk: 23.1%", None)]:  # one of them
         assert missed_figure(answer, question, [summary]) == missed, (question, answer)
+    # Two names ask for the figure they share, here through the preview's keys: SmolLM2
+    # answered "How much free memory is there?" with the memory used.
+    summary = "[system_stats] cpu 0.0%, memory 2.8% (free 22.9 of 23.5 GiB), disk 22.3% (/, " \
+              "free 78.8 of 252.0 GiB), 2 CPUs"
+    preview = json.dumps({"cpu_percent": 0.0, "memory_percent": 2.8, "memory_free_gib": 22.9,
+                          "memory_total_gib": 23.5, "disk_percent": 22.3,
+                          "disk_free_gib": 78.8, "disk_total_gib": 252.0})
+    for question, answer, missed in [
+            ("How much free memory is there?", "2.8%", "free memory"),
+            ("How much free memory is there?", "78.8 GiB", "free memory"),  # the disk's
+            ("How much free memory is there?", "22.9 GiB of 23.5 GiB [R1]", None),
+            ("How much disk space is free?", "22.3%", "disk free"),
+            ("How much disk space is free?", "About 79 GiB.", None),
+            ("What percent of memory is in use?", "2.8%", None),
+            ("How much memory and disk are in use?", "Disk: 22.3%", None)]:
+        assert missed_figure(answer, question, [summary, preview]) == missed, (question, answer)
     # The figures the question gives are the call's inputs, not what it asks for.
     call = '{"expression": "7 cubed"}'
     assert missed_figure("343", "What is 7 cubed?", ["[calculator] = 343", call]) is None

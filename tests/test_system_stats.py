@@ -9,6 +9,9 @@ def test_values_are_percentages() -> None:
     stats = system_stats()
     for key in ("cpu_percent", "memory_percent", "disk_percent"):
         assert isinstance(stats[key], float | int) and 0 <= stats[key] <= 100, key
+    # "How much free memory is there?" had no answer but a percentage used.
+    for name in ("memory", "disk"):
+        assert 0 <= stats[f"{name}_free_gib"] <= stats[f"{name}_total_gib"], name
     if "load_average" in stats:
         assert len(stats["load_average"]) == 3 and min(stats["load_average"]) >= 0
     if "uptime_s" in stats:
@@ -29,6 +32,12 @@ async def test_tool_and_summary() -> None:
         "cpu_percent": 12.5, "memory_percent": 40.0, "disk_percent": 63.1, "disk_path": "/",
         "load_average": [0.4, 0.3, 0.2], "uptime_s": 2 * 86400 + 3 * 3600 + 60,
     }) == "[system_stats] cpu 12.5%, memory 40.0%, disk 63.1% (/), load 0.4 0.3 0.2, up 2d 3h"
+    assert summarize_stats("system_stats", {
+        "cpu_percent": 12.5, "memory_percent": 41.0, "memory_free_gib": 9.4,
+        "memory_total_gib": 16.0, "disk_percent": 63.1, "disk_free_gib": 85.2,
+        "disk_total_gib": 230.0, "disk_path": "/",
+    }) == ("[system_stats] cpu 12.5%, memory 41.0% (free 9.4 of 16.0 GiB), "
+           "disk 63.1% (/, free 85.2 of 230.0 GiB)")
     # The number of CPUs answers "how many CPUs/cores does this machine have?".
     assert summarize_stats("system_stats", {
         "cpu_count": 1, "cpu_percent": 3.0, "memory_percent": 5.0, "disk_percent": 7.0,
