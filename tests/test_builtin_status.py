@@ -140,6 +140,11 @@ def test_calculator_is_exact_and_safe() -> None:
     assert calculator("100 + 10%") == 110 and calculator("100 - 10%") == 90
     assert calculator("10 + 5% of 200") == 20 and calculator("100 + 10 % 3") == 101
     assert calculator("2^3 squared") == 64 and calculator("2 + 3 squared") == 11
+    # A percentage on an amount, named as people name it, is that share of it.
+    assert calculator("15% tip on 48.50") == 7.275 and calculator("15% on 200") == 30
+    assert calculator("8% VAT on 120") == 9.6 and calculator("20% discount on 80") == 16
+    with pytest.raises(ValueError):  # "on" without a percentage is no operator
+        calculator("15 on 48")
     for bad in ("round(1,234.5)", "sqrt(-1)", "log(0)"):  # a clear error, not a TypeError
         with pytest.raises(ValueError, match="has no result"):
             calculator(bad)
@@ -156,7 +161,7 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
     check = compile_schema(tool.schema).check
     for good in ("17 * 23", "(12 + 8) * 3", "sqrt(2)", "2^10 + pi", "15% * 80", "17 × 23",
                  "144 divided by 16", "7 cubed", "7", "-5", "pi", "square root of 144",
-                 "Square root of 144"):
+                 "Square root of 144", "15% tip on 48.50", "8% tax on 120"):
         assert check({"expression": good}).ok, good
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
                 "7 plus", "-", "(", ""):

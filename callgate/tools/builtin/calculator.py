@@ -32,7 +32,12 @@ _NAMES = "|".join(sorted([*_FUNCTIONS, *_CONSTANTS, "square root", "Square root"
 _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": "/",
                    "plus": "+", "minus": "-", "times": "*", "over": "/", "of": "*",
                    "squared": "**2", "cubed": "**3"}
-_WORDS = "|".join([*_WORD_OPERATORS, "mod"])
+# A percentage "on" an amount, named or not, is that share of it, as people ask for a tip
+# or a tax ("a 15% tip on 48.50": SmolLM2, with no span of the question to copy, wrote
+# "15%" and answered 0.15).
+_SHARES = ("tip", "tax", "discount", "interest", "commission", "fee", "markup", "VAT")
+_PERCENT_ON = re.compile(rf"%\s*(?:(?:{'|'.join(_SHARES)})\s+)?on\b")
+_WORDS = "|".join([*_WORD_OPERATORS, "mod", *(f"{share} on" for share in _SHARES), "on"])
 _WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
 _MOD = re.compile(r"\bmod\b")  # read after percentages: "5 mod -3" is no "5% - 3"
 # "sqrt of 2" is sqrt(2), not sqrt * 2; "sqrt of (12 + 4)" is sqrt(12 + 4)
@@ -65,7 +70,7 @@ def calculator(
         pattern=EXPRESSION_PATTERN,
         description="numbers, + - * / // % ^ ** and parentheses, with sqrt, log, exp, sin, "
                     "cos, round, abs, min, max, pi and e; or the words plus, minus, times, "
-                    "divided by, of, squared, cubed, square root of, to the power of")],
+                    "divided by, of, on, squared, cubed, square root of, to the power of")],
 ) -> float | int:
     """Exact arithmetic: add, subtract, multiply, divide, percentages, powers
     (squared, cubed) and roots. Operators: + - * / // % ^ **."""
@@ -77,6 +82,7 @@ def calculator(
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
                             re.sub(r"\b[Ss]quare root\b", "sqrt", text))
     text = _POWER_THEN_WORD.sub(r"(\1) \2", text)
+    text = _PERCENT_ON.sub("% of", text)
     text = _WORD_OPERATOR.sub(lambda m: f" {_WORD_OPERATORS[m.group(1)]} ", text)
     text = _PERCENT_CHANGE.sub(r"\1*(1\2\3/100)", text)
     text = _MOD.sub("%", _PERCENT.sub(r"(\1/100)", text))
