@@ -355,7 +355,7 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     if not asked or not stated:
         return None
     # Names asked together ask for the figure they share: "How much free memory" is the
-    # preview's "memory_free_gib: 22.9", not "memory 2.8%" nor the disk's "free 78.8".
+    # preview's "memory_free_gib: 22.9", not "memory 2.8%" nor the disk's free 78.8.
     shared = set.intersection(*(figures[name] for name in asked))
     if len(asked) > 1 and shared:
         return None if any(_near(v, shared) for v in stated) else " ".join(asked)

@@ -375,8 +375,8 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
         assert missed_figure(answer, question, [summary]) == missed, (question, answer)
     # Two names ask for the figure they share, here through the preview's keys: SmolLM2
     # answered "How much free memory is there?" with the memory used.
-    summary = "[system_stats] cpu 0.0%, memory 2.8% (free 22.9 of 23.5 GiB), disk 22.3% (/, " \
-              "free 78.8 of 252.0 GiB), 2 CPUs"
+    summary = "[system_stats] cpu 0.0%, memory 2.8%, disk 22.3% (/), 2 CPUs, " \
+              "memory free 22.9 of 23.5 GiB, disk free 78.8 of 252.0 GiB"
     preview = json.dumps({"cpu_percent": 0.0, "memory_percent": 2.8, "memory_free_gib": 22.9,
                           "memory_total_gib": 23.5, "disk_percent": 22.3,
                           "disk_free_gib": 78.8, "disk_total_gib": 252.0})

@@ -25,8 +25,8 @@ async def test_tool_and_summary() -> None:
     summary = tool.summarizer("system_stats", data)
     assert summary.startswith("[system_stats] cpu ") and "\n" not in summary
     if isinstance(data["cpu_count"], int):  # psutil may not know
-        assert summary.endswith(f", {data['cpu_count']} CPU" + (
-            "s" if data["cpu_count"] != 1 else ""))
+        assert f", {data['cpu_count']} CPU{'s' if data['cpu_count'] != 1 else ''}, " in summary
+    assert summary.endswith(" GiB")
     assert "memory" in summary and "disk" in summary and len(summary) <= 200
     assert summarize_stats("system_stats", {
         "cpu_percent": 12.5, "memory_percent": 40.0, "disk_percent": 63.1, "disk_path": "/",
@@ -36,8 +36,8 @@ async def test_tool_and_summary() -> None:
         "cpu_percent": 12.5, "memory_percent": 41.0, "memory_free_gib": 9.4,
         "memory_total_gib": 16.0, "disk_percent": 63.1, "disk_free_gib": 85.2,
         "disk_total_gib": 230.0, "disk_path": "/",
-    }) == ("[system_stats] cpu 12.5%, memory 41.0% (free 9.4 of 16.0 GiB), "
-           "disk 63.1% (/, free 85.2 of 230.0 GiB)")
+    }) == ("[system_stats] cpu 12.5%, memory 41.0%, disk 63.1% (/), "
+           "memory free 9.4 of 16.0 GiB, disk free 85.2 of 230.0 GiB")
     # The number of CPUs answers "how many CPUs/cores does this machine have?".
     assert summarize_stats("system_stats", {
         "cpu_count": 1, "cpu_percent": 3.0, "memory_percent": 5.0, "disk_percent": 7.0,

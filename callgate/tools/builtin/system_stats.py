@@ -59,16 +59,12 @@ def system_stats_tool() -> Tool:
 
 
 def summarize_stats(tool: str, data: Any) -> str:
-    """One line: ``[system_stats] cpu 12%, memory 41% (free 9.4 of 16.0 GiB), disk 63% (/,
-    free 85.2 of 230.0 GiB), load 0.4 0.3 0.2, up 5h 22m, 2 CPUs``."""
+    """One line: ``[system_stats] cpu 12%, memory 41%, disk 63% (/), load 0.4 0.3 0.2,
+    up 5h 22m, 2 CPUs, memory free 9.4 of 16.0 GiB, disk free 85.2 of 230.0 GiB``."""
     if not isinstance(data, dict):
         return f"[{tool}] no data"
-    # "free 9.4 of 16.0 GiB": the answer checks read a number as the figure of the name
-    # written before it, so "free" names the free amount and the total is nobody's.
-    parts = [f"cpu {data.get('cpu_percent')}%",
-             f"memory {data.get('memory_percent')}%" + _free("", data, "memory"),
-             f"disk {data.get('disk_percent')}%" + _free(data.get("disk_path", "/"), data,
-                                                         "disk")]
+    parts = [f"cpu {data.get('cpu_percent')}%", f"memory {data.get('memory_percent')}%",
+             f"disk {data.get('disk_percent')}% ({data.get('disk_path', '/')})"]
     if data.get("load_average"):
         parts.append("load " + " ".join(str(x) for x in data["load_average"]))
     if isinstance(data.get("uptime_s"), int):
@@ -77,12 +73,11 @@ def summarize_stats(tool: str, data: Any) -> str:
                      f"up {rest // 3600}h {rest % 3600 // 60}m")
     if isinstance(data.get("cpu_count"), int):
         parts.append(f"{data['cpu_count']} CPU{'s' if data['cpu_count'] != 1 else ''}")
+    # Sizes last, after the usage figures SmolLM2 reads first, and without brackets: with
+    # "memory 2.5% (free 23.0 of 23.5 GiB)" it wrote "2.8% (/ 2.8%)". "free" is written
+    # right before the number, as the answer checks read a figure's name.
+    for name in ("memory", "disk"):
+        free, total = data.get(f"{name}_free_gib"), data.get(f"{name}_total_gib")
+        if free is not None and total is not None:
+            parts.append(f"{name} free {free} of {total} GiB")
     return f"[{tool}] " + ", ".join(parts)
-
-
-def _free(path: str, data: dict, name: str) -> str:
-    """`` (/, free 85.2 of 230.0 GiB)``; the path alone where sizes are missing."""
-    free, total = data.get(f"{name}_free_gib"), data.get(f"{name}_total_gib")
-    sizes = f"free {free} of {total} GiB" if free is not None and total is not None else ""
-    inside = ", ".join(part for part in (path, sizes) if part)
-    return f" ({inside})" if inside else ""
