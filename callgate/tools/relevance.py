@@ -58,12 +58,13 @@ def _stems(text: str) -> set[str]:
 
 
 # Arithmetic as a request writes it: two numbers joined by an operator or its word ("17 *
-# 23", "45 minus 18", "144 divided by 16", "15% of 80"), or a number squared or cubed. A
-# minus stands between blanks and a slash joins two numbers only (not "2023-04-15",
-# "4/15/2023" or "pages 1-10").
+# 23", "45 minus 18", "144 divided by 16", "15% of 80", "a 15% tip on 48.50"), or a number
+# squared or cubed. A minus stands between blanks and a slash joins two numbers only (not
+# "2023-04-15", "4/15/2023" or "pages 1-10").
 _ARITHMETIC = re.compile(
     r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
-    r"times|multiplied by|divided by|to the power of|% of)\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
+    r"times|multiplied by|divided by|to the power of|%\s*(?:[^\W\d_]+\s+)?(?:of|on))"
+    r"\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
     r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b", re.IGNORECASE)
 # What a request written as arithmetic gives a tool that does arithmetic: as much as three
 # words of its name, enough for the ReAct path to call it (``ReactStrategy.call_score``).
