@@ -223,6 +223,9 @@ def _near(value: float, known: Iterable[float]) -> bool:
                for k in known for digits in (9, 3, 2, 1, 0))
 
 
+_DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.]*\d)")
+
+
 def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     """Numbers of ``text`` found in none of ``evidence`` (results, the user's words).
 
@@ -230,9 +233,12 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     (``1.`` at a line start) are ignored."""
     text = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
     text = re.sub(r"(?m)^\s*\d+[.)]\s", " ", text)
+    evidence = list(evidence)
     known = {v for e in evidence for n in numbers_in(e) if (v := _value(n)) is not None}
-    found = []
-    for number in numbers_in(text):
+    # A dotted run ("3.14.1", "2.0.52") is one figure, a version or an address, where
+    # numbers_in reads its first part: SmolLM2 wrote "2.0.52 CPU cores" for "2 CPUs".
+    found = [run for run in _DOTTED.findall(text) if not any(run in e for e in evidence)]
+    for number in numbers_in(_DOTTED.sub(" ", text)):
         value = _value(number)
         if value is None or _near(value, known):
             continue
@@ -325,9 +331,9 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
     with the first percentage of the summary. For "how many", the name's figures are the
     counts written before it ("2 CPUs"), and an answer of percentages alone misses every
-    count of the results. Names asked together ask for the figure they share ("free
-    memory"). An answer without numbers, a question naming no figure of the results, or one
-    number of the named figures (rounded too) passes."""
+    count of the results. Of the named figures, the question asks for those it names most
+    exactly (``_named_most_exactly``). An answer without numbers, a question naming no figure
+    of the results, or one number of the asked figures (rounded too) passes."""
     results = list(results)
     # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
     # the call's "7 cubed" names 7, the answer is 343).
@@ -338,8 +344,6 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
              if figures.get(w) and w not in _NOT_NAMES]
     cleaned = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
     stated = [v for n in numbers_in(cleaned) if (v := _value(n)) is not None]
-    # "What percent of memory": the name of one figure, not the word every figure shares.
-    asked = [n for n in asked if not any(figures[o] < figures[n] for o in asked)]
     if re.search(r"(?i)\bhow many\b", question):
         # A count is asked for: the number written before the name, singular or plural
         # ("How many CPU cores": "2 CPUs", not the "cpu 4.8%" SmolLM2 answered with); a
@@ -354,14 +358,31 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
             asked = list(figures)
     if not asked or not stated:
         return None
-    # Names asked together ask for the figure they share: "How much free memory" is the
-    # preview's "memory_free_gib: 22.9", not "memory 2.8%" nor the disk's free 78.8.
-    shared = set.intersection(*(figures[name] for name in asked))
-    if len(asked) > 1 and shared:
-        return None if any(_near(v, shared) for v in stated) else " ".join(asked)
-    if any(_near(v, figures[name]) for name in asked for v in stated):
+    wanted = _named_most_exactly(figures, asked)
+    if any(_near(v, wanted) for v in stated):
         return None
-    return asked[0]
+    return " ".join(n for n in asked if wanted <= figures[n]) or asked[0]
+
+
+def _named_most_exactly(figures: dict[str, set[float]], asked: list[str]) -> set[float]:
+    """The figures of the ``asked`` names that the most of them name, and of those the ones
+    the fewest other names do: "How full is the disk?" asks for "disk 22.4%" ("disk_percent"
+    in the preview), not the disk's "disk_free_gib: 78.8"; "How much free memory" for
+    "memory_free_gib: 23.0", not "memory 2.5%"; "What percent of memory" for the one figure
+    both words name."""
+    names_of: dict[float, set[str]] = {}
+    for name, values in figures.items():
+        for value in values:
+            names_of.setdefault(value, set()).add(name)
+    asked_set = set(asked)
+
+    def exactness(value: float) -> tuple[int, int]:
+        names = names_of[value]
+        return -len(names & asked_set), len(names - asked_set)
+
+    candidates = {v for name in asked for v in figures[name]}
+    best = min(map(exactness, candidates))
+    return {v for v in candidates if exactness(v) == best}
 
 
 def copies_summary(text: str, results: Iterable[str]) -> bool:

@@ -61,6 +61,15 @@ def test_numbers_from_the_results_or_the_question_are_fine() -> None:
     assert out["final_answer"].startswith("The CPU is at 12.5% on 2 cores [R1].")
 
 
+def test_a_dotted_run_is_one_figure() -> None:
+    # SmolLM2's "2.0.52 CPU cores" for "2 CPUs": not the results' 2.
+    results = ["[system_stats] cpu 0.0%, memory 2.4%, 2 CPUs"]
+    assert invented_numbers("It has 2.0.52 CPU cores, 2.0.0 in all.", results) == [
+        "2.0.52", "2.0.0"]
+    assert invented_numbers("Python 3.14.1 is out.", ["[web_search] Python 3.14.1"]) == []
+    assert invented_numbers("Version 3.14.1.", ["Python 3.14.1 is out"]) == []  # a full stop
+
+
 def test_a_number_with_its_unit_is_still_a_number() -> None:
     from callgate.answer_checks import numbers_in
 
@@ -373,8 +382,9 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
             ("Is it busy?", "2.0% now", None),  # no figure named
             ("How much memory and disk are in use?", "Disk: 23.1%", None)]:  # one of them
         assert missed_figure(answer, question, [summary]) == missed, (question, answer)
-    # Two names ask for the figure they share, here through the preview's keys: SmolLM2
-    # answered "How much free memory is there?" with the memory used.
+    # Two names ask for the figure both name, here through the preview's keys: SmolLM2
+    # answered "How much free memory is there?" with the memory used, and "How full is the
+    # disk?" with the sizes.
     summary = "[system_stats] cpu 0.0%, memory 2.8%, disk 22.3% (/), 2 CPUs, " \
               "memory free 22.9 of 23.5 GiB, disk free 78.8 of 252.0 GiB"
     preview = json.dumps({"cpu_percent": 0.0, "memory_percent": 2.8, "memory_free_gib": 22.9,
@@ -385,6 +395,10 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
             ("How much free memory is there?", "78.8 GiB", "free memory"),  # the disk's
             ("How much free memory is there?", "22.9 GiB of 23.5 GiB [R1]", None),
             ("How much disk space is free?", "22.3%", "disk free"),
+            # one name asks for its figure the fewest other names share: the percentage
+            ("How full is the disk of this computer?", "78.8 GiB of 252.0 GiB", "disk"),
+            ("How full is the disk of this computer?", "22.3% [R1]", None),
+            ("How much of this computer's memory is used?", "22.9 GiB", "memory"),
             ("How much disk space is free?", "About 79 GiB.", None),
             ("What percent of memory is in use?", "2.8%", None),
             ("How much memory and disk are in use?", "Disk: 22.3%", None)]:
