@@ -17,6 +17,7 @@ No library does this; the rules are plain text heuristics, each tested.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -88,7 +89,7 @@ class AnswerCheck:
     notes: list[str] = field(default_factory=list)
     invented_numbers: list[str] = field(default_factory=list)
     misattributed_numbers: list[str] = field(default_factory=list)
-    missed_figure: str | None = None  # the name asked about whose figure the answer lacks
+    missed_figure: str | None = None  # the names asked about whose figure the answer lacks
     copied_summary: bool = False
 
     @property
@@ -223,7 +224,7 @@ def _near(value: float, known: Iterable[float]) -> bool:
                for k in known for digits in (9, 3, 2, 1, 0))
 
 
-_DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.]*\d)")
+_DOTTED = re.compile(r"(?<![\w.,])\d+(?:\.\d+){2,}(?![\w.]*\d)")
 
 
 def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
@@ -235,15 +236,24 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     text = re.sub(r"(?m)^\s*\d+[.)]\s", " ", text)
     evidence = list(evidence)
     known = {v for e in evidence for n in numbers_in(e) if (v := _value(n)) is not None}
-    # A dotted run ("3.14.1", "2.0.52") is one figure, a version or an address, where
-    # numbers_in reads its first part: SmolLM2 wrote "2.0.52 CPU cores" for "2 CPUs".
-    found = [run for run in _DOTTED.findall(text) if not any(run in e for e in evidence)]
+    found = _unheld_runs(text, evidence)
     for number in numbers_in(_DOTTED.sub(" ", text)):
         value = _value(number)
         if value is None or _near(value, known):
             continue
         found.append(number)
     return list(dict.fromkeys(found))
+
+
+_CLIPPED = re.compile(r"\.?…")
+
+
+def _unheld_runs(text: str, evidence: Iterable[str]) -> list[str]:
+    """The dotted runs of ``text`` ("3.14.1", "2.0.52") that no text of ``evidence`` writes:
+    such a run is one figure, a version or an address, where numbers_in reads its first part
+    (SmolLM2 wrote "2.0.52 CPU cores" for "2 CPUs")."""
+    held = {run for e in evidence for run in _DOTTED.findall(e)}
+    return [run for run in _DOTTED.findall(text) if run not in held]
 
 
 def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
@@ -258,6 +268,8 @@ def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
                 # A short word ("up", "h") names nothing.
                 names = [w.lower() for w in token[0].split("_")
                          if _LABEL.fullmatch(w) and w.lower() not in _NOT_NAMES]
+            elif _CLIPPED.match(text, token.end()):  # cut short by a clipped preview ("0.…")
+                continue
             elif (value := _value(token[0])) is not None:
                 for name in names:
                     labels.setdefault(name, set()).add(value)
@@ -331,9 +343,10 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
     with the first percentage of the summary. For "how many", the name's figures are the
     counts written before it ("2 CPUs"), and an answer of percentages alone misses every
-    count of the results. Of the named figures, the question asks for those it names most
-    exactly (``_named_most_exactly``). An answer without numbers, a question naming no figure
-    of the results, or one number of the asked figures (rounded too) passes."""
+    count of the results. Of the named figures, the question asks for those the most of its
+    names name (``_named_by_most``). A dotted run no result holds ("2.0.52") is a figure, and
+    none of theirs. An answer without numbers, a question naming no figure of the results, or
+    one number of the asked figures (rounded too) passes; the names asked are returned."""
     results = list(results)
     # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
     # the call's "7 cubed" names 7, the answer is 343).
@@ -343,7 +356,8 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
              if figures.get(w) and w not in _NOT_NAMES]
     cleaned = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
-    stated = [v for n in numbers_in(cleaned) if (v := _value(n)) is not None]
+    stated = [v for n in numbers_in(_DOTTED.sub(" ", cleaned)) if (v := _value(n)) is not None]
+    stated += [math.nan] * len(_unheld_runs(cleaned, results))  # near no figure
     if re.search(r"(?i)\bhow many\b", question):
         # A count is asked for: the number written before the name, singular or plural
         # ("How many CPU cores": "2 CPUs", not the "cpu 4.8%" SmolLM2 answered with); a
@@ -358,31 +372,24 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
             asked = list(figures)
     if not asked or not stated:
         return None
-    wanted = _named_most_exactly(figures, asked)
+    wanted = _named_by_most(figures, asked)
     if any(_near(v, wanted) for v in stated):
         return None
     return " ".join(n for n in asked if wanted <= figures[n]) or asked[0]
 
 
-def _named_most_exactly(figures: dict[str, set[float]], asked: list[str]) -> set[float]:
-    """The figures of the ``asked`` names that the most of them name, and of those the ones
-    the fewest other names do: "How full is the disk?" asks for "disk 22.4%" ("disk_percent"
-    in the preview), not the disk's "disk_free_gib: 78.8"; "How much free memory" for
-    "memory_free_gib: 23.0", not "memory 2.5%"; "What percent of memory" for the one figure
-    both words name."""
-    names_of: dict[float, set[str]] = {}
-    for name, values in figures.items():
-        for value in values:
-            names_of.setdefault(value, set()).add(name)
-    asked_set = set(asked)
-
-    def exactness(value: float) -> tuple[int, int]:
-        names = names_of[value]
-        return -len(names & asked_set), len(names - asked_set)
+def _named_by_most(figures: dict[str, set[float]], asked: list[str]) -> set[float]:
+    """The figures of the ``asked`` names that the most of them name: "How much free
+    memory" asks for "memory_free_gib: 23.0" (the preview's key names both), not "memory
+    2.5%" nor the disk's free 78.8; "What percent of memory" for the one figure both words
+    name. One name asks for any of its figures ("How much memory": the percentage used or
+    the size)."""
+    def count(value: float) -> int:
+        return sum(value in figures[name] for name in asked)
 
     candidates = {v for name in asked for v in figures[name]}
-    best = min(map(exactness, candidates))
-    return {v for v in candidates if exactness(v) == best}
+    most = max(map(count, candidates))
+    return {v for v in candidates if count(v) == most}
 
 
 def copies_summary(text: str, results: Iterable[str]) -> bool:

@@ -68,6 +68,35 @@ def test_a_dotted_run_is_one_figure() -> None:
         "2.0.52", "2.0.0"]
     assert invented_numbers("Python 3.14.1 is out.", ["[web_search] Python 3.14.1"]) == []
     assert invented_numbers("Version 3.14.1.", ["Python 3.14.1 is out"]) == []  # a full stop
+    # the whole run, not a part of a longer one
+    assert invented_numbers("Python 3.14.1", ["Python 3.14.10"]) == ["3.14.1"]
+    assert invented_numbers("IP 10.0.0.1", ["IP 110.0.0.12"]) == ["10.0.0.1"]
+    # and it is no figure of the question's name: the answer gives way to the results
+    stats = "[system_stats] cpu 0.0%, memory 2.4%, disk 22.4% (/), 2 CPUs"
+    question = "How many CPU cores does this machine have?"
+    assert missed_figure("It has 2.0.52 CPU cores.", question, [stats]) == "cpus"
+    check = check_answer("It has 2.0.52 CPU cores.", results=[stats], user=[question])
+    assert check.invented_numbers == ["2.0.52"] and gives_way(check, has_results=True)
+
+
+def test_a_number_cut_short_by_a_clipped_preview_is_no_figure() -> None:
+    # The real system_stats preview is clipped inside "load_average": "[0.…" is no load of 0
+    # (it matched "cpu 0.0%" and passed "What is the load average?" answered "0.04").
+    from callgate.tools.builtin.system_stats import summarize_stats
+    from callgate.tools.summaries import preview
+
+    data = {"cpu_percent": 0.0, "cpu_count": 2, "memory_percent": 1.5,
+            "memory_free_gib": 23.2, "memory_total_gib": 23.5, "disk_percent": 22.9,
+            "disk_free_gib": 78.2, "disk_total_gib": 252.0, "disk_path": "/",
+            "load_average": [0.04, 0.24, 0.4], "uptime_s": 3600}
+    results = [summarize_stats("system_stats", data), preview(data)]
+    assert results[1].endswith("…")
+    question = "What is the load average of this computer?"
+    assert missed_figure("0.04, 0.24, 0.4", question, results) is None
+    assert missed_figure("1.5%", question, results) == "load"
+    # the free memory, where the preview holds it
+    assert missed_figure("1.5%", "How much free memory is there?", results) == "free memory"
+    assert missed_figure("23.2 GiB", "How much free memory is there?", results) is None
 
 
 def test_a_number_with_its_unit_is_still_a_number() -> None:
@@ -383,8 +412,7 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
             ("How much memory and disk are in use?", "Disk: 23.1%", None)]:  # one of them
         assert missed_figure(answer, question, [summary]) == missed, (question, answer)
     # Two names ask for the figure both name, here through the preview's keys: SmolLM2
-    # answered "How much free memory is there?" with the memory used, and "How full is the
-    # disk?" with the sizes.
+    # answered "How much free memory is there?" with the memory used.
     summary = "[system_stats] cpu 0.0%, memory 2.8%, disk 22.3% (/), 2 CPUs, " \
               "memory free 22.9 of 23.5 GiB, disk free 78.8 of 252.0 GiB"
     preview = json.dumps({"cpu_percent": 0.0, "memory_percent": 2.8, "memory_free_gib": 22.9,
@@ -395,10 +423,12 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
             ("How much free memory is there?", "78.8 GiB", "free memory"),  # the disk's
             ("How much free memory is there?", "22.9 GiB of 23.5 GiB [R1]", None),
             ("How much disk space is free?", "22.3%", "disk free"),
-            # one name asks for its figure the fewest other names share: the percentage
-            ("How full is the disk of this computer?", "78.8 GiB of 252.0 GiB", "disk"),
+            # one name asks for any of its figures: the percentage used or a size
             ("How full is the disk of this computer?", "22.3% [R1]", None),
-            ("How much of this computer's memory is used?", "22.9 GiB", "memory"),
+            ("How full is the disk of this computer?", "78.8 GiB of 252.0 GiB", None),
+            ("How much memory does this computer have?", "23.5 GiB", None),
+            ("How big is the disk?", "252 GiB", None),
+            ("How full is the disk of this computer?", "2.8%", "disk"),  # the memory's
             ("How much disk space is free?", "About 79 GiB.", None),
             ("What percent of memory is in use?", "2.8%", None),
             ("How much memory and disk are in use?", "Disk: 22.3%", None)]:

@@ -143,6 +143,7 @@ def test_calculator_is_exact_and_safe() -> None:
     # A percentage on an amount, named as people name it, is that share of it.
     assert calculator("15% tip on 48.50") == 7.275 and calculator("15% on 200") == 30
     assert calculator("8% VAT on 120") == 9.6 and calculator("20% discount on 80") == 16
+    assert calculator("15 % on 4") == 0.6 and calculator("15 % 4") == 3  # "on" takes a share
     with pytest.raises(ValueError):  # "on" without a percentage is no operator
         calculator("15 on 48")
     for bad in ("round(1,234.5)", "sqrt(-1)", "log(0)"):  # a clear error, not a TypeError
@@ -164,7 +165,7 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
                  "Square root of 144", "15% tip on 48.50", "8% tax on 120"):
         assert check({"expression": good}).ok, good
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
-                "7 plus", "-", "(", ""):
+                "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on"):
         assert not check({"expression": bad}).ok, bad
     gbnf = args_grammar(tool.schema)
     rule = next(line for line in gbnf.splitlines() if line.startswith("expression ::="))

@@ -60,10 +60,13 @@ def _stems(text: str) -> set[str]:
 # Arithmetic as a request writes it: two numbers joined by an operator or its word ("17 *
 # 23", "45 minus 18", "144 divided by 16", "15% of 80", "a 15% tip on 48.50"), or a number
 # squared or cubed. A minus stands between blanks and a slash joins two numbers only (not
-# "2023-04-15", "4/15/2023" or "pages 1-10").
+# "2023-04-15", "4/15/2023" or "pages 1-10"). A share "on" an amount is named ("a 15% tip on
+# 48.50"): "95% on 4 cores" or "20% on 3 items" is no sum.
+PERCENT_SHARES = ("tip", "tax", "VAT", "discount", "interest", "commission", "fee", "markup")
 _ARITHMETIC = re.compile(
     r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
-    r"times|multiplied by|divided by|to the power of|%\s*(?:[^\W\d_]+\s+)?(?:of|on))"
+    rf"times|multiplied by|divided by|to the power of|%\s*(?:(?:{'|'.join(PERCENT_SHARES)})\s+)?of"
+    rf"|%\s*(?:{'|'.join(PERCENT_SHARES)})\s+on)"
     r"\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
     r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b", re.IGNORECASE)
 # What a request written as arithmetic gives a tool that does arithmetic: as much as three

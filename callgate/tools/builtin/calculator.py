@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from callgate.tools.registry import Tool, ToolRegistry
+from callgate.tools.relevance import PERCENT_SHARES
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
@@ -34,10 +35,10 @@ _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": 
                    "squared": "**2", "cubed": "**3"}
 # A percentage "on" an amount, named or not, is that share of it, as people ask for a tip
 # or a tax ("a 15% tip on 48.50": SmolLM2, with no span of the question to copy, wrote
-# "15%" and answered 0.15).
-_SHARES = ("tip", "tax", "discount", "interest", "commission", "fee", "markup", "VAT")
-_PERCENT_ON = re.compile(rf"%\s*(?:(?:{'|'.join(_SHARES)})\s+)?on\b")
-_WORDS = "|".join([*_WORD_OPERATORS, "mod", *(f"{share} on" for share in _SHARES), "on"])
+# "15%" and answered 0.15). The pattern admits "on" only after a "%" (not "2 on 3").
+_SHARES = "|".join(PERCENT_SHARES)
+_PERCENT_ON = re.compile(rf"%\s*(?:(?:{_SHARES})\s+)?on\b")
+_WORDS = "|".join([*_WORD_OPERATORS, "mod", f"% ?(({_SHARES}) )?on "])
 _WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
 _MOD = re.compile(r"\bmod\b")  # read after percentages: "5 mod -3" is no "5% - 3"
 # "sqrt of 2" is sqrt(2), not sqrt * 2; "sqrt of (12 + 4)" is sqrt(12 + 4)

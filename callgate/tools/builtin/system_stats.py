@@ -30,10 +30,12 @@ def system_stats() -> dict:
         "cpu_percent": psutil.cpu_percent(interval=CPU_SAMPLE_S),
         "cpu_count": psutil.cpu_count(),
         "memory_percent": memory.percent,
-        # "Free memory" as a user means it (and `free` shows it): what can be had without
-        # swapping, psutil's `available`, not its `free` (which leaves out the page cache).
+        # "Free memory" as a user means it (the "available" column of `free`): what can be
+        # had without swapping, psutil's `available`, not its `free` (no page cache).
         "memory_free_gib": _gib(memory.available),
         "memory_total_gib": _gib(memory.total),
+        # As `df` writes them: the percentage leaves out blocks reserved for root, the total
+        # does not, so free/total need not be 100% less the percentage.
         "disk_percent": disk.percent,
         "disk_free_gib": _gib(disk.free),
         "disk_total_gib": _gib(disk.total),
@@ -74,8 +76,9 @@ def summarize_stats(tool: str, data: Any) -> str:
     if isinstance(data.get("cpu_count"), int):
         parts.append(f"{data['cpu_count']} CPU{'s' if data['cpu_count'] != 1 else ''}")
     # Sizes last, after the usage figures SmolLM2 reads first, and without brackets: with
-    # "memory 2.5% (free 23.0 of 23.5 GiB)" it wrote "2.8% (/ 2.8%)". "free" is written
-    # right before the number, as the answer checks read a figure's name.
+    # "memory 2.5% (free 23.0 of 23.5 GiB)" it wrote "2.8% (/ 2.8%)". The answer checks read
+    # only "free" as this figure's name; the preview's keys ("memory_free_gib") tie it to
+    # memory.
     for name in ("memory", "disk"):
         free, total = data.get(f"{name}_free_gib"), data.get(f"{name}_total_gib")
         if free is not None and total is not None:
