@@ -237,7 +237,7 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     evidence = list(evidence)
     known = {v for e in evidence for n in numbers_in(e) if (v := _value(n)) is not None}
     found = _unheld_runs(text, evidence)
-    for number in numbers_in(_DOTTED.sub(" ", text)):
+    for number in _numbers_outside_runs(text):
         value = _value(number)
         if value is None or _near(value, known):
             continue
@@ -254,6 +254,11 @@ def _unheld_runs(text: str, evidence: Iterable[str]) -> list[str]:
     (SmolLM2 wrote "2.0.52 CPU cores" for "2 CPUs")."""
     held = {run for e in evidence for run in _DOTTED.findall(e)}
     return [run for run in _DOTTED.findall(text) if run not in held]
+
+
+def _numbers_outside_runs(text: str) -> list[str]:
+    """The numbers of ``text`` but its dotted runs, which are figures of their own."""
+    return numbers_in(_DOTTED.sub(" ", text))
 
 
 def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
@@ -356,7 +361,7 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
              if figures.get(w) and w not in _NOT_NAMES]
     cleaned = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
-    stated = [v for n in numbers_in(_DOTTED.sub(" ", cleaned)) if (v := _value(n)) is not None]
+    stated = [v for n in _numbers_outside_runs(cleaned) if (v := _value(n)) is not None]
     stated += [math.nan] * len(_unheld_runs(cleaned, results))  # near no figure
     if re.search(r"(?i)\bhow many\b", question):
         # A count is asked for: the number written before the name, singular or plural

@@ -63,10 +63,11 @@ def _stems(text: str) -> set[str]:
 # "2023-04-15", "4/15/2023" or "pages 1-10"). A share "on" an amount is named ("a 15% tip on
 # 48.50"): "95% on 4 cores" or "20% on 3 items" is no sum.
 PERCENT_SHARES = ("tip", "tax", "VAT", "discount", "interest", "commission", "fee", "markup")
+_SHARE = "|".join(PERCENT_SHARES)
 _ARITHMETIC = re.compile(
     r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
-    rf"times|multiplied by|divided by|to the power of|%\s*(?:(?:{'|'.join(PERCENT_SHARES)})\s+)?of"
-    rf"|%\s*(?:{'|'.join(PERCENT_SHARES)})\s+on)"
+    rf"times|multiplied by|divided by|to the power of|%\s*(?:(?:{_SHARE})\s+)?of"
+    rf"|%\s*(?:{_SHARE})\s+on)"
     r"\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
     r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b", re.IGNORECASE)
 # What a request written as arithmetic gives a tool that does arithmetic: as much as three
