@@ -144,6 +144,8 @@ def test_calculator_is_exact_and_safe() -> None:
     assert calculator("15% tip on 48.50") == 7.275 and calculator("15% on 200") == 30
     assert calculator("8% VAT on 120") == 9.6 and calculator("20% discount on 80") == 16
     assert calculator("15 % on 4") == 0.6 and calculator("15 % 4") == 3  # "on" takes a share
+    # The share's word as a question may write it: capitalised, upper or lower case.
+    assert calculator("15% Tip on 48.50") == 7.275 and calculator("8% vat on 120") == 9.6
     with pytest.raises(ValueError):  # "on" without a percentage is no operator
         calculator("15 on 48")
     for bad in ("round(1,234.5)", "sqrt(-1)", "log(0)"):  # a clear error, not a TypeError
@@ -162,7 +164,8 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
     check = compile_schema(tool.schema).check
     for good in ("17 * 23", "(12 + 8) * 3", "sqrt(2)", "2^10 + pi", "15% * 80", "17 × 23",
                  "144 divided by 16", "7 cubed", "7", "-5", "pi", "square root of 144",
-                 "Square root of 144", "15% tip on 48.50", "8% tax on 120"):
+                 "Square root of 144", "15% tip on 48.50", "8% tax on 120",
+                 "15% Tip on 48.50", "8% vat on 120", "8% VAT on 120"):
         assert check({"expression": good}).ok, good
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
                 "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on"):

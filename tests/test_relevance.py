@@ -179,7 +179,8 @@ def test_a_request_written_as_arithmetic_calls_the_tool_that_does_arithmetic() -
     for request in ("What is 45 minus 18?", "How much is 60 times 7?", "What is 12 squared?",
                     "What is 144 divided by 16?", "Compute 2 to the power of 10.",
                     "What is (12 + 8) * 3?", "What is 100/8?", "What is 15% of 80?",
-                    "What's a 15% tip on 48.50?", "What is 8% tax on 120?"):
+                    "What's a 15% tip on 48.50?", "What is 8% tax on 120?",
+                    "What's a 15% Tip on 48.50?", "What is 8% vat on 120?"):
         assert is_arithmetic(request), request
         assert tool_scores(_builtin_like(), request)["calculator"] >= ARITHMETIC_SCORE
     # Dates, ranges, clock times and counts are no arithmetic.

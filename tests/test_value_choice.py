@@ -894,6 +894,7 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What is 7 cubed?", "7 * 7 * 7", "7 cubed"),
             ("What is 7 times 7?", "7 * 7", "7 times 7"),
             ("What's a 15% tip on 48.50?", "15%", "15% tip on 48.50"),  # a share "on"
+            ("What's a 15% Tip on 48.50?", "15%", "15% Tip on 48.50"),  # in any case
             ("What is 3 + 4?", "3 * 3 + 8", "3 * 3 + 8"),  # 8 is not the request's: kept
             ("Is 3 more than 2.5?", "3*3", "3*3"),  # no span but the number: kept
             # Two spans hold its numbers: which one the model meant is not known.

@@ -36,8 +36,11 @@ _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": 
 # A percentage "on" an amount, named or not, is that share of it, as people ask for a tip
 # or a tax ("a 15% tip on 48.50": SmolLM2, with no span of the question to copy, wrote
 # "15%" and answered 0.15). The pattern admits "on" only after a "%" (not "2 on 3").
-_SHARES = "|".join(PERCENT_SHARES)
-_PERCENT_ON = re.compile(rf"%\s*(?:(?:{_SHARES})\s+)?on\b")
+# The schema's pattern has no flags, so each share word is admitted as a question writes it
+# ("tip", "Tip", "VAT", "vat").
+_SHARES = "|".join(dict.fromkeys(form for word in PERCENT_SHARES
+                                 for form in (word.lower(), word.capitalize(), word.upper())))
+_PERCENT_ON = re.compile(rf"%\s*(?:(?:{_SHARES})\s+)?on\b", re.IGNORECASE)
 _WORDS = "|".join([*_WORD_OPERATORS, "mod", f"% ?(({_SHARES}) )?on "])
 _WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
 _MOD = re.compile(r"\bmod\b")  # read after percentages: "5 mod -3" is no "5% - 3"
