@@ -60,6 +60,10 @@ _NAME_BEFORE = re.compile(r"([^\W\d_]{3,})[ \t]*[:=]?[ \t]*\Z")
 # 2027", "cpu 7.3%, memory 2.5%").
 _NAME_AFTER = re.compile(r"[ \t]*%[ \t]*([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
 _PERCENT = re.compile(r"[ \t]*%")
+# A line that opens with a label of one to three words and a colon ("Disk usage: "), a
+# list's bullet aside: what follows is that label's value.
+_LINE_LABEL = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?((?:[^\W\d_]+[ \t]+){0,2}[^\W\d_]+)"
+                         r"[ \t]*[:=][ \t]*\Z")
 # Words that join or count, not names of a figure ("10 sick days and 25 days").
 _NOT_NAMES = frozenset({
     "and", "the", "for", "from", "with", "was", "are", "were", "has", "had", "have", "get",
@@ -90,6 +94,7 @@ class AnswerCheck:
     invented_numbers: list[str] = field(default_factory=list)
     misattributed_numbers: list[str] = field(default_factory=list)
     missed_figure: str | None = None  # the names asked about whose figure the answer lacks
+    false_equations: list[str] = field(default_factory=list)
     copied_summary: bool = False
 
     @property
@@ -285,11 +290,13 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     """Percentages of ``text`` that the results hold, written right next to a name the
     results give other numbers and none of the names next to them give this one: "2.6%
     disk" or "disk: 2.6%" where the results say "memory 2.6%, disk 23.1%". A name the
-    results do not use ("RAM") says nothing either way. Only percentages are read this way:
-    a unit or a month after a number ("100 USD", "3 December") is not its name, and other
-    numbers are written in too many ways for a name to be told from a unit. Besides, a
-    number glued to a unit the results glue only to other numbers: "2h 9m" where they say
-    "up 4h 9m, 2 CPUs" (the 2 is the CPUs')."""
+    results do not use ("RAM") says nothing either way. Other numbers are read this way only
+    as the value of a line's label ("Load: 252.0 GiB" on a line of its own, where the
+    results say "load 0.52 0.27 0.36, … disk free 78.7 of 252.0 GiB"): elsewhere a unit or a
+    month after a number ("100 USD", "3 December") is not its name, and a name before it
+    need not be its ("Wind in Paris: 12 km/h"). Besides, a number glued to a unit the
+    results glue only to other numbers: "2h 9m" where they say "up 4h 9m, 2 CPUs" (the 2
+    is the CPUs')."""
     results = list(results)
     labels = _labels(results)
     known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
@@ -303,7 +310,14 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
              and not _near(value, units[unit.lower()])]
     for match in _NUMBER.finditer(text):
         value = _value(match.group().lstrip("+"))
-        if value is None or not _PERCENT.match(text, match.end()) or not _near(value, known):
+        if value is None or not _near(value, known):
+            continue
+        if not _PERCENT.match(text, match.end()):
+            line = _LINE_LABEL.search(text, max(0, match.start() - 60), match.start())
+            names = [w.lower() for w in _LABEL.findall(line[1]) if w.lower() in labels
+                     and w.lower() not in _NOT_NAMES] if line else []
+            if names and not any(_near(value, labels[name]) for name in names):
+                found.append(match.group().lstrip("+"))
             continue
         before = _NAME_BEFORE.search(text, max(0, match.start() - 40), match.start())
         after = _NAME_AFTER.match(text, match.end())
@@ -397,6 +411,49 @@ def _named_by_most(figures: dict[str, set[float]], asked: list[str]) -> set[floa
     return {v for v in candidates if count(v) == most}
 
 
+# Arithmetic the answer writes out: numbers, operators and brackets with at least one "="
+# ("6912 + 5678 = 1234 + 5678 = 1234.5678"), as a run of those characters alone.
+_EQUATION = re.compile(r"(?<![\w.])[-+(\d][\d.,%+\-*/×÷^() \t]*(?:=[\d.,%+\-*/×÷^() \t]*)+")
+_PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:,\d{3})*(?:\.(\d+))?")
+
+
+def false_equations(text: str) -> list[str]:
+    """The equations of ``text`` whose sides differ: "1234 + 5678 = 1234.5678". A side
+    written as a plain number may be rounded ("100 / 3 = 33.33"); a side that is not
+    arithmetic on numbers alone is not read, nor an equation whose left side a phrase
+    opens ("15% of 80 = 12"). The built-in calculator evaluates each side
+    (one exact reading of arithmetic for the project)."""
+    from callgate.tools.builtin.calculator import calculator
+
+    found = []
+    for match in _EQUATION.finditer(text[:20_000]):
+        if re.search(r"[\w%]\s*\Z", text[max(0, match.start() - 20):match.start()]):
+            continue  # the run goes on a phrase before it ("15% of 80 = 12"): no side
+        sides = [side.strip().rstrip(".,") for side in match.group().split("=")]
+        values: list[tuple[str, float | None]] = []
+        for side in sides:
+            try:
+                result = calculator(side) if re.search(r"\d", side) else None
+            except (ValueError, ArithmeticError, TypeError, OverflowError, RecursionError):
+                result = None
+            values.append((side, float(result) if isinstance(result, int | float) else None))
+        for (left, a), (right, b) in zip(values, values[1:], strict=False):
+            if a is None or b is None or _same(a, b, left, right):
+                continue
+            found.append(f"{left} = {right}")
+    return found
+
+
+def _same(a: float, b: float, left: str, right: str) -> bool:
+    """Whether two sides agree, a side written as a plain number read as rounded to its
+    decimals."""
+    tolerance = 1e-9 * max(1.0, abs(a), abs(b))
+    for side in (left, right):
+        if plain := _PLAIN_NUMBER.fullmatch(side):
+            tolerance = max(tolerance, 0.5 * 10 ** -len(plain[1] or ""))
+    return abs(a - b) <= tolerance + 1e-12
+
+
 def copies_summary(text: str, results: Iterable[str]) -> bool:
     """Whether the answer starts (after citation ids) with the ``[tool]`` tag a result's
     summary starts with: the model is copying the loop's summary line, and its copy drifts
@@ -438,6 +495,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.missed_figure = missed_figure(check.text, user[-1] if user else "", results)
     if check.missed_figure:
         check.notes.append(f"the answer gives no {check.missed_figure} figure of the results")
+    check.false_equations = false_equations(check.text)
+    if check.false_equations:
+        check.notes.append("arithmetic that does not hold: " + "; ".join(check.false_equations))
     check.copied_summary = copies_summary(check.text, results)
     if check.copied_summary:
         check.notes.append("the answer copied a result's summary line")
@@ -447,10 +507,12 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
 def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     """Whether the results' summaries should replace the model's answer: it was left
     empty, it copies a summary line (the summaries themselves say it without drift), it
-    gives a result's percentage to the wrong name or none of the figure asked about, or it
-    states numbers no result holds — several of them (one or two are only flagged, since a
-    model may compute a figure: 2**10 = 1024 from the question)."""
+    gives a result's figure to the wrong name or none of the figure asked about, writes out
+    arithmetic that does not hold, or states numbers no result holds — several of them (one
+    or two are only flagged, since a model may compute a figure: 2**10 = 1024 from the
+    question)."""
     if not has_results:
         return False
     return (check.degenerate or check.copied_summary or bool(check.misattributed_numbers)
+            or bool(check.false_equations)
             or check.missed_figure is not None or len(check.invented_numbers) >= INVENTED_LIMIT)

@@ -16,6 +16,7 @@ from callgate.answer_checks import (
     drop_echoes,
     drop_question,
     drop_source_lines,
+    false_equations,
     gives_way,
     invented_numbers,
     misattributed_numbers,
@@ -381,6 +382,50 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
         assert misattributed_numbers(answer, [result]) == [], answer
     # A name on the line before is not the number's.
     assert misattributed_numbers("Memory\n23.1% of disk used", [summary]) == []
+
+
+def test_a_line_labelled_with_another_names_figure_gives_way_to_the_results() -> None:
+    # What the bundled model answered to "What is the CPU usage of this machine at the
+    # moment?" (answer set, f8cea6f): every number is the results', but on lines labelled
+    # with a name the results give other numbers ("Load: 252.0 GiB" is the disk's size).
+    stats = ("[system_stats] cpu 0.0%, memory 2.4%, disk 22.4% (/), load 0.92 0.3 0.37, up "
+             "10h 50m, 2 CPUs, memory free 23.0 of 23.5 GiB, disk free 78.7 of 252.0 GiB")
+    answer = ("System_Stats:\nCPU usage: 0.0%\nMemory usage: 2.4%\nDisk usage: 22.4%\n"
+              "Load: 0.92%\nUp 10h 50m\nLoad: 252.0 GiB\nDisk: 78.7 GiB\n"
+              "Disk usage: 252.0 GiB\nDisk usage: 78.7 GiB")
+    assert misattributed_numbers(answer, [stats]) == ["252.0", "78.7"]
+    check = check_answer(answer, results=[stats], user=["What is the CPU usage?"])
+    assert gives_way(check, True)
+    # Each on its own label's line, with a bullet, or a label the results do not use.
+    for fine in ("Load: 0.92\nMemory free: 23.0 GiB\nDisk free: 78.7 GiB",
+                 "- Load: 0.92 0.3 0.37\n- CPUs: 2", "Size: 252.0 GiB", "Total = 23.5 GiB"):
+        assert misattributed_numbers(fine, [stats]) == [], fine
+    # A label inside a sentence need not be the number's name.
+    assert misattributed_numbers("Wind in Paris: 12 km/h, 18°C.",
+                                 ["Paris 18°C, wind 12 km/h"]) == []
+    assert misattributed_numbers("It is sunny in Paris: 12 km/h of wind.",
+                                 ["Paris 18°C, wind 12 km/h"]) == []
+
+
+def test_arithmetic_that_does_not_hold_gives_way_to_the_results() -> None:
+    # What the bundled model answered to "What is 1234 + 5678?" (answer set, f8cea6f): the
+    # result, then sums that are false, one of them with a number no result holds.
+    answer = "6912 + 5678 = 1234 + 5678 = 1234.5678"
+    assert false_equations(answer) == ["6912 + 5678 = 1234 + 5678", "1234 + 5678 = 1234.5678"]
+    out = run([tool_call("calculator", {"expression": "1234 + 5678"}), AIMessage(answer)],
+              [calculator], "What is 1234 + 5678?")
+    assert out["answer_source"] == "results"
+    assert any(n.startswith("arithmetic that does not hold: 6912 + 5678 = 1234 + 5678")
+               for n in out["answer_checks"])
+    # True arithmetic, a rounded result, words around it, or no arithmetic at all: nothing.
+    for fine in ("17 * 23 = 391", "1234 + 5678 = 6912.", "100 / 3 = 33.33", "2^10 = 1024",
+                 "(12 + 8) * 3 = 60", "sqrt(2) = 1.41421", "15% of 80 = 12", "7 cubed = 343",
+                 "x = 5", "Set a = 2 and b = 3.", "The date is 2026-11-28.", "1,234 + 1 = 1,235",
+                 "12.5% = 0.125"):
+        assert false_equations(fine) == [], fine
+    assert false_equations("The answer: 2 + 2 = 5.") == ["2 + 2 = 5"]
+    assert false_equations("100 / 3 = 33.4") == ["100 / 3 = 33.4"]  # not a rounding of it
+    assert false_equations("12 + 8 * 3 = 60") == ["12 + 8 * 3 = 60"]  # as written: 36
 
 
 def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> None:

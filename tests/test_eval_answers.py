@@ -149,6 +149,13 @@ def test_a_results_number_given_to_the_wrong_name_is_counted() -> None:
     assert right.misattributed_numbers == [] and right.clean
 
 
+def test_false_arithmetic_is_counted() -> None:
+    score = score_answer("1234 + 5678 = 6912 = 1234.5678", question="What is 1234 + 5678?",
+                         evidence=["[calculator] 6912", "1234.5678"], numbers=[6912])
+    assert score.key_result and score.false_equations == ["6912 = 1234.5678"]
+    assert score.invented_numbers == [] and not score.clean
+
+
 def test_a_number_without_any_tool_result_is_invented() -> None:
     score = score_answer("The CPU is currently running at 1.00% of its capacity.",
                          question="How busy is the CPU?", evidence=[], numbers=[37.0])

@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 from callgate.answer_checks import (
     cut_repetition,
     drop_echoes,
+    false_equations,
     invented_numbers,
     misattributed_numbers,
     ngrams,  # the n-gram echo test of answer_checks, reused on the loop's other messages
@@ -210,6 +211,7 @@ class AnswerScore:
     degenerate: bool
     loop_message: bool = False
     misattributed_numbers: list[str] = field(default_factory=list)
+    false_equations: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -217,7 +219,7 @@ class AnswerScore:
         can hold the key by chance)."""
         return (self.key_result and not self.invented_numbers and not self.echoed
                 and not self.degenerate and not self.loop_message
-                and not self.misattributed_numbers)
+                and not self.misattributed_numbers and not self.false_equations)
 
 
 _FAILED_SUMMARY = re.compile(r"\[\w+\] failed: ")  # how summaries.py shows a failed call
@@ -277,6 +279,7 @@ def score_answer(final_answer: str, *, question: str, evidence: Sequence[str],
         key_result=contains_key(text, texts, numbers, digits=digits, integer=integer),
         invented_numbers=invented_numbers(text, [*evidence, question]),
         misattributed_numbers=misattributed_numbers(text, evidence),
+        false_equations=false_equations(text),
         echoed=drop_echoes(text)[1],
         degenerate=not any(ch.isalnum() for ch in text) or repeated,
         loop_message=loop_message(text),
@@ -331,6 +334,7 @@ class CaseResult:
     seconds: float
     error: str | None = None
     misattributed_numbers: list[str] = field(default_factory=list)
+    false_equations: list[str] = field(default_factory=list)
 
 
 def _evidence(agent: Any, config: dict[str, Any], events: Sequence[dict[str, Any]]
@@ -384,7 +388,8 @@ def run_case(agent: Any, case: Case) -> CaseResult:
         key=[*key.text, *(f"{n:g}" for n in numbers)], key_result=score.key_result,
         clean_key_result=score.clean,
         invented_numbers=score.invented_numbers,
-        misattributed_numbers=score.misattributed_numbers, echoed=score.echoed,
+        misattributed_numbers=score.misattributed_numbers,
+        false_equations=score.false_equations, echoed=score.echoed,
         loop_message=score.loop_message,
         degenerate=score.degenerate, fallback=out.get("answer_source") == "results",
         seconds=round(seconds, 3), error=error)
@@ -435,6 +440,7 @@ class AnswersReport:
             "clean_key_result": sum(r.clean_key_result for r in rows),
             "invented_number": sum(bool(r.invented_numbers) for r in rows),
             "misattributed_number": sum(bool(r.misattributed_numbers) for r in rows),
+            "false_equation": sum(bool(r.false_equations) for r in rows),
             "echoed_instructions": sum(r.echoed for r in rows),
             "echoed_loop_messages": sum(r.loop_message for r in rows),
             "degenerate": sum(r.degenerate for r in rows),
@@ -564,7 +570,8 @@ def time_ask(model: str, *, runs: int = 3, question: str = ASK_QUESTION,
 # -- output ------------------------------------------------------------------------------
 def print_progress(result: CaseResult) -> None:
     marks = "".join(m for m, on in (("K", result.key_result), ("N", result.invented_numbers),
-                                    ("M", result.misattributed_numbers), ("E", result.echoed),
+                                    ("M", result.misattributed_numbers),
+                                    ("Q", result.false_equations), ("E", result.echoed),
                                     ("D", result.degenerate), ("F", result.fallback)) if on)
     answer = " ".join(result.final_answer.split())[:90]
     print(f"{result.id:16} {result.seconds:6.2f}s {marks or '-':5} {answer}", file=sys.stderr)
@@ -573,7 +580,7 @@ def print_progress(result: CaseResult) -> None:
 def format_answers(report: AnswersReport) -> str:
     """A table: one row per tool and the total; then the ``callgate ask`` timing."""
     heads = ["tool", "n", "key result", "clean key", "invented number", "misattributed",
-             "echoed", "loop msg",
+             "false equation", "echoed", "loop msg",
              "degenerate", "from results", "tool ok", "median s", "p90 s"]
     rows = [[t, *_cells(report.totals(t))] for t in dict.fromkeys(r.tool
                                                                      for r in report.results)]
@@ -595,7 +602,7 @@ def format_answers(report: AnswersReport) -> str:
 def _cells(totals: dict[str, Any]) -> list[str]:
     n = totals["questions"]
     keys = ("key_result", "clean_key_result", "invented_number", "misattributed_number",
-            "echoed_instructions",
+            "false_equation", "echoed_instructions",
             "echoed_loop_messages", "degenerate", "results_fallback", "expected_tool_ok")
     return [str(n), *(f"{totals[k]} ({100 * totals[k] / n:.0f}%)" if n else "0" for k in keys),
             f"{totals['s_median']:.2f}" if totals["s_median"] is not None else "-",
