@@ -60,6 +60,9 @@ _NAME_BEFORE = re.compile(r"([^\W\d_]{3,})[ \t]*[:=]?[ \t]*\Z")
 # 2027", "cpu 7.3%, memory 2.5%").
 _NAME_AFTER = re.compile(r"[ \t]*%[ \t]*([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
 _PERCENT = re.compile(r"[ \t]*%")
+# A word of four letters or more right after a number: what it counts ("2 CPUs"); shorter
+# ones are units more often than not ("23.0 of 23.5 GiB": the GiB are both numbers').
+_COUNTED = re.compile(r"[ \t]+([^\W\d_]{4,})\b")
 # A line that opens with a label of one to three words and a colon ("Disk usage: "), a
 # list's bullet aside: what follows is that label's value.
 _LINE_LABEL = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?((?:[^\W\d_]+[ \t]+){0,2}[^\W\d_]+)"
@@ -294,11 +297,13 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     as the value of a line's label ("Load: 252.0 GiB" on a line of its own, where the
     results say "load 0.52 0.27 0.36, … disk free 78.7 of 252.0 GiB"): elsewhere a unit or a
     month after a number ("100 USD", "3 December") is not its name, and a name before it
-    need not be its ("Wind in Paris: 12 km/h"). Besides, a number glued to a unit the
-    results glue only to other numbers: "2h 9m" where they say "up 4h 9m, 2 CPUs" (the 2
-    is the CPUs')."""
+    need not be its ("Wind in Paris: 12 km/h"); or as a count of a word of four letters or
+    more that the results write after other numbers only ("2.5 CPUs" where they say "memory
+    2.5%, … 2 CPUs"). Besides, a number glued to a unit the results glue only to other
+    numbers: "2h 9m" where they say "up 4h 9m, 2 CPUs" (the 2 is the CPUs')."""
     results = list(results)
     labels = _labels(results)
+    counts = {name: v for name, v in _counts(results).items() if len(name) >= 4}
     known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
     units: dict[str, set[float]] = {}
     for result in results:
@@ -313,10 +318,8 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
         if value is None or not _near(value, known):
             continue
         if not _PERCENT.match(text, match.end()):
-            line = _LINE_LABEL.search(text, max(0, match.start() - 60), match.start())
-            names = [w.lower() for w in _LABEL.findall(line[1]) if w.lower() in labels
-                     and w.lower() not in _NOT_NAMES] if line else []
-            if names and not any(_near(value, labels[name]) for name in names):
+            if _mislabelled(text, match, value, labels) or _miscounted(text, match, value,
+                                                                        counts):
                 found.append(match.group().lstrip("+"))
             continue
         before = _NAME_BEFORE.search(text, max(0, match.start() - 40), match.start())
@@ -325,6 +328,26 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
         if names and not any(_near(value, labels[name]) for name in names):
             found.append(match.group().lstrip("+"))
     return list(dict.fromkeys(found))
+
+
+def _mislabelled(text: str, number: re.Match[str], value: float,
+                 labels: dict[str, set[float]]) -> bool:
+    """Whether ``number`` is the value of its line's label ("Load: 252.0 GiB") and none of
+    the label's names that the results use gives it."""
+    line = _LINE_LABEL.search(text, max(0, number.start() - 60), number.start())
+    names = [w.lower() for w in _LABEL.findall(line[1])
+             if w.lower() in labels and w.lower() not in _NOT_NAMES] if line else []
+    return bool(names) and not any(_near(value, labels[name]) for name in names)
+
+
+def _miscounted(text: str, number: re.Match[str], value: float,
+                counts: dict[str, set[float]]) -> bool:
+    """Whether ``number`` counts a word ("2.5 CPUs") the results write after other numbers
+    only."""
+    count = _COUNTED.match(text, number.end())
+    held = [values for name, values in counts.items()
+            if count and word_forms(name) & word_forms(count[1].lower())]
+    return bool(held) and not any(_near(value, values) for values in held)
 
 
 # A number and the unit glued to it: "4h", "9m", "16GB" (not "2 CPUs", not "2.6%").

@@ -407,6 +407,31 @@ def test_a_line_labelled_with_another_names_figure_gives_way_to_the_results() ->
                                  ["Paris 18°C, wind 12 km/h"]) == []
 
 
+def test_a_results_figure_counting_what_the_results_count_with_another_gives_way() -> None:
+    # What the bundled model answered to "How many CPUs does this computer have?" (answer
+    # set, 65e865d): "2.5 CPUs" where the results say "memory 2.5%, … 2 CPUs"; a "2" at its
+    # end held the count, so no other check saw it.
+    stats = ("[system_stats] cpu 0.0%, memory 2.5%, disk 22.7% (/), load 0.52 0.25 0.39, up "
+             "14h 42m, 2 CPUs, memory free 23.0 of 23.5 GiB, disk free 78.5 of 252.0 GiB")
+    answer = "2.5\n\nThe computer has 2.5 CPUs, 2.5 GiB of RAM, 252.0 GiB of disk, 2"
+    assert misattributed_numbers(answer, [stats]) == ["2.5"]
+    check = check_answer(answer, results=[stats], user=["How many CPUs does it have?"])
+    assert gives_way(check, True)
+    recipe = "Bake the lemon cake at 175 degrees Celsius for 40 minutes. It needs 3 eggs."
+    assert misattributed_numbers("It bakes at 40 degrees for 175 minutes.", [recipe]) == [
+        "40", "175"]
+    # Its own count, singular or plural; a unit of three letters or fewer shared by several
+    # numbers ("23.0 of 23.5 GiB": 23.0 GiB free); a word the results count nothing with.
+    for fine, result in [("It has 2 CPUs and 23.0 GiB free.", stats), ("2 CPU cores", stats),
+                         ("It bakes for 40 minutes at 175 degrees.", recipe),
+                         ("Use 3 eggs, bake 40 minutes.", recipe),
+                         ("There are 10 sick days and 25 days of annual leave.",
+                          "25 days of annual leave and 10 sick days"),
+                         ("It ships on 14 March for 48,000 euros.",
+                          "Its budget is 48,000 euros and it ships on 14 March.")]:
+        assert misattributed_numbers(fine, [result]) == [], fine
+
+
 def test_arithmetic_that_does_not_hold_gives_way_to_the_results() -> None:
     # What the bundled model answered to "What is 1234 + 5678?" (answer set, f8cea6f): the
     # result, then sums that are false, one of them with a number no result holds.
