@@ -56,9 +56,11 @@ INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the re
 _LABEL = re.compile(r"[^\W\d_]{3,}")
 _KEY = re.compile(r"[^\W\d]+")  # a word, or words joined by "_" (a JSON key)
 _NAME_BEFORE = re.compile(r"([^\W\d_]{3,})[ \t]*[:=]?[ \t]*\Z")
-# A name after a number that has a number of its own after it is that one's ("12 March
+# The name after a percentage, "of the total" between them or not ("2.4% disk", "2.4% of
+# the total disk"); a name with a number of its own after it is that one's ("12 March
 # 2027", "cpu 7.3%, memory 2.5%").
-_NAME_AFTER = re.compile(r"[ \t]*%[ \t]*([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
+_NAME_AFTER = re.compile(r"[ \t]*%[ \t]*(?:of[ \t]+(?:the[ \t]+)?(?:total[ \t]+)?)?"
+                         r"([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
 _PERCENT = re.compile(r"[ \t]*%")
 # A word of four letters or more right after a number: what it counts ("2 CPUs"); shorter
 # ones are units more often than not ("23.0 of 23.5 GiB": the GiB are both numbers').

@@ -380,6 +380,10 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
             ("Wind in Paris: 12 km/h, 18°C.", "Paris 18°C, wind 12 km/h"),
             ("Growth was 7% in 2024 and 5% in 2023.", "growth 7% in 2024, 5% in 2023")]:
         assert misattributed_numbers(answer, [result]) == [], answer
+    # "Of the total" between the percentage and the name (answer set, ab0938b: "2 CPUs, 2.4%
+    # of the total CPU cores, 2.4% of the total memory, 2.4% of the total disk").
+    assert misattributed_numbers("2.6% of the total disk", [summary]) == ["2.6"]
+    assert misattributed_numbers("2.6% of the memory, 23.1% of disk", [summary]) == []
     # A name on the line before is not the number's.
     assert misattributed_numbers("Memory\n23.1% of disk used", [summary]) == []
 
