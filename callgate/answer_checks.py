@@ -211,6 +211,31 @@ def drop_question(text: str, question: str) -> tuple[str, bool]:
     return (left, True) if _WORD.search(left) and left != _tidy(text) else (text, False)
 
 
+# Words a sentence cannot end on: it stopped where the answer's token budget ran out ("2.4%
+# The reason for the").
+_OPEN_ENDS = frozenset({
+    "a", "an", "the", "of", "for", "to", "and", "or", "but", "with", "in", "on", "at", "by",
+    "from", "as", "than", "that", "which", "who", "is", "are", "was", "were", "be", "its",
+    "their", "this", "these", "because", "if", "into", "about"})
+
+
+def drop_unfinished(text: str) -> tuple[str, bool]:
+    """Remove a last sentence that stops on a word no sentence ends on ("The reason for
+    the"), without its full stop, where other text is left: the answer ran out of tokens
+    there. An answer of that one sentence stays (it is all there is)."""
+    parts = _SENTENCE.findall(re.sub(r"(?:\s*\[R\d+\])+\s*\Z", "", text))
+    last = max((i for i, p in enumerate(parts) if p.strip()), default=None)
+    # A sentence of its own: after a blank or a line break, not the rest of "x.org/the".
+    if last is None or re.search(r"[.!?:;)\]\"'%]\s*$", parts[last]) or not (
+            parts[last][:1].isspace() or (last and parts[last - 1] == "\n")):
+        return text, False
+    words = _WORD.findall(parts[last].lower())
+    left = _tidy("".join(parts[:last]))
+    if not words or words[-1] not in _OPEN_ENDS or not _WORD.search(left):
+        return text, False
+    return left, True
+
+
 def drop_source_lines(text: str) -> tuple[str, bool]:
     """Remove ``Sources:``-style lines the model wrote (callgate writes the real one)."""
     cleaned, count = _SOURCES_LINE.subn("", text)
@@ -509,6 +534,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, sourced = drop_source_lines(check.text)
     if sourced:
         check.notes.append("model-written sources line removed")
+    check.text, unfinished = drop_unfinished(check.text)
+    if unfinished:
+        check.notes.append("unfinished sentence removed")
     check.invented_numbers = invented_numbers(check.text, [*results, *user])
     if check.invented_numbers:
         check.notes.append("numbers in no result or question: "

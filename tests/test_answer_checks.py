@@ -16,6 +16,7 @@ from callgate.answer_checks import (
     drop_echoes,
     drop_question,
     drop_source_lines,
+    drop_unfinished,
     false_equations,
     gives_way,
     invented_numbers,
@@ -434,6 +435,23 @@ def test_a_results_figure_counting_what_the_results_count_with_another_gives_way
                          ("It ships on 14 March for 48,000 euros.",
                           "Its budget is 48,000 euros and it ships on 14 March.")]:
         assert misattributed_numbers(fine, [result]) == [], fine
+
+
+def test_a_last_sentence_the_token_budget_cut_short_is_removed() -> None:
+    # What the bundled model answered to "What percentage of memory is in use right now?"
+    # (answer set, f8cea6f and f3e7df0): the figure, then a sentence it had no tokens left
+    # to finish.
+    assert drop_unfinished("2.4%\n\nThe reason for the") == ("2.4%", True)
+    assert drop_unfinished("The CPU is at 2.4%. It is low and [R1]") == (
+        "The CPU is at 2.4%.", True)
+    check = check_answer("2.4%\n\nThe reason for the", results=["[system_stats] memory 2.4%"],
+                         user=["What percentage of memory is in use?"])
+    assert check.text == "2.4%" and "unfinished sentence removed" in check.notes
+    # A finished sentence, one that ends on a content word, a lone sentence (all there is),
+    # or the rest of an address after its dot: kept.
+    for fine in ("It is 12.", "The answer is 391", "It is 12 and", "2.4%\n\nMemory is low",
+                 "See https://example.org/the", "Load 0.5 (low) and the"):
+        assert drop_unfinished(fine) == (fine, False), fine
 
 
 def test_arithmetic_that_does_not_hold_gives_way_to_the_results() -> None:
