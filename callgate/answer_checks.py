@@ -236,6 +236,21 @@ def drop_unfinished(text: str) -> tuple[str, bool]:
     return left, True
 
 
+def drop_tool_talk(text: str, results: Iterable[str]) -> tuple[str, bool]:
+    """Remove sentences without a number that name a result's ``[tool]`` tag: they talk
+    about the loop's record, not the answer ("This is a summary of the results of the
+    [system_stats] command. The [system_stats] command is available in all Linux
+    distributions."), where other text is left."""
+    tags = {tag for r in results if (tag := _LEADING_TAG.match(r))}
+    names = {tag[1] for tag in tags}
+    if not names:
+        return text, False
+    parts = _SENTENCE.findall(text)
+    kept = [p for p in parts if not (any(n in p for n in names) and not re.search(r"\d", p))]
+    left = _tidy("".join(kept))
+    return (left, True) if len(kept) < len(parts) and _WORD.search(left) else (text, False)
+
+
 def drop_source_lines(text: str) -> tuple[str, bool]:
     """Remove ``Sources:``-style lines the model wrote (callgate writes the real one)."""
     cleaned, count = _SOURCES_LINE.subn("", text)
@@ -534,6 +549,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, sourced = drop_source_lines(check.text)
     if sourced:
         check.notes.append("model-written sources line removed")
+    check.text, tool_talk = drop_tool_talk(check.text, results)
+    if tool_talk:
+        check.notes.append("sentences about a tool's record removed")
     check.text, unfinished = drop_unfinished(check.text)
     if unfinished:
         check.notes.append("unfinished sentence removed")

@@ -16,6 +16,7 @@ from callgate.answer_checks import (
     drop_echoes,
     drop_question,
     drop_source_lines,
+    drop_tool_talk,
     drop_unfinished,
     false_equations,
     gives_way,
@@ -452,6 +453,22 @@ def test_a_last_sentence_the_token_budget_cut_short_is_removed() -> None:
     for fine in ("It is 12.", "The answer is 391", "It is 12 and", "2.4%\n\nMemory is low",
                  "See https://example.org/the", "Load 0.5 (low) and the"):
         assert drop_unfinished(fine) == (fine, False), fine
+
+
+def test_sentences_about_a_tools_record_are_removed() -> None:
+    # What the bundled model answered to a fresh-set memory question (f3e7df0): the figure,
+    # then sentences about the summary's "[system_stats]" tag, one of them made up.
+    stats = "[system_stats] cpu 0.0%, memory 2.7%, disk 22.6% (/)"
+    answer = ("2.7%\n\nThis is a summary of the results of the [system_stats] command. The "
+              "[system_stats] command is available in all Linux distributions.")
+    assert drop_tool_talk(answer, [stats]) == ("2.7%", True)
+    check = check_answer(answer, results=[stats], user=["How much memory is used?"])
+    assert check.text == "2.7%" and "sentences about a tool's record removed" in check.notes
+    # A sentence with a figure stays; so does an answer that is nothing but such talk, and
+    # a tag no result has.
+    for fine in ("[system_stats] memory 2.7%, so it is low.",
+                 "The [system_stats] command says nothing.", "2.7%. See [calculator] too."):
+        assert drop_tool_talk(fine, [stats]) == (fine, False), fine
 
 
 def test_arithmetic_that_does_not_hold_gives_way_to_the_results() -> None:
