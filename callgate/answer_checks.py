@@ -342,7 +342,8 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     need not be its ("Wind in Paris: 12 km/h"); or as a count of a word of four letters or
     more that the results write after other numbers only ("2.5 CPUs" where they say "memory
     2.5%, … 2 CPUs"). Besides, a number glued to a unit the results glue only to other
-    numbers: "2h 9m" where they say "up 4h 9m, 2 CPUs" (the 2 is the CPUs')."""
+    numbers, or written with that unit spelt out: "2h 9m" or "2 hours" where they say "up
+    4h 9m, 2 CPUs" (the 2 is the CPUs')."""
     results = list(results)
     labels = _labels(results)
     counts = {name: v for name, v in _counts(results).items() if len(name) >= 4}
@@ -352,7 +353,9 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
         for number, unit in _GLUED.findall(result):
             if (value := _value(number)) is not None:
                 units.setdefault(unit.lower(), set()).add(value)
-    found = [number for number, unit in _GLUED.findall(text)
+    written = [*_GLUED.findall(text),
+               *((number, _TIME_UNITS[word.lower()]) for number, word in _SPELT_UNIT.findall(text))]
+    found = [number for number, unit in written
              if unit.lower() in units and (value := _value(number.lstrip("+"))) is not None
              and not _near(value, units[unit.lower()])]
     for match in _NUMBER.finditer(text):
@@ -392,6 +395,12 @@ def _miscounted(text: str, number: re.Match[str], value: float,
     return bool(held) and not any(_near(value, values) for values in held)
 
 
+# Time units spelt out, as the units glued to a number abbreviate them ("2 hours" is "2h").
+_TIME_UNITS = {"day": "d", "days": "d", "hour": "h", "hours": "h", "hr": "h", "hrs": "h",
+               "minute": "m", "minutes": "m", "min": "m", "mins": "m", "second": "s",
+               "seconds": "s", "sec": "s", "secs": "s"}
+_TIME_GLUED = frozenset({"d", "h", "m", "s", "min", "ms"})
+_SPELT_UNIT = re.compile(rf"({_NUMBER.pattern})[ \t]+({'|'.join(_TIME_UNITS)})\b", re.IGNORECASE)
 # A number and the unit glued to it: "4h", "9m", "16GB" (not "2 CPUs", not "2.6%").
 _GLUED = re.compile(rf"({_NUMBER.pattern})([^\W\d_]{{1,3}})(?![\w])")
 # A name right after a number, with only blanks between ("2 CPUs"), that has no number of
@@ -454,12 +463,27 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
         if counted or (counts and only_percent):
             figures = counted or counts
             asked = list(figures)
+    if re.search(r"(?i)\bhow long\b", question) and (durations := _durations(results) - given):
+        # A duration is asked for: the figures written with a unit of time ("uptime 15h 2m",
+        # "for 40 minutes"), not "2.4%" nor the CPUs' "2 hours" SmolLM2 answered with.
+        figures, asked = {"duration": durations}, ["duration"]
     if not asked or not stated:
         return None
     wanted = _named_by_most(figures, asked)
     if any(_near(v, wanted) for v in stated):
         return None
     return " ".join(n for n in asked if wanted <= figures[n]) or asked[0]
+
+
+def _durations(results: Iterable[str]) -> set[float]:
+    """The numbers the results write with a unit of time, glued ("15h 2m") or spelt out
+    ("40 minutes")."""
+    out: set[float] = set()
+    for text in results:
+        written = [*((n, u) for n, u in _GLUED.findall(text) if u.lower() in _TIME_GLUED),
+                   *_SPELT_UNIT.findall(text)]
+        out |= {v for number, _ in written if (v := _value(number)) is not None}
+    return out
 
 
 def _named_by_most(figures: dict[str, set[float]], asked: list[str]) -> set[float]:

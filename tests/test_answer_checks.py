@@ -367,6 +367,10 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
     assert misattributed_numbers("2h 9m, 2 CPUs", [uptime]) == ["2"]
     for fine in ("up 4h 9m", "4 hours", "16GB of 2 CPUs"):  # its own, spelt out, unknown
         assert misattributed_numbers(fine, [uptime]) == [], fine
+    # The unit spelt out is that unit ("How long has this computer been running?" answered
+    # "2 hours 22.9 seconds." at c4d466e: the CPUs and the disk's percentage).
+    assert misattributed_numbers("2 hours 22.9 seconds.", [uptime]) == ["2"]
+    assert misattributed_numbers("It has been up 4 hours and 9 minutes.", [uptime]) == []
     # A name with a number of its own after it is that number's: a date is not "12 March".
     news = "[web_search] Falcon X9 on sale from 12 March 2027; March 2027 sales"
     assert misattributed_numbers("It goes on sale on 12 March 2027.", [news]) == []
@@ -411,6 +415,24 @@ def test_a_line_labelled_with_another_names_figure_gives_way_to_the_results() ->
                                  ["Paris 18°C, wind 12 km/h"]) == []
     assert misattributed_numbers("It is sunny in Paris: 12 km/h of wind.",
                                  ["Paris 18°C, wind 12 km/h"]) == []
+
+
+def test_how_long_asks_for_a_figure_written_with_a_unit_of_time() -> None:
+    # What the bundled model answered to "How long has this computer been running?", asked
+    # as a new user would (c4d466e): a percentage, with system_stats' uptime in the results.
+    stats = "[system_stats] cpu 0.0%, memory 2.4%, disk 22.9% (/), uptime 15h 2m, 2 CPUs"
+    question = "How long has this computer been running?"
+    answer = "The computer has been running for 2.4% of the total available resources."
+    assert missed_figure(answer, question, [stats]) == "duration"
+    assert gives_way(check_answer(answer, results=[stats], user=[question]), True)
+    for fine in ("15 hours and 2 minutes", "It has been up 15h 2m.", "A long while."):
+        assert missed_figure(fine, question, [stats]) is None, fine
+    recipe = "Bake the lemon cake at 175 degrees Celsius for 40 minutes."
+    assert missed_figure("175 degrees", "How long does the lemon cake bake?", [recipe]) == (
+        "duration")
+    assert missed_figure("40 minutes", "How long does the lemon cake bake?", [recipe]) is None
+    # Results without a unit of time leave "how long" to the other rules.
+    assert missed_figure("2.4%", "How long is the queue?", ["[jobs] 12 waiting"]) is None
 
 
 def test_a_results_figure_counting_what_the_results_count_with_another_gives_way() -> None:

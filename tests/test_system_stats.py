@@ -31,7 +31,7 @@ async def test_tool_and_summary() -> None:
     assert summarize_stats("system_stats", {
         "cpu_percent": 12.5, "memory_percent": 40.0, "disk_percent": 63.1, "disk_path": "/",
         "load_average": [0.4, 0.3, 0.2], "uptime_s": 2 * 86400 + 3 * 3600 + 60,
-    }) == "[system_stats] cpu 12.5%, memory 40.0%, disk 63.1% (/), load 0.4 0.3 0.2, up 2d 3h"
+    }) == "[system_stats] cpu 12.5%, memory 40.0%, disk 63.1% (/), load 0.4 0.3 0.2, uptime 2d 3h"
     assert summarize_stats("system_stats", {
         "cpu_percent": 12.5, "memory_percent": 41.0, "memory_free_gib": 9.4,
         "memory_total_gib": 16.0, "disk_percent": 63.1, "disk_free_gib": 85.2,
@@ -44,7 +44,7 @@ async def test_tool_and_summary() -> None:
     }) == "[system_stats] cpu 3.0%, memory 5.0%, disk 7.0% (/), 1 CPU"
 
 
-def test_a_question_about_processors_or_cores_is_about_system_stats() -> None:
+def test_a_question_about_processors_cores_or_uptime_is_about_system_stats() -> None:
     # "How many processors does this computer have?" shared no word with the description,
     # so no tool was offered and the model answered "1" (the fresh answer set).
     from callgate.tools.builtin.calculator import calculator_tool
@@ -54,5 +54,9 @@ def test_a_question_about_processors_or_cores_is_about_system_stats() -> None:
 
     registry = ToolRegistry([system_stats_tool(), calculator_tool()])
     for question in ("How many processors does this computer have?",
-                     "How many cores does this machine have?"):
+                     "How many cores does this machine have?",
+                     # "How long has this computer been running?" shared none either: the
+                     # model answered "I have no answer to give." (asked as a new user).
+                     "How long has this computer been running?",
+                     "What is the uptime of this machine?"):
         assert relevant_tools(registry, question, unmatched="none") == ["system_stats"]

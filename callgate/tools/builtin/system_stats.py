@@ -22,7 +22,8 @@ def _gib(size: int) -> float:
 
 def system_stats() -> dict:
     """This machine's number of CPUs (processors, cores), current CPU, memory (RAM) and disk
-    usage (percent), free and total memory and disk (GiB), load and uptime."""
+    usage (percent), free and total memory and disk (GiB), load and uptime (running since
+    boot)."""
     disk_root = Path.home().anchor or "/"  # "/" on POSIX, the home drive on Windows
     memory, disk = psutil.virtual_memory(), psutil.disk_usage(disk_root)
     stats: dict[str, Any] = {
@@ -62,7 +63,7 @@ def system_stats_tool() -> Tool:
 
 def summarize_stats(tool: str, data: Any) -> str:
     """One line: ``[system_stats] cpu 12%, memory 41%, disk 63% (/), load 0.4 0.3 0.2,
-    up 5h 22m, 2 CPUs, memory free 9.4 of 16.0 GiB, disk free 85.2 of 230.0 GiB``."""
+    uptime 5h 22m, 2 CPUs, memory free 9.4 of 16.0 GiB, disk free 85.2 of 230.0 GiB``."""
     if not isinstance(data, dict):
         return f"[{tool}] no data"
     parts = [f"cpu {data.get('cpu_percent')}%", f"memory {data.get('memory_percent')}%",
@@ -71,8 +72,8 @@ def summarize_stats(tool: str, data: Any) -> str:
         parts.append("load " + " ".join(str(x) for x in data["load_average"]))
     if isinstance(data.get("uptime_s"), int):
         days, rest = divmod(data["uptime_s"], 86400)
-        parts.append(f"up {days}d {rest // 3600}h" if days else
-                     f"up {rest // 3600}h {rest % 3600 // 60}m")
+        parts.append(f"uptime {days}d {rest // 3600}h" if days else
+                     f"uptime {rest // 3600}h {rest % 3600 // 60}m")
     if isinstance(data.get("cpu_count"), int):
         parts.append(f"{data['cpu_count']} CPU{'s' if data['cpu_count'] != 1 else ''}")
     # Sizes last, after the usage figures SmolLM2 reads first, and without brackets: with
