@@ -60,3 +60,6 @@ def test_a_question_about_processors_cores_or_uptime_is_about_system_stats() -> 
                      "How long has this computer been running?",
                      "What is the uptime of this machine?"):
         assert relevant_tools(registry, question, unmatched="none") == ["system_stats"]
+    # Running as a person does is no question for it.
+    for question in ("I have been running a marathon", "The lights have been on all day"):
+        assert relevant_tools(registry, question, unmatched="none") == []

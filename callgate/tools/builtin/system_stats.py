@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,7 @@ def _gib(size: int) -> float:
 
 def system_stats() -> dict:
     """This machine's number of CPUs (processors, cores), current CPU, memory (RAM) and disk
-    usage (percent), free and total memory and disk (GiB), load and uptime (running since
-    boot)."""
+    usage (percent), free and total memory and disk (GiB), load and uptime."""
     disk_root = Path.home().anchor or "/"  # "/" on POSIX, the home drive on Windows
     memory, disk = psutil.virtual_memory(), psutil.disk_usage(disk_root)
     stats: dict[str, Any] = {
@@ -55,10 +55,26 @@ def system_stats() -> dict:
     return stats
 
 
+# How long the machine has run, as a question says it ("How long has this computer been
+# running?" shares no word with the description). A relevance of its own, not more words in
+# the description: the description is in the prompt, and SmolLM2's other answers moved with
+# it (a fresh-set web question went to rag_search).
+_RUNNING = re.compile(r"(?i)\bbeen\s+(?:running|up|on)\b|\bsince\s+(?:it\s+)?(?:booted|boot)\b")
+_MACHINE = re.compile(r"(?i)\b(?:computer|machine|server|system|host|laptop|pc|box)\b")
+
+
+def uptime_relevance(request: str) -> float:
+    """As much as a word of the tool's name for a question about how long a machine has
+    run ("been running", "been up", "since boot", with "computer", "machine"...), 0 for any
+    other ("I have been running a marathon")."""
+    return 3.0 if _RUNNING.search(request) and _MACHINE.search(request) else 0.0
+
+
 def system_stats_tool() -> Tool:
     """The ``system_stats`` Tool."""
     return ToolRegistry().register(system_stats, summarizer=summarize_stats,
-                                   category="system", source="builtin")
+                                   category="system", source="builtin",
+                                   relevance=uptime_relevance)
 
 
 def summarize_stats(tool: str, data: Any) -> str:
