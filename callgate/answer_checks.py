@@ -215,8 +215,8 @@ def drop_question(text: str, question: str) -> tuple[str, bool]:
 # The reason for the").
 _OPEN_ENDS = frozenset({
     "a", "an", "the", "of", "for", "to", "and", "or", "but", "with", "in", "on", "at", "by",
-    "from", "as", "than", "that", "which", "who", "is", "are", "was", "were", "be", "its",
-    "their", "this", "these", "because", "if", "into", "about"})
+    "from", "as", "than", "that", "which", "who", "is", "are", "was", "were", "be", "has",
+    "have", "had", "its", "their", "this", "these", "because", "if", "into", "about"})
 
 
 def drop_unfinished(text: str) -> tuple[str, bool]:

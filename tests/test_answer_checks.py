@@ -465,6 +465,7 @@ def test_a_last_sentence_the_token_budget_cut_short_is_removed() -> None:
     # (answer set, f8cea6f and f3e7df0): the figure, then a sentence it had no tokens left
     # to finish.
     assert drop_unfinished("2.4%\n\nThe reason for the") == ("2.4%", True)
+    assert drop_unfinished("2.\n\nThe machine has") == ("2.", True)  # 61a57a8's set
     assert drop_unfinished("The CPU is at 2.4%. It is low and [R1]") == (
         "The CPU is at 2.4%.", True)
     check = check_answer("2.4%\n\nThe reason for the", results=["[system_stats] memory 2.4%"],
