@@ -151,6 +151,12 @@ def test_calculator_is_exact_and_safe() -> None:
     for bad in ("round(1,234.5)", "sqrt(-1)", "log(0)"):  # a clear error, not a TypeError
         with pytest.raises(ValueError, match="has no result"):
             calculator(bad)
+    # A power whose result would take minutes to write out, or overflows a float, is a
+    # clear error too, not a hang or an OverflowError.
+    for huge in ("((9^999)^999)^999", "(2^999)^999", "10.0^400", "2^1000 * 2^1000 / 3"):
+        with pytest.raises(ValueError, match="too large"):
+            calculator(huge)
+    assert calculator("2^1000 * 2^1000") == 2 ** 2000 and calculator("0.5^999") > 0
 
 
 def test_calculator_schema_admits_only_arithmetic() -> None:

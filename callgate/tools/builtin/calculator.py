@@ -20,6 +20,9 @@ _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": max,
               "log": math.log, "exp": math.exp, "sin": math.sin, "cos": math.cos}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
+# The most binary digits a power may have: "(9^999)^999" would take minutes and memory to
+# write out, with an exponent well under the bound on exponents.
+RESULT_BITS = 10_000
 _GROUPING = str.maketrans("{}[]", "()()")
 # What the tool's schema lets a caller write, so grammar-constrained decoding (llama.cpp
 # turns the pattern into grammar rules) cannot write anything else: SmolLM2 wrote
@@ -130,9 +133,13 @@ def _eval(node: ast.AST) -> Any:
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _eval(node.left), _eval(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > 1000:
-            raise ValueError("exponent too large")
-        return _BINARY[type(node.op)](left, right)
+        if isinstance(node.op, ast.Pow) and (abs(right) > 1000 or (
+                abs(left) > 1 and right * math.log2(abs(left)) > RESULT_BITS)):
+            raise ValueError(f"{ast.unparse(node)} is too large to work out")
+        try:
+            return _BINARY[type(node.op)](left, right)
+        except OverflowError as exc:  # 10.0 ** 400; a huge int divided into a float
+            raise ValueError(f"{ast.unparse(node)} is too large for a number") from exc
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_eval(node.operand))
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
