@@ -212,17 +212,20 @@ def drop_question(text: str, question: str) -> tuple[str, bool]:
 
 
 # Words a sentence cannot end on: it stopped where the answer's token budget ran out ("2.4%
-# The reason for the").
+# The reason for the"). Articles, "of", conjunctions and verbs that need what follows;
+# not prepositions that end sentences as particles ("switched on", "work on this").
 _OPEN_ENDS = frozenset({
-    "a", "an", "the", "of", "for", "to", "and", "or", "but", "with", "in", "on", "at", "by",
-    "from", "as", "than", "that", "which", "who", "is", "are", "was", "were", "be", "has",
-    "have", "had", "its", "their", "this", "these", "because", "if", "into", "about"})
+    "a", "an", "the", "of", "and", "or", "but", "than", "because", "if", "its", "their",
+    "these", "is", "are", "was", "were", "has", "have", "had"})
+_OPEN_TAIL = re.compile(rf"(?i)(?:[ \t]+(?:{'|'.join(sorted(_OPEN_ENDS))}))+[ \t]*\Z")
 
 
 def drop_unfinished(text: str) -> tuple[str, bool]:
     """Remove a last sentence that stops on a word no sentence ends on ("The reason for
     the"), without its full stop, where other text is left: the answer ran out of tokens
-    there. An answer of that one sentence stays (it is all there is)."""
+    there. A last sentence with a figure loses only those words ("Memory usage is 2.4% of
+    the" keeps "Memory usage is 2.4%"). An answer of that one sentence stays (it is all
+    there is)."""
     parts = _SENTENCE.findall(re.sub(r"(?:\s*\[R\d+\])+\s*\Z", "", text))
     last = max((i for i, p in enumerate(parts) if p.strip()), default=None)
     # A sentence of its own: after a blank or a line break, not the rest of "x.org/the".
@@ -233,20 +236,32 @@ def drop_unfinished(text: str) -> tuple[str, bool]:
     left = _tidy("".join(parts[:last]))
     if not words or words[-1] not in _OPEN_ENDS or not _WORD.search(left):
         return text, False
+    if re.search(r"\d", parts[last]):
+        trimmed = _OPEN_TAIL.sub("", parts[last])
+        return (_tidy("".join([*parts[:last], trimmed])), True) if re.search(
+            r"\d", trimmed) else (text, False)
     return left, True
 
 
+# Words of a sentence about the loop's record rather than the question ("a summary of the
+# results of the [system_stats] command"): "According to [web_search], Paris is ..." is an
+# answer.
+_RECORD_WORDS = re.compile(r"(?i)\b(?:command|summar(?:y|ies)|output|available|tool|"
+                           r"function)s?\b")
+
+
 def drop_tool_talk(text: str, results: Iterable[str]) -> tuple[str, bool]:
-    """Remove sentences without a number that name a result's ``[tool]`` tag: they talk
-    about the loop's record, not the answer ("This is a summary of the results of the
-    [system_stats] command. The [system_stats] command is available in all Linux
-    distributions."), where other text is left."""
-    tags = {tag for r in results if (tag := _LEADING_TAG.match(r))}
-    names = {tag[1] for tag in tags}
+    """Remove sentences without a number that name a result's ``[tool]`` tag and talk about
+    it (its command, summary, output, being available): the loop's record, not
+    the answer ("This is a summary of the results of the [system_stats] command. The
+    [system_stats] command is available in all Linux distributions."), where other text is
+    left."""
+    names = {tag[1] for r in results if (tag := _LEADING_TAG.match(r))}
     if not names:
         return text, False
     parts = _SENTENCE.findall(text)
-    kept = [p for p in parts if not (any(n in p for n in names) and not re.search(r"\d", p))]
+    kept = [p for p in parts if not (any(n in p for n in names) and not re.search(r"\d", p)
+                                     and _RECORD_WORDS.search(p))]
     left = _tidy("".join(kept))
     return (left, True) if len(kept) < len(parts) and _WORD.search(left) else (text, False)
 
@@ -355,16 +370,18 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
                 units.setdefault(unit.lower(), set()).add(value)
     written = [*_GLUED.findall(text),
                *((number, _TIME_UNITS[word.lower()]) for number, word in _SPELT_UNIT.findall(text))]
+    # A number no result holds is invented, not misattributed ("the last 1, 5 and 15
+    # minutes" of a load is neither).
     found = [number for number, unit in written
              if unit.lower() in units and (value := _value(number.lstrip("+"))) is not None
-             and not _near(value, units[unit.lower()])]
+             and _near(value, known) and not _near(value, units[unit.lower()])]
     for match in _NUMBER.finditer(text):
         value = _value(match.group().lstrip("+"))
         if value is None or not _near(value, known):
             continue
         if not _PERCENT.match(text, match.end()):
             if _mislabelled(text, match, value, labels) or _miscounted(text, match, value,
-                                                                        counts):
+                                                                        counts, labels):
                 found.append(match.group().lstrip("+"))
             continue
         before = _NAME_BEFORE.search(text, max(0, match.start() - 40), match.start())
@@ -379,20 +396,30 @@ def _mislabelled(text: str, number: re.Match[str], value: float,
                  labels: dict[str, set[float]]) -> bool:
     """Whether ``number`` is the value of its line's label ("Load: 252.0 GiB") and none of
     the label's names that the results use gives it."""
+    if value == 0:  # a 0 rounds from too many figures to tell ("Uptime: 0 days, 15 hours")
+        return False
     line = _LINE_LABEL.search(text, max(0, number.start() - 60), number.start())
     names = [w.lower() for w in _LABEL.findall(line[1])
              if w.lower() in labels and w.lower() not in _NOT_NAMES] if line else []
-    return bool(names) and not any(_near(value, labels[name]) for name in names)
+    # The words after the number, up to the next one, may name it ("Paris: 12 km/h winds").
+    after = _LABEL.findall(re.match(r"[^\d,;\n]{0,40}", text[number.end():])[0])
+    names_after = [name for word in after for name in labels
+                   if word_forms(name) & word_forms(word.lower())]
+    return bool(names) and not any(_near(value, labels[name]) for name in [*names,
+                                                                           *names_after])
 
 
 def _miscounted(text: str, number: re.Match[str], value: float,
-                counts: dict[str, set[float]]) -> bool:
+                counts: dict[str, set[float]], labels: dict[str, set[float]]) -> bool:
     """Whether ``number`` counts a word ("2.5 CPUs") the results write after other numbers
-    only."""
+    only, where the results give the number to another name: a figure ("memory 2.5%") or a
+    count of another word ("40 degrees" for "175 degrees ... for 40 minutes")."""
     count = _COUNTED.match(text, number.end())
     held = [values for name, values in counts.items()
             if count and word_forms(name) & word_forms(count[1].lower())]
-    return bool(held) and not any(_near(value, values) for values in held)
+    if not held or any(_near(value, values) for values in held):
+        return False
+    return any(_near(value, values) for values in [*labels.values(), *counts.values()])
 
 
 # Time units spelt out, as the units glued to a number abbreviate them ("2 hours" is "2h").
@@ -404,9 +431,10 @@ _SPELT_UNIT = re.compile(rf"({_NUMBER.pattern})[ \t]+({'|'.join(_TIME_UNITS)})\b
 # A number and the unit glued to it: "4h", "9m", "16GB" (not "2 CPUs", not "2.6%").
 _GLUED = re.compile(rf"({_NUMBER.pattern})([^\W\d_]{{1,3}})(?![\w])")
 # A name right after a number, with only blanks between ("2 CPUs"), that has no number of
-# its own after it.
+# its own after it; and a second one after that, which the number counts too ("10 sick
+# days": days).
 _NAMED_AFTER = re.compile(rf"({_NUMBER.pattern})[ \t]+([^\W\d_]{{3,}})\b"
-                          r"(?![ \t]*[:=]?[ \t]*[-+]?\d)")
+                          r"(?:[ \t]+([^\W\d_]{3,})\b)?(?![ \t]*[:=]?[ \t]*[-+]?\d)")
 
 
 def _figures(results: Iterable[str]) -> dict[str, set[float]]:
@@ -424,9 +452,11 @@ def _counts(results: Iterable[str]) -> dict[str, set[float]]:
     counts: dict[str, set[float]] = {}
     for text in results:
         for match in _NAMED_AFTER.finditer(text):
-            name = match[2].lower()
-            if name not in _NOT_NAMES and (value := _value(match[1])) is not None:
-                counts.setdefault(name, set()).add(value)
+            if (value := _value(match[1])) is None or match[2].lower() in _NOT_NAMES:
+                continue
+            for name in filter(None, (match[2], match[3])):
+                if name.lower() not in _NOT_NAMES:
+                    counts.setdefault(name.lower(), set()).add(value)
     return counts
 
 
@@ -501,31 +531,49 @@ def _named_by_most(figures: dict[str, set[float]], asked: list[str]) -> set[floa
 
 
 # Arithmetic the answer writes out: numbers, operators and brackets with at least one "="
-# ("6912 + 5678 = 1234 + 5678 = 1234.5678"), as a run of those characters alone.
-_EQUATION = re.compile(r"(?<![\w.])[-+(\d][\d.,%+\-*/×÷^() \t]*(?:=[\d.,%+\-*/×÷^() \t]*)+")
-_PLAIN_NUMBER = re.compile(r"[-+]?\d+(?:,\d{3})*(?:\.(\d+))?")
+# ("6912 + 5678 = 1234 + 5678 = 1234.5678"), as a run of those characters alone. It opens
+# with a number, "(" or a sign glued to one (a list's "- " bullet is no sign); the bound
+# keeps a long run from being tried at each of its characters.
+_EQUATION = re.compile(r"(?<![\w.:])(?:[-+](?=[\d(])|[(\d])[\d.,%+\-*/×÷^() \t]{0,200}"
+                       r"(?:=[\d.,%+\-*/×÷^() \t]{0,200})+")
+# A side written as a number, maybe a percentage ("66.7%", ".67"): a rounded figure.
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+(?:,\d{3})*(?:\.(\d+))?|\.(\d+))(%?)")
+# A time or a ratio ("7:45 + 15 = 8:00"), which the calculator would read as no number.
+_CLOCK = re.compile(r"\d+(?::\d+)+")
+# Years with a dash between them are a span ("2020 - 2025 = 5 years"), not a subtraction.
+_YEARS = re.compile(r"\d{4}\s*[-–]\s*\d{4}")
+# What before a run makes it the end of arithmetic it does not hold whole: an operator's
+# word, a function's name, or a number ("15% of 80 = 12", "sqrt(16) = 4").
+_OPERATOR_BEFORE = re.compile(
+    r"(?i)(?:\b(?:of|on|times|plus|minus|by|x|over|divided|multiplied|power|squared|cubed|"
+    r"root|sqrt|log|exp|sin|cos|round|abs|min|max)|[\d%])[ \t]*\Z")
 
 
 def false_equations(text: str) -> list[str]:
     """The equations of ``text`` whose sides differ: "1234 + 5678 = 1234.5678". A side
-    written as a plain number may be rounded ("100 / 3 = 33.33"); a side that is not
-    arithmetic on numbers alone is not read, nor an equation whose left side a phrase
-    opens ("15% of 80 = 12"). The built-in calculator evaluates each side
-    (one exact reading of arithmetic for the project)."""
+    written as a plain number may be rounded ("100 / 3 = 33.33", "2 / 3 = 66.7%"); a side
+    that is not arithmetic on numbers alone is not read (a time, "7:45 + 15 = 8:00"; a span
+    of years, "2020 - 2025"), nor an equation whose left side an operator's word, a
+    function or a number opens ("15% of 80 = 12"). The built-in calculator evaluates each
+    side (one exact reading of arithmetic for the project)."""
+    # Imported here: the calculator is a tool, and the tools package imports the graph's
+    # modules, which import this one.
     from callgate.tools.builtin.calculator import calculator
 
+    text = _CLOCK.sub("time", text[:20_000])
     found = []
-    for match in _EQUATION.finditer(text[:20_000]):
-        if re.search(r"[\w%]\s*\Z", text[max(0, match.start() - 20):match.start()]):
-            continue  # the run goes on a phrase before it ("15% of 80 = 12"): no side
+    for match in _EQUATION.finditer(text):
+        if _OPERATOR_BEFORE.search(text, max(0, match.start() - 20), match.start()):
+            continue  # the run goes on arithmetic before it ("15% of 80 = 12"): no side
         sides = [side.strip().rstrip(".,") for side in match.group().split("=")]
         values: list[tuple[str, float | None]] = []
         for side in sides:
             try:
-                result = calculator(side) if re.search(r"\d", side) else None
-            except (ValueError, ArithmeticError, TypeError, OverflowError, RecursionError):
-                result = None
-            values.append((side, float(result) if isinstance(result, int | float) else None))
+                result = (float(calculator(side))
+                          if re.search(r"\d", side) and not _YEARS.search(side) else None)
+            except (ValueError, ArithmeticError, TypeError, RecursionError):
+                result = None  # OverflowError is an ArithmeticError
+            values.append((side, result))
         for (left, a), (right, b) in zip(values, values[1:], strict=False):
             if a is None or b is None or _same(a, b, left, right):
                 continue
@@ -539,7 +587,8 @@ def _same(a: float, b: float, left: str, right: str) -> bool:
     tolerance = 1e-9 * max(1.0, abs(a), abs(b))
     for side in (left, right):
         if plain := _PLAIN_NUMBER.fullmatch(side):
-            tolerance = max(tolerance, 0.5 * 10 ** -len(plain[1] or ""))
+            rounding = 0.5 * 10 ** -len(plain[1] or plain[2] or "")
+            tolerance = max(tolerance, rounding / 100 if plain[3] else rounding)
     return abs(a - b) <= tolerance + 1e-12
 
 
@@ -573,6 +622,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, sourced = drop_source_lines(check.text)
     if sourced:
         check.notes.append("model-written sources line removed")
+    # Before the tool talk goes: a copied summary line can be such talk ("[web_search]
+    # results:").
+    check.copied_summary = copies_summary(check.text, results)
     check.text, tool_talk = drop_tool_talk(check.text, results)
     if tool_talk:
         check.notes.append("sentences about a tool's record removed")
@@ -593,7 +645,6 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.false_equations = false_equations(check.text)
     if check.false_equations:
         check.notes.append("arithmetic that does not hold: " + "; ".join(check.false_equations))
-    check.copied_summary = copies_summary(check.text, results)
     if check.copied_summary:
         check.notes.append("the answer copied a result's summary line")
     return check

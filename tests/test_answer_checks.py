@@ -408,8 +408,12 @@ def test_a_line_labelled_with_another_names_figure_gives_way_to_the_results() ->
     assert gives_way(check, True)
     # Each on its own label's line, with a bullet, or a label the results do not use.
     for fine in ("Load: 0.92\nMemory free: 23.0 GiB\nDisk free: 78.7 GiB",
-                 "- Load: 0.92 0.3 0.37\n- CPUs: 2", "Size: 252.0 GiB", "Total = 23.5 GiB"):
+                 "- Load: 0.92 0.3 0.37\n- CPUs: 2", "Size: 252.0 GiB", "Total = 23.5 GiB",
+                 "Uptime: 0 days, 10 hours and 50 minutes"):
         assert misattributed_numbers(fine, [stats]) == [], fine
+    # The words after the number name it, where the line's label does not.
+    assert misattributed_numbers("Paris: 12 km/h winds", ["Paris 18°C, wind 12 km/h"]) == []
+    assert misattributed_numbers("Paris: 12 degrees", ["Paris 18°C, wind 12 km/h"]) == ["12"]
     # A label inside a sentence need not be the number's name.
     assert misattributed_numbers("Wind in Paris: 12 km/h, 18°C.",
                                  ["Paris 18°C, wind 12 km/h"]) == []
@@ -456,8 +460,14 @@ def test_a_results_figure_counting_what_the_results_count_with_another_gives_way
                          ("There are 10 sick days and 25 days of annual leave.",
                           "25 days of annual leave and 10 sick days"),
                          ("It ships on 14 March for 48,000 euros.",
-                          "Its budget is 48,000 euros and it ships on 14 March.")]:
+                          "Its budget is 48,000 euros and it ships on 14 March."),
+                         # the number's count is the word after the next ("10 sick days")
+                         ("You get 10 days of sick leave.",
+                          "25 days of annual leave and 10 sick days")]:
         assert misattributed_numbers(fine, [result]) == [], fine
+    # A spelt-out unit on a number no result holds is invented, not misattributed.
+    assert misattributed_numbers("The load over the last 1, 5 and 15 minutes is low.",
+                                 [stats]) == []
 
 
 def test_a_last_sentence_the_token_budget_cut_short_is_removed() -> None:
@@ -474,8 +484,13 @@ def test_a_last_sentence_the_token_budget_cut_short_is_removed() -> None:
     # A finished sentence, one that ends on a content word, a lone sentence (all there is),
     # or the rest of an address after its dot: kept.
     for fine in ("It is 12.", "The answer is 391", "It is 12 and", "2.4%\n\nMemory is low",
-                 "See https://example.org/the", "Load 0.5 (low) and the"):
+                 "See https://example.org/the", "Load 0.5 (low) and the",
+                 "2.4%\n\nThe machine is switched on", "2.4%. You may want to work on this",
+                 "2.4%\n\nIt is time to upgrade to"):
         assert drop_unfinished(fine) == (fine, False), fine
+    # A last sentence holding a figure loses only the words that leave it open.
+    assert drop_unfinished("The CPU is idle. Memory usage is 2.4% of the") == (
+        "The CPU is idle. Memory usage is 2.4%", True)
 
 
 def test_sentences_about_a_tools_record_are_removed() -> None:
@@ -487,11 +502,20 @@ def test_sentences_about_a_tools_record_are_removed() -> None:
     assert drop_tool_talk(answer, [stats]) == ("2.7%", True)
     check = check_answer(answer, results=[stats], user=["How much memory is used?"])
     assert check.text == "2.7%" and "sentences about a tool's record removed" in check.notes
-    # A sentence with a figure stays; so does an answer that is nothing but such talk, and
-    # a tag no result has.
+    # A sentence with a figure stays ("The [system_stats] summary gives 2.7%." is talk
+    # about the record, but holds the answer); so does an answer that is nothing but such
+    # talk, a tag no result has, and a sentence that names the tool to answer with it.
     for fine in ("[system_stats] memory 2.7%, so it is low.",
+                 "2.7%. The [system_stats] summary gives 2.7%.",
                  "The [system_stats] command says nothing.", "2.7%. See [calculator] too."):
         assert drop_tool_talk(fine, [stats]) == (fine, False), fine
+    search = "[web_search] Paris - Wikipedia: Paris is the capital of France."
+    answer = "Paris. According to [web_search], Paris is the capital of France."
+    assert drop_tool_talk(answer, [search]) == (answer, False)
+    # A reply copying a summary line is seen as one before its tool talk goes.
+    check = check_answer("[web_search] results:\nParis is big.", results=[search],
+                         user=["What is the capital of France?"])
+    assert check.copied_summary and gives_way(check, True)
 
 
 def test_arithmetic_that_does_not_hold_gives_way_to_the_results() -> None:
@@ -513,6 +537,25 @@ def test_arithmetic_that_does_not_hold_gives_way_to_the_results() -> None:
     assert false_equations("The answer: 2 + 2 = 5.") == ["2 + 2 = 5"]
     assert false_equations("100 / 3 = 33.4") == ["100 / 3 = 33.4"]  # not a rounding of it
     assert false_equations("12 + 8 * 3 = 60") == ["12 + 8 * 3 = 60"]  # as written: 36
+    # A word before the equation is read past unless it is an operator's.
+    assert false_equations("The answer is 1234 + 5678 = 1234.5678") == [
+        "1234 + 5678 = 1234.5678"]
+    # A list's bullet, a time, a percentage or a leading point as a rounded side, a span of
+    # years: not false arithmetic.
+    for fine in ("- 17 * 23 = 391", "+ 17 * 23 = 391", "7:45 + 15 = 8:00", "2 / 3 = 66.7%",
+                 "2/3 = .67", "2020 - 2025 = 5 years", "sqrt(16) = 4", "3 times 4 = 12"):
+        assert false_equations(fine) == [], fine
+    assert false_equations("- 2 + 2 = 5") == ["2 + 2 = 5"]
+
+
+def test_arithmetic_too_large_to_work_out_is_not_read_and_does_not_hang() -> None:
+    # An equation whose side overflows a float or would take minutes to write out (found in
+    # review): not read, and the check returns at once.
+    for huge in ("2^1000 * 2^1000 = 5", "10^400 = 1", "((9^999)^999)^999 = 1",
+                 "10.0^400 = 1"):
+        assert false_equations(huge) == [], huge
+        assert check_answer(huge, results=["[calculator] = 5"], user=["?"]).text == huge
+    assert false_equations("1" * 5000 + " = 2") == []  # a long run, in bounded time
 
 
 def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> None:
