@@ -346,6 +346,16 @@ def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
     return labels
 
 
+# Time units spelt out, as the units glued to a number abbreviate them ("2 hours" is "2h").
+_TIME_UNITS = {"day": "d", "days": "d", "hour": "h", "hours": "h", "hr": "h", "hrs": "h",
+               "minute": "m", "minutes": "m", "min": "m", "mins": "m", "second": "s",
+               "seconds": "s", "sec": "s", "secs": "s"}
+_TIME_GLUED = frozenset({"d", "h", "m", "s", "min", "ms"})
+_SPELT_UNIT = re.compile(rf"({_NUMBER.pattern})[ \t]+({'|'.join(_TIME_UNITS)})\b", re.IGNORECASE)
+# A number and the unit glued to it: "4h", "9m", "16GB" (not "2 CPUs", not "2.6%").
+_GLUED = re.compile(rf"({_NUMBER.pattern})([^\W\d_]{{1,3}})(?![\w])")
+
+
 def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     """Percentages of ``text`` that the results hold, written right next to a name the
     results give other numbers and none of the names next to them give this one: "2.6%
@@ -422,14 +432,6 @@ def _miscounted(text: str, number: re.Match[str], value: float,
     return any(_near(value, values) for values in [*labels.values(), *counts.values()])
 
 
-# Time units spelt out, as the units glued to a number abbreviate them ("2 hours" is "2h").
-_TIME_UNITS = {"day": "d", "days": "d", "hour": "h", "hours": "h", "hr": "h", "hrs": "h",
-               "minute": "m", "minutes": "m", "min": "m", "mins": "m", "second": "s",
-               "seconds": "s", "sec": "s", "secs": "s"}
-_TIME_GLUED = frozenset({"d", "h", "m", "s", "min", "ms"})
-_SPELT_UNIT = re.compile(rf"({_NUMBER.pattern})[ \t]+({'|'.join(_TIME_UNITS)})\b", re.IGNORECASE)
-# A number and the unit glued to it: "4h", "9m", "16GB" (not "2 CPUs", not "2.6%").
-_GLUED = re.compile(rf"({_NUMBER.pattern})([^\W\d_]{{1,3}})(?![\w])")
 # A name right after a number, with only blanks between ("2 CPUs"), that has no number of
 # its own after it; and a second one after that, which the number counts too ("10 sick
 # days": days).
