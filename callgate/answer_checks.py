@@ -486,13 +486,21 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     if re.search(r"(?i)\bhow many\b", question):
         # A count is asked for: the number written before the name, singular or plural
         # ("How many CPU cores": "2 CPUs", not the "cpu 4.8%" SmolLM2 answered with); a
-        # percentage is no count ("How many processors": "2.7%").
+        # percentage is no count ("How many processors": "2.7%"), nor is another named
+        # figure ("2.5").
         words = {f for w in _LABEL.findall(question.lower()) for f in word_forms(w)}
         counts = {n: v - given for n, v in _counts(results).items() if v - given}
         counted = {n: v for n, v in counts.items() if word_forms(n) & words}
-        only_percent = stated and all(_PERCENT.match(cleaned, m.end())
-                                      for m in _NUMBER.finditer(cleaned))
-        if counted or (counts and only_percent):
+        # An answer of figures that count nothing counts nothing: percentages, or the
+        # results' named figures no count shares ("2.5" for "memory 2.5%, ... 2 CPUs").
+        named = {v for values in _labels(results).values() for v in values}
+        tallies = {v for values in counts.values() for v in values}
+        no_count = stated and all(
+            _PERCENT.match(cleaned, m.end()) or (
+                (v := _value(m.group().lstrip("+"))) is not None and _near(v, named)
+                and not _near(v, tallies))
+            for m in _NUMBER.finditer(cleaned))
+        if counted or (counts and no_count):
             figures = counted or counts
             asked = list(figures)
     if re.search(r"(?i)\bhow long\b", question) and (durations := _durations(results) - given):
