@@ -326,10 +326,10 @@ def _numbers_outside_runs(text: str) -> list[str]:
     return numbers_in(_DOTTED.sub(" ", text))
 
 
-def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
+def _labels(texts: Iterable[str], percent: bool = False) -> dict[str, set[float]]:
     """The numbers the results write after each name: "load 0.68 0.16, disk 23.1%" gives
     ``load`` its three numbers and ``disk`` one; each word of a key does
-    ("disk_percent: 23.1")."""
+    ("disk_percent: 23.1"). With ``percent``, only those written as percentages."""
     labels: dict[str, set[float]] = {}
     for text in texts:
         names: list[str] = []
@@ -338,7 +338,8 @@ def _labels(texts: Iterable[str]) -> dict[str, set[float]]:
                 # A short word ("up", "h") names nothing.
                 names = [w.lower() for w in token[0].split("_")
                          if _LABEL.fullmatch(w) and w.lower() not in _NOT_NAMES]
-            elif _CLIPPED.match(text, token.end()):  # cut short by a clipped preview ("0.…")
+            elif _CLIPPED.match(text, token.end()) or (  # cut short by a clipped preview
+                    percent and not _PERCENT.match(text, token.end())):  # ("0.…"), no "%"
                 continue
             elif (value := _value(token[0])) is not None:
                 for name in names:
@@ -371,6 +372,9 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     4h 9m, 2 CPUs" (the 2 is the CPUs')."""
     results = list(results)
     labels = _labels(results)
+    # A percentage is read against a name's percentages, where it has any: "2.0% CPU" is
+    # not the CPU's where the results say "cpu 0.0%" ("cpu_count": 2 names it too).
+    percentages = _labels(results, percent=True)
     counts = {name: v for name, v in _counts(results).items() if len(name) >= 4}
     known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
     units: dict[str, set[float]] = {}
@@ -397,7 +401,8 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
         before = _NAME_BEFORE.search(text, max(0, match.start() - 40), match.start())
         after = _NAME_AFTER.match(text, match.end())
         names = [m[1].lower() for m in (before, after) if m and m[1].lower() in labels]
-        if names and not any(_near(value, labels[name]) for name in names):
+        if names and not any(_near(value, percentages.get(name) or labels[name])
+                             for name in names):
             found.append(match.group().lstrip("+"))
     return list(dict.fromkeys(found))
 
@@ -481,8 +486,12 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
              if figures.get(w) and w not in _NOT_NAMES]
     cleaned = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
-    stated = [v for n in _numbers_outside_runs(cleaned) if (v := _value(n)) is not None]
-    stated += [math.nan] * len(_unheld_runs(cleaned, results))  # near no figure
+    outside = _DOTTED.sub(" ", cleaned)
+    # Each number stated, and whether it is written as a percentage.
+    stated = [(v, bool(_PERCENT.match(outside, m.end()))) for m in _NUMBER.finditer(outside)
+              if (v := _value(m.group().lstrip("+"))) is not None]
+    stated += [(math.nan, False)] * len(_unheld_runs(cleaned, results))  # near no figure
+    counting = False
     if re.search(r"(?i)\bhow many\b", question):
         # A count is asked for: the number written before the name, singular or plural
         # ("How many CPU cores": "2 CPUs", not the "cpu 4.8%" SmolLM2 answered with); a
@@ -501,7 +510,7 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
                 and not _near(v, tallies))
             for m in _NUMBER.finditer(cleaned))
         if counted or (counts and no_count):
-            figures = counted or counts
+            figures, counting = counted or counts, True
             asked = list(figures)
     if re.search(r"(?i)\bhow long\b", question) and (durations := _durations(results) - given):
         # A duration is asked for: the figures written with a unit of time ("uptime 15h 2m",
@@ -510,7 +519,12 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     if not asked or not stated:
         return None
     wanted = _named_by_most(figures, asked)
-    if any(_near(v, wanted) for v in stated):
+    # A percentage gives one of the asked figures the results write as percentages ("How
+    # busy is the CPU?" is not answered "2.0%" by "cpu_count: 2"); a count is none.
+    percents = {v for values in _labels(results, percent=True).values() for v in values}
+    percents = wanted & (set() if counting else percents)
+    if any(_near(v, percents if is_percent and (percents or counting) else wanted)
+           for v, is_percent in stated):
         return None
     return " ".join(n for n in asked if wanted <= figures[n]) or asked[0]
 

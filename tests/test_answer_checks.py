@@ -344,6 +344,29 @@ def test_how_many_asks_for_the_count_written_before_the_name() -> None:
     assert missed_figure("It has 16.", processors, [with_memory]) is None
 
 
+
+def test_a_percentage_answers_only_a_figure_written_as_one() -> None:
+    # What the bundled model answered with the CPU at 0.0% (answer set, cbdd3ca): "2.0%",
+    # which passed as the CPU's figure because the preview's "cpu_count": 2 names the CPU
+    # too; and "2.0% CPU cores" for how many cores, a percentage passing as the count.
+    stats = ("[system_stats] cpu 0.0%, memory 2.4%, disk 22.8% (/), uptime 0h 22m, 2 CPUs, "
+             "memory free 23.0 of 23.5 GiB")
+    preview = '{"cpu_percent": 0.0, "cpu_count": 2, "memory_percent": 2.4}'
+    busy = "How busy is this computer's CPU right now?"
+    answer = "2.0%\n\nThe CPU is currently 2.0% busy."
+    assert missed_figure(answer, busy, [stats, preview]) == "cpu"
+    assert gives_way(check_answer(answer, results=[stats, preview], user=[busy]), True)
+    cores = "How many CPU cores does this machine have?"
+    answer = "The machine has 2.0% CPU cores."
+    assert missed_figure(answer, cores, [stats, preview]) == "cpus"
+    assert misattributed_numbers(answer, [stats, preview]) == ["2.0"]
+    for fine, question in [("0.0%", busy), ("The CPU is idle at 0%.", busy),
+                           ("It has 2 CPU cores.", cores), ("2.4%", "How much memory is used?"),
+                           ("It has 2 CPUs and the CPU is at 0.0%.", cores)]:
+        assert missed_figure(fine, question, [stats, preview]) is None, fine
+        assert misattributed_numbers(fine, [stats, preview]) == [], fine
+
+
 def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> None:
     # What the bundled model answered to the README's question with the CPU at 2.4%: each
     # number is one of the results', but "2.6% disk" is memory's, and "2.6% load" no load.
