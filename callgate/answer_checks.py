@@ -619,9 +619,19 @@ def _same(a: float, b: float, left: str, right: str) -> bool:
 def copies_summary(text: str, results: Iterable[str]) -> bool:
     """Whether the answer starts (after citation ids) with the ``[tool]`` tag a result's
     summary starts with: the model is copying the loop's summary line, and its copy drifts
-    (SmolLM2 went on from "cpu 100.0%, memory 6.5%" to "RAM 2.56%" for a load of 2.56)."""
+    (SmolLM2 went on from "cpu 100.0%, memory 6.5%" to "RAM 2.56%" for a load of 2.56).
+    Further in, a tag followed by the word its summary writes after it is a copy too
+    ("461,000 [R1] [web_search] results: …"); a tag named in a sentence is not
+    ("According to [web_search], Paris is …")."""
+    results = list(results)
     tag = _LEADING_TAG.match(text)
-    return bool(tag) and any(r.lstrip().startswith(tag[1]) for r in results)
+    if tag and any(r.lstrip().startswith(tag[1]) for r in results):
+        return True
+    starts = {(m[1], m[2].lower()) for r in results if (m := _SUMMARY_START.match(r))}
+    return any((m[1], m[2].lower()) in starts for m in _SUMMARY_START.finditer(text))
+
+
+_SUMMARY_START = re.compile(r"\s*(\[[\w.:-]+\])[ \t]*(\w+)")  # "[web_search] results"
 
 
 def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> AnswerCheck:

@@ -280,6 +280,13 @@ def test_an_answer_copying_the_summary_line_gives_way_to_the_summary() -> None:
                             user=[]).copied_summary
     assert not check_answer("[note] cpu 3%", results=["[system_stats] cpu 3%"],
                             user=[]).copied_summary
+    # Further in, the tag with the word its summary writes after it (seen in a bundled-model
+    # answer to a web question: "461,000 [R1] [web_search] results: ...").
+    search = "[web_search] results: Python 3.14.1 is now available — Released 2 December"
+    assert check_answer("461,000 [R1] [web_search] results: Python 3.14.1", results=[search],
+                        user=[]).copied_summary
+    assert not check_answer("Python 3.14.1, says [web_search], is the newest.",
+                            results=[search], user=[]).copied_summary
 
 
 def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
