@@ -97,3 +97,26 @@ def test_async_twin_on_sqlite(home: Path) -> None:
             return item.value if item else None
 
     assert asyncio.run(roundtrip()) == {"v": 2}
+
+
+def test_a_result_json_cannot_hold_is_stored_as_text(home: Path) -> None:
+    # The calculator's "2^1000 * 2^1000" is an int past 64 bits, which the SQLite store's
+    # JSON writer (orjson) refuses: found asking the bundled model, the full result was lost
+    # with a traceback in the terminal. It is kept as its text, like an object JSON has no
+    # form for; what JSON holds stays as it is.
+    from callgate import get_result
+    from callgate.graph.results import put_result
+
+    class Odd:
+        def __str__(self) -> str:
+            return "odd"
+
+    config = {"configurable": {"thread_id": "t1"}}
+    with open_persistence() as db:
+        put_result(db.store, "t1", "R1", "calculator", {"expression": "2^1000 * 2^1000"},
+                   2 ** 2000)
+        put_result(db.store, "t1", "R2", "tool", {}, {"big": -(2 ** 64), "odd": Odd(),
+                                                     "small": 2 ** 63 - 1, "list": [1.5]})
+        assert get_result(db.store, config, "R1") == str(2 ** 2000)
+        assert get_result(db.store, config, "R2") == {"big": str(-(2 ** 64)), "odd": "odd",
+                                                      "small": 2 ** 63 - 1, "list": [1.5]}

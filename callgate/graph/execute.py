@@ -87,9 +87,10 @@ def _finished(call: ToolCall, run: ToolRun, tool: Any, runtime: Runtime[Context]
             put_result(runtime.store, task["thread_id"], call["result_id"], call["name"],
                        call["args"], run.data)
             stored = True
-        except Exception:  # the summary still reaches the model; only the full copy is lost
-            log.warning("could not store result %s of %s", call["result_id"], call["name"],
-                        exc_info=True)
+        except Exception as exc:  # the summary still reaches the model; only the full copy
+            # is lost: one line, not a traceback in the user's terminal
+            log.warning("could not store result %s of %s: %s: %s", call["result_id"],
+                        call["name"], type(exc).__name__, exc)
     return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
                       error=None,
                       summary=result_summary(tool.summarizer, call["name"], run.data, limit),

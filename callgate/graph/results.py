@@ -7,6 +7,7 @@ thread id use the thread ``"-"``. Read one back with :func:`get_result`.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -26,9 +27,25 @@ def thread_of(config: RunnableConfig | None) -> str | None:
 
 def put_result(store: BaseStore, thread_id: str | None, result_id: str, tool: str,
                args: dict[str, Any], data: Any) -> None:
-    # index=False: results are looked up by id, never searched by meaning.
-    store.put(results_namespace(thread_id), result_id, {"tool": tool, "args": args,
-                                                        "data": data}, index=False)
+    """Keep a result; what the store cannot write as JSON is kept as its text."""
+    namespace, value = results_namespace(thread_id), {"tool": tool, "args": args, "data": data}
+    try:
+        # index=False: results are looked up by id, never searched by meaning.
+        store.put(namespace, result_id, value, index=False)
+    except TypeError:
+        # SQLite's and PostgreSQL's stores write JSON with orjson, which refuses an int past
+        # 64 bits (the calculator's 2^1000 * 2^1000) and objects it does not know.
+        store.put(namespace, result_id, storable(value), index=False)
+
+
+def storable(value: Any) -> Any:
+    """``value`` as JSON any store writes: an int past 64 bits, and an object JSON has no
+    form for, become their text."""
+    def number(text: str) -> int | str:
+        whole = int(text)
+        return whole if -2 ** 63 <= whole < 2 ** 64 else text
+
+    return json.loads(json.dumps(value, default=str), parse_int=number)
 
 
 def get_result(agent: Any, config: RunnableConfig | None, result_id: str) -> Any:
