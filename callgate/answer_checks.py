@@ -277,10 +277,17 @@ def numbers_in(text: str) -> list[str]:
 
 
 def _value(number: str) -> float | None:
+    """The number written, or None where it is none a float holds (too long to be finite:
+    an infinity would be "near" every number)."""
     try:
-        return float(number.replace(",", "").replace("_", ""))
+        value = float(number.replace(",", "").replace("_", ""))
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
+
+
+def _digits(number: str) -> str:
+    return number.replace(",", "").replace("_", "").lstrip("+")
 
 
 def _near(value: float, known: Iterable[float]) -> bool:
@@ -296,15 +303,19 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     """Numbers of ``text`` found in none of ``evidence`` (results, the user's words).
 
     Citation ids (``[R1]``) are not numbers; small counting words like list markers
-    (``1.`` at a line start) are ignored."""
+    (``1.`` at a line start) are ignored. A number too long for a float is known only as
+    written, digit for digit."""
     text = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
     text = re.sub(r"(?m)^\s*\d+[.)]\s", " ", text)
     evidence = list(evidence)
-    known = {v for e in evidence for n in numbers_in(e) if (v := _value(n)) is not None}
+    written = [n for e in evidence for n in numbers_in(e)]
+    known = {v for n in written if (v := _value(n)) is not None}
+    long_known = {_digits(n) for n in written if _value(n) is None}
     found = _unheld_runs(text, evidence)
     for number in _numbers_outside_runs(text):
         value = _value(number)
-        if value is None or _near(value, known):
+        if value is None and _digits(number) in long_known or (
+                value is not None and _near(value, known)):
             continue
         found.append(number)
     return list(dict.fromkeys(found))

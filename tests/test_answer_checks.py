@@ -585,6 +585,18 @@ def test_arithmetic_that_does_not_hold_gives_way_to_the_results() -> None:
     assert false_equations("- 2 + 2 = 5") == ["2 + 2 = 5"]
 
 
+def test_a_result_too_long_for_a_float_vouches_for_no_number() -> None:
+    # What the bundled model answered to "What is 2^1000 * 2^1000?" (2026-11-29, e57c3f0):
+    # the first 190 digits of the 603-digit result. The result read as an infinity, which
+    # every number was "near", so nothing was flagged.
+    result = f"[calculator] = {2 ** 2000}"
+    answer = str(2 ** 2000)[:185] + "824004"
+    assert invented_numbers(answer, [result]) == [answer]
+    assert invented_numbers(str(2 ** 2000), [result]) == []  # the whole of it, digit for digit
+    wrong = str(2 ** 2000)[:-1] + "7"
+    assert invented_numbers(wrong, [result]) == [wrong]
+
+
 def test_arithmetic_too_large_to_work_out_is_not_read_and_does_not_hang() -> None:
     # An equation whose side overflows a float or would take minutes to write out (found in
     # review): not read, and the check returns at once.
