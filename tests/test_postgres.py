@@ -320,6 +320,24 @@ def test_full_tool_results_land_in_the_store(work: Workspace) -> None:
         assert callgate.get_result(db.store, config, event["id"]) == "appended two"
 
 
+def test_a_result_json_cannot_hold_is_stored_on_postgres(work: Workspace) -> None:
+    # PostgreSQL's store writes JSON with the json module: an int past 64 bits is kept as
+    # it is, an object JSON has no form for as its text (SQLite's: tests/test_persistence.py).
+    import callgate
+    from callgate.graph.results import put_result
+
+    class Odd:
+        def __str__(self) -> str:
+            return "odd"
+
+    config = {"configurable": {"thread_id": work.thread}}
+    with open_persistence(work.url) as db:
+        put_result(db.store, work.thread, "R1", "calculator", {}, 2 ** 2000)
+        put_result(db.store, work.thread, "R2", "tool", {}, {"odd": Odd(), "n": 1})
+        assert callgate.get_result(db.store, config, "R1") == 2 ** 2000
+        assert callgate.get_result(db.store, config, "R2") == {"odd": "odd", "n": 1}
+
+
 async def test_async_persistence_on_postgres(postgres_url: str) -> None:
     async with open_async_persistence(postgres_url) as db:
         assert type(db.checkpointer).__name__ == "AsyncPostgresSaver"
