@@ -116,7 +116,12 @@ def test_a_result_json_cannot_hold_is_stored_as_text(home: Path) -> None:
         put_result(db.store, "t1", "R1", "calculator", {"expression": "2^1000 * 2^1000"},
                    2 ** 2000)
         put_result(db.store, "t1", "R2", "tool", {}, {"big": -(2 ** 64), "odd": Odd(),
-                                                     "small": 2 ** 63 - 1, "list": [1.5]})
+                                                     "small": 2 ** 63 - 1, "list": (1.5,),
+                                                     (1, 2): "tuple key"})
         assert get_result(db.store, config, "R1") == str(2 ** 2000)
-        assert get_result(db.store, config, "R2") == {"big": str(-(2 ** 64)), "odd": "odd",
-                                                      "small": 2 ** 63 - 1, "list": [1.5]}
+        assert get_result(db.store, config, "R2") == {
+            "big": str(-(2 ** 64)), "odd": "odd", "small": 2 ** 63 - 1, "list": [1.5],
+            "(1, 2)": "tuple key"}
+        # Past Python's limit on writing an int as text (4300 digits): what it is.
+        put_result(db.store, "t1", "R3", "tool", {}, 10 ** 5000)
+        assert get_result(db.store, config, "R3") == "<an integer of 16610 bits>"

@@ -90,7 +90,8 @@ def _finished(call: ToolCall, run: ToolRun, tool: Any, runtime: Runtime[Context]
         except Exception as exc:  # the summary still reaches the model; only the full copy
             # is lost: one line, not a traceback in the user's terminal
             log.warning("could not store result %s of %s: %s: %s", call["result_id"],
-                        call["name"], type(exc).__name__, exc)
+                        call["name"], type(exc).__name__, exc,
+                        exc_info=log.isEnabledFor(logging.DEBUG))
     return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
                       error=None,
                       summary=result_summary(tool.summarizer, call["name"], run.data, limit),

@@ -7,7 +7,7 @@ thread id use the thread ``"-"``. Read one back with :func:`get_result`.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -27,25 +27,40 @@ def thread_of(config: RunnableConfig | None) -> str | None:
 
 def put_result(store: BaseStore, thread_id: str | None, result_id: str, tool: str,
                args: dict[str, Any], data: Any) -> None:
-    """Keep a result; what the store cannot write as JSON is kept as its text."""
+    """Keep a result; where the store cannot write it as JSON, :func:`storable`'s copy."""
     namespace, value = results_namespace(thread_id), {"tool": tool, "args": args, "data": data}
     try:
         # index=False: results are looked up by id, never searched by meaning.
         store.put(namespace, result_id, value, index=False)
-    except TypeError:
+    except (TypeError, ValueError):
         # SQLite's and PostgreSQL's stores write JSON with orjson, which refuses an int past
         # 64 bits (the calculator's 2^1000 * 2^1000) and objects it does not know.
         store.put(namespace, result_id, storable(value), index=False)
 
 
 def storable(value: Any) -> Any:
-    """``value`` as JSON any store writes: an int past 64 bits, and an object JSON has no
-    form for, become their text."""
-    def number(text: str) -> int | str:
-        whole = int(text)
-        return whole if -2 ** 63 <= whole < 2 ** 64 else text
-
-    return json.loads(json.dumps(value, default=str), parse_int=number)
+    """``value`` as JSON any store writes: keys as text, tuples and sets as lists, pydantic
+    models and dataclasses as their fields, an int past 64 bits and any other object as
+    their text. (So SQLite's store keeps 2^2000 as text, where PostgreSQL's, which writes
+    JSON with the json module, keeps the int.)"""
+    if value is None or isinstance(value, str | float | bool):
+        return value
+    if isinstance(value, int):
+        if -2 ** 63 <= value < 2 ** 64:
+            return value
+        try:
+            return str(value)
+        except ValueError:  # past Python's limit on int-to-text conversion (4300 digits)
+            return f"<an integer of {value.bit_length()} bits>"
+    if isinstance(value, dict):
+        return {str(key): storable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [storable(item) for item in value]
+    if hasattr(value, "model_dump"):
+        return storable(value.model_dump())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return storable(dataclasses.asdict(value))
+    return str(value)
 
 
 def get_result(agent: Any, config: RunnableConfig | None, result_id: str) -> Any:
