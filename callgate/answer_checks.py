@@ -286,8 +286,11 @@ def _value(number: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _digits(number: str) -> str:
-    return number.replace(",", "").replace("_", "").lstrip("+")
+def _exact(number: str) -> str:
+    """The digits of a whole number longer than a float holds exactly (15 significant
+    digits), else "": 2^1000 written out is that number only digit for digit."""
+    digits = number.replace(",", "").replace("_", "").lstrip("-")
+    return digits if digits.isdigit() and len(digits.lstrip("0")) > 15 else ""
 
 
 def _near(value: float, known: Iterable[float]) -> bool:
@@ -303,19 +306,21 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     """Numbers of ``text`` found in none of ``evidence`` (results, the user's words).
 
     Citation ids (``[R1]``) are not numbers; small counting words like list markers
-    (``1.`` at a line start) are ignored. A number too long for a float is known only as
-    written, digit for digit."""
+    (``1.`` at a line start) are ignored. A whole number of more digits than a float holds
+    (``_exact``) is known only as some evidence writes it, digit for digit, or near a
+    figure written as a float (``1.2193263111263501e+17``)."""
     text = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
     text = re.sub(r"(?m)^\s*\d+[.)]\s", " ", text)
     evidence = list(evidence)
     written = [n for e in evidence for n in numbers_in(e)]
-    known = {v for n in written if (v := _value(n)) is not None}
-    long_known = {_digits(n) for n in written if _value(n) is None}
+    floats = {v for n in written if not _exact(n) and (v := _value(n)) is not None}
+    known = floats | {v for n in written if (v := _value(n)) is not None}
+    exact = {_exact(n) for n in written} - {""}
     found = _unheld_runs(text, evidence)
     for number in _numbers_outside_runs(text):
-        value = _value(number)
-        if value is None and _digits(number) in long_known or (
-                value is not None and _near(value, known)):
+        value, digits = _value(number), _exact(number)
+        if (digits in exact if digits else False) or (
+                value is not None and _near(value, floats if digits else known)):
             continue
         found.append(number)
     return list(dict.fromkeys(found))
@@ -371,8 +376,10 @@ _GLUED = re.compile(rf"({_NUMBER.pattern})([^\W\d_]{{1,3}})(?![\w])")
 def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     """Percentages of ``text`` that the results hold, written right next to a name the
     results give other numbers and none of the names next to them give this one: "2.6%
-    disk" or "disk: 2.6%" where the results say "memory 2.6%, disk 23.1%". A name the
-    results do not use ("RAM") says nothing either way. Other numbers are read this way only
+    disk" or "disk: 2.6%" where the results say "memory 2.6%, disk 23.1%"; against the
+    name's percentages where it has any ("2.0% CPU" is not the CPU's "cpu 0.0%", though
+    "cpu_count": 2 names the CPU too). A name the results do not use ("RAM") says nothing
+    either way. Other numbers are read this way only
     as the value of a line's label ("Load: 252.0 GiB" on a line of its own, where the
     results say "load 0.52 0.27 0.36, … disk free 78.7 of 252.0 GiB"): elsewhere a unit or a
     month after a number ("100 USD", "3 December") is not its name, and a name before it
@@ -483,11 +490,14 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     states numbers, none of them that name's: "2.0%" for "How full is the disk?" where the
     results say "cpu 2.0%, memory 5.8%, disk 23.1%". SmolLM2 answered every usage question
     with the first percentage of the summary. For "how many", the name's figures are the
-    counts written before it ("2 CPUs"), and an answer of percentages alone misses every
-    count of the results. Of the named figures, the question asks for those the most of its
-    names name (``_named_by_most``). A dotted run no result holds ("2.0.52") is a figure, and
-    none of theirs. An answer without numbers, a question naming no figure of the results, or
-    one number of the asked figures (rounded too) passes; the names asked are returned."""
+    counts written before it ("2 CPUs"), and an answer of percentages, or of figures that
+    count nothing ("2.5" of "memory 2.5%"), misses every count of the results. A percentage
+    gives only a figure the results write as one for an asked name ("2.0%" for "How busy is
+    the CPU?" is not "cpu_count": 2). Of the named figures, the question asks for those the
+    most of its names name (``_named_by_most``). A dotted run no result holds ("2.0.52") is a
+    figure, and none of theirs. An answer without numbers, a question naming no figure of
+    the results, or one number of the asked figures (rounded too) passes; the names asked
+    are returned."""
     results = list(results)
     # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
     # the call's "7 cubed" names 7, the answer is 343).
@@ -532,8 +542,8 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     wanted = _named_by_most(figures, asked)
     # A percentage gives one of the asked figures the results write as percentages ("How
     # busy is the CPU?" is not answered "2.0%" by "cpu_count: 2"); a count is none.
-    percents = {v for values in _labels(results, percent=True).values() for v in values}
-    percents = wanted & (set() if counting else percents)
+    written = _labels(results, percent=True)
+    percents = set() if counting else wanted & {v for n in asked for v in written.get(n, ())}
     if any(_near(v, percents if is_percent and (percents or counting) else wanted)
            for v, is_percent in stated):
         return None
@@ -631,18 +641,16 @@ def copies_summary(text: str, results: Iterable[str]) -> bool:
     """Whether the answer starts (after citation ids) with the ``[tool]`` tag a result's
     summary starts with: the model is copying the loop's summary line, and its copy drifts
     (SmolLM2 went on from "cpu 100.0%, memory 6.5%" to "RAM 2.56%" for a load of 2.56).
-    Further in, a tag followed by the word its summary writes after it is a copy too
-    ("461,000 [R1] [web_search] results: …"); a tag named in a sentence is not
-    ("According to [web_search], Paris is …")."""
+    Further in, a summary's opening — its tag and the ten characters after it — is a copy
+    too ("461,000 [R1] [web_search] results: Python …"); a tag named in a sentence is not
+    ("According to the [web_search] results, Paris has …")."""
     results = list(results)
     tag = _LEADING_TAG.match(text)
     if tag and any(r.lstrip().startswith(tag[1]) for r in results):
         return True
-    starts = {(m[1], m[2].lower()) for r in results if (m := _SUMMARY_START.match(r))}
-    return any((m[1], m[2].lower()) in starts for m in _SUMMARY_START.finditer(text))
-
-
-_SUMMARY_START = re.compile(r"\s*(\[[\w.:-]+\])[ \t]*(\w+)")  # "[web_search] results"
+    lowered = text.lower()
+    return any(r.lstrip()[:len(tag[1]) + 10].lower() in lowered
+               for r in results if (tag := _LEADING_TAG.match(r)))
 
 
 def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> AnswerCheck:

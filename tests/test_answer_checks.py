@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from callgate import build_agent
 from callgate.answer_checks import (
     check_answer,
+    copies_summary,
     cut_repetition,
     drop_answer_labels,
     drop_echoes,
@@ -280,13 +281,17 @@ def test_an_answer_copying_the_summary_line_gives_way_to_the_summary() -> None:
                             user=[]).copied_summary
     assert not check_answer("[note] cpu 3%", results=["[system_stats] cpu 3%"],
                             user=[]).copied_summary
-    # Further in, the tag with the word its summary writes after it (seen in a bundled-model
-    # answer to a web question: "461,000 [R1] [web_search] results: ...").
+    # Further in, the summary's opening (seen in a bundled-model answer to a web question:
+    # "461,000 [R1] [web_search] results: ..."); not a tag named in a sentence.
     search = "[web_search] results: Python 3.14.1 is now available — Released 2 December"
     assert check_answer("461,000 [R1] [web_search] results: Python 3.14.1", results=[search],
                         user=[]).copied_summary
-    assert not check_answer("Python 3.14.1, says [web_search], is the newest.",
-                            results=[search], user=[]).copied_summary
+    for fine in ("Python 3.14.1, says [web_search], is the newest.",
+                 "According to the [web_search] results, Python 3.14.1 is the newest.",
+                 "The [web_search] results say Python 3.14.1 is out."):
+        assert not check_answer(fine, results=[search], user=[]).copied_summary, fine
+    stats = "[system_stats] cpu 0.0%, memory 2.0%"
+    assert not copies_summary("The [system_stats] CPU figure is 0.0%, so it is idle.", [stats])
 
 
 def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
@@ -367,6 +372,10 @@ def test_a_percentage_answers_only_a_figure_written_as_one() -> None:
     answer = "The machine has 2.0% CPU cores."
     assert missed_figure(answer, cores, [stats, preview]) == "cpus"
     assert misattributed_numbers(answer, [stats, preview]) == ["2.0"]
+    # Only the asked name's percentages: memory at 2.0% does not make "2.0%" the CPU's
+    # (found in review).
+    memory_at_2 = stats.replace("memory 2.4%", "memory 2.0%")
+    assert missed_figure("The CPU is 2.0% busy.", busy, [memory_at_2, preview]) == "cpu"
     for fine, question in [("0.0%", busy), ("The CPU is idle at 0%.", busy),
                            ("It has 2 CPU cores.", cores), ("2.4%", "How much memory is used?"),
                            ("It has 2 CPUs and the CPU is at 0.0%.", cores)]:
@@ -595,6 +604,13 @@ def test_a_result_too_long_for_a_float_vouches_for_no_number() -> None:
     assert invented_numbers(str(2 ** 2000), [result]) == []  # the whole of it, digit for digit
     wrong = str(2 ** 2000)[:-1] + "7"
     assert invented_numbers(wrong, [result]) == [wrong]
+    # So is any whole number longer than a float holds (found in review: 2^1000, 302
+    # digits, passed with its last 290 digits wrong), but near a figure written as a float.
+    result = f"[calculator] = {2 ** 1000}"
+    for wrong in (str(2 ** 1000)[:12] + "9" * 290, str(2 ** 1000)[:-1] + "7"):
+        assert invented_numbers(wrong, [result]) == [wrong]
+    assert invented_numbers("121,932,631,112,635,269", ["= 121932631112635269"]) == []
+    assert invented_numbers("121932631112635000", ["= 1.21932631112635e+17"]) == []
 
 
 def test_arithmetic_too_large_to_work_out_is_not_read_and_does_not_hang() -> None:
