@@ -286,6 +286,18 @@ def _value(number: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+_SCIENTIFIC = re.compile(r"(?<![\w.])(\d)(?:\.(\d+))?[ \t]*(?:[×xX*][ \t]*10[ \t]*(?:\^|\*\*)"
+                         r"[ \t]*|[eE])\+?(\d+)(?!\d)")
+
+
+def _rounds(number: re.Match[str], exact: set[str]) -> bool:
+    """Whether a number in scientific notation is one of ``exact``'s, rounded: as many
+    digits, and its own leading ones."""
+    mantissa = number[1] + (number[2] or "")
+    return any(len(digits) == int(number[3]) + 1
+               and abs(int(digits[:len(mantissa)]) - int(mantissa)) <= 1 for digits in exact)
+
+
 def _exact(number: str) -> str:
     """The digits of a whole number longer than a float holds exactly (15 significant
     digits), else "": 2^1000 written out is that number only digit for digit."""
@@ -316,6 +328,8 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     floats = {v for n in written if not _exact(n) and (v := _value(n)) is not None}
     known = floats | {v for n in written if (v := _value(n)) is not None}
     exact = {_exact(n) for n in written} - {""}
+    # A long number in scientific notation ("about 1.148 × 10^602") is that number rounded.
+    text = _SCIENTIFIC.sub(lambda m: " " if _rounds(m, exact) else m[0], text)
     found = _unheld_runs(text, evidence)
     for number in _numbers_outside_runs(text):
         value, digits = _value(number), _exact(number)
@@ -394,6 +408,7 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     # not the CPU's where the results say "cpu 0.0%" ("cpu_count": 2 names it too).
     percentages = _labels(results, percent=True)
     counts = {name: v for name, v in _counts(results).items() if len(name) >= 4}
+    counted = _counts(results, second=True)
     known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
     units: dict[str, set[float]] = {}
     for result in results:
@@ -412,8 +427,8 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
         if value is None or not _near(value, known):
             continue
         if not _PERCENT.match(text, match.end()):
-            if _mislabelled(text, match, value, labels) or _miscounted(text, match, value,
-                                                                        counts, labels):
+            if _mislabelled(text, match, value, labels) or _miscounted(
+                    text, match, value, counts, counted, labels):
                 found.append(match.group().lstrip("+"))
             continue
         before = _NAME_BEFORE.search(text, max(0, match.start() - 40), match.start())
@@ -443,14 +458,17 @@ def _mislabelled(text: str, number: re.Match[str], value: float,
 
 
 def _miscounted(text: str, number: re.Match[str], value: float,
-                counts: dict[str, set[float]], labels: dict[str, set[float]]) -> bool:
+                counts: dict[str, set[float]], counted: dict[str, set[float]],
+                labels: dict[str, set[float]]) -> bool:
     """Whether ``number`` counts a word ("2.5 CPUs") the results write after other numbers
-    only, where the results give the number to another name: a figure ("memory 2.5%") or a
-    count of another word ("40 degrees" for "175 degrees ... for 40 minutes")."""
+    only (``counts``; ``counted`` with the second words too, "10 sick days"), where the
+    results give the number to another name: a figure ("memory 2.5%") or a count of
+    another word ("40 degrees" for "175 degrees ... for 40 minutes")."""
     count = _COUNTED.match(text, number.end())
-    held = [values for name, values in counts.items()
-            if count and word_forms(name) & word_forms(count[1].lower())]
-    if not held or any(_near(value, values) for values in held):
+    forms = word_forms(count[1].lower()) if count else set()
+    held = [values for name, values in counts.items() if word_forms(name) & forms]
+    if not held or any(_near(value, values) for name, values in counted.items()
+                       if word_forms(name) & forms):
         return False
     return any(_near(value, values) for values in [*labels.values(), *counts.values()])
 
@@ -472,14 +490,17 @@ def _figures(results: Iterable[str]) -> dict[str, set[float]]:
     return figures
 
 
-def _counts(results: Iterable[str]) -> dict[str, set[float]]:
-    """The numbers the results write before a name, as counts are ("2 CPUs")."""
+def _counts(results: Iterable[str], second: bool = False) -> dict[str, set[float]]:
+    """The numbers the results write before a name, as counts are ("2 CPUs"); with
+    ``second``, before the word after that name too ("10 sick days": days). The second word
+    only clears a count ("10 days of sick leave"): as a count of its own it misleads ("1.37
+    million people" would make 461,000 people no count of people)."""
     counts: dict[str, set[float]] = {}
     for text in results:
         for match in _NAMED_AFTER.finditer(text):
             if (value := _value(match[1])) is None or match[2].lower() in _NOT_NAMES:
                 continue
-            for name in filter(None, (match[2], match[3])):
+            for name in filter(None, (match[2], match[3] if second else None)):
                 if name.lower() not in _NOT_NAMES:
                     counts.setdefault(name.lower(), set()).add(value)
     return counts

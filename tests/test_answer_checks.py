@@ -511,6 +511,13 @@ def test_a_results_figure_counting_what_the_results_count_with_another_gives_way
                          ("You get 10 days of sick leave.",
                           "25 days of annual leave and 10 sick days")]:
         assert misattributed_numbers(fine, [result]) == [], fine
+    # A word after the count's own clears a count, but counts nothing by itself (found in
+    # review: "1.37 million people" made Tallinn's 461,000 people give way).
+    towns = ("[web_search] results: Tallinn has 461,000 inhabitants | Estonia: 1.37 million "
+             "people live in Estonia")
+    answer = "About 461,000 people live in Tallinn."
+    assert misattributed_numbers(answer, [towns]) == []
+    assert missed_figure(answer, "How many people live in Tallinn?", [towns]) is None
     # A spelt-out unit on a number no result holds is invented, not misattributed.
     assert misattributed_numbers("The load over the last 1, 5 and 15 minutes is low.",
                                  [stats]) == []
@@ -611,6 +618,11 @@ def test_a_result_too_long_for_a_float_vouches_for_no_number() -> None:
         assert invented_numbers(wrong, [result]) == [wrong]
     assert invented_numbers("121,932,631,112,635,269", ["= 121932631112635269"]) == []
     assert invented_numbers("121932631112635000", ["= 1.21932631112635e+17"]) == []
+    # A long number rounded into scientific notation is that number (found in review).
+    result = f"[calculator] = {2 ** 2000}"
+    for fine in ("about 1.148 × 10^602", "about 1.15 x 10^602", "1.148e602"):
+        assert invented_numbers(fine, [result]) == [], fine
+    assert invented_numbers("about 1.2 × 10^603", [result]) == ["1.2", "10", "603"]
 
 
 def test_arithmetic_too_large_to_work_out_is_not_read_and_does_not_hang() -> None:
