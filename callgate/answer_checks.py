@@ -217,6 +217,9 @@ def drop_question(text: str, question: str) -> tuple[str, bool]:
 _OPEN_ENDS = frozenset({
     "a", "an", "the", "of", "and", "or", "but", "than", "because", "if", "its", "their",
     "these", "is", "are", "was", "were", "has", "have", "had"})
+# A line that is a label of one to three words and nothing else ("System_Stats:").
+_DANGLING = re.compile(r"[ \t]*(?:[-*•][ \t]*)?[^\W\d][\w.-]*(?:[ \t]+[\w.-]+){0,2}[ \t]*[:=]"
+                       r"[ \t]*")
 _OPEN_TAIL = re.compile(rf"(?i)(?:[ \t]+(?:{'|'.join(sorted(_OPEN_ENDS))}))+[ \t]*\Z")
 
 
@@ -224,10 +227,16 @@ def drop_unfinished(text: str) -> tuple[str, bool]:
     """Remove a last sentence that stops on a word no sentence ends on ("The reason for
     the"), without its full stop, where other text is left: the answer ran out of tokens
     there. A last sentence with a figure loses only those words ("Memory usage is 2.4% of
-    the" keeps "Memory usage is 2.4%"). An answer of that one sentence stays (it is all
-    there is)."""
+    the" keeps "Memory usage is 2.4%"); a last line that is a label with nothing after it
+    goes too ("2\n\nSystem_Stats:"). An answer of that one sentence stays (it is all there
+    is)."""
     parts = _SENTENCE.findall(re.sub(r"(?:\s*\[R\d+\])+\s*\Z", "", text))
     last = max((i for i, p in enumerate(parts) if p.strip()), default=None)
+    if last is not None and _DANGLING.fullmatch(parts[last]) and (
+            not last or parts[last - 1] == "\n"):
+        left = _tidy("".join(parts[:last]))
+        if _WORD.search(left):
+            return left, True
     # A sentence of its own: after a blank or a line break, not the rest of "x.org/the".
     if last is None or re.search(r"[.!?:;)\]\"'%]\s*$", parts[last]) or not (
             parts[last][:1].isspace() or (last and parts[last - 1] == "\n")):
@@ -565,10 +574,18 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     # busy is the CPU?" is not answered "2.0%" by "cpu_count: 2"); a count is none.
     written = _labels(results, percent=True)
     percents = set() if counting else wanted & {v for n in asked for v in written.get(n, ())}
-    if any(_near(v, percents if is_percent and (percents or counting) else wanted)
+    # A question about a share ("How busy is the CPU?") asks for the percentage however the
+    # answer writes it: "2" is the CPUs' count, not how busy they are.
+    share = bool(percents) and _ASKS_SHARE.search(question) is not None
+    if any(_near(v, percents if share or (is_percent and (percents or counting)) else wanted)
            for v, is_percent in stated):
         return None
     return " ".join(n for n in asked if wanted <= figures[n]) or asked[0]
+
+
+# Questions that ask for a share of a whole; "How full is the disk?" is not among them (the
+# free and total sizes answer it too).
+_ASKS_SHARE = re.compile(r"(?i)\b(?:how busy|how loaded|utili[sz]ation|percent(?:age)?)\b|%")
 
 
 def _durations(results: Iterable[str]) -> set[float]:
@@ -669,9 +686,21 @@ def copies_summary(text: str, results: Iterable[str]) -> bool:
     tag = _LEADING_TAG.match(text)
     if tag and any(r.lstrip().startswith(tag[1]) for r in results):
         return True
+    # A line labelled with a result's tool name, as the summary is ("System_Stats: 2").
+    tools = {_tool_key(tag[1][1:-1]) for r in results if (tag := _LEADING_TAG.match(r))}
+    if any(_tool_key(label[1]) in tools for label in _TOOL_LABEL.finditer(text)):
+        return True
     lowered = text.lower()
     return any(r.lstrip()[:len(tag[1]) + 10].lower() in lowered
                for r in results if (tag := _LEADING_TAG.match(r)))
+
+
+_TOOL_LABEL = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?([\w.-]+(?:[ \t]+[\w.-]+)?)[ \t]*:")
+
+
+def _tool_key(name: str) -> str:
+    """A tool's name as a model may write it: "System_Stats", "system stats"."""
+    return re.sub(r"[\s_.-]+", "_", name.strip().lower())
 
 
 def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> AnswerCheck:

@@ -292,6 +292,11 @@ def test_an_answer_copying_the_summary_line_gives_way_to_the_summary() -> None:
         assert not check_answer(fine, results=[search], user=[]).copied_summary, fine
     stats = "[system_stats] cpu 0.0%, memory 2.0%"
     assert not copies_summary("The [system_stats] CPU figure is 0.0%, so it is idle.", [stats])
+    # A line labelled with a result's tool name, as its summary is (`callgate chat` at
+    # 78598d1: "2\n\nSystem_Stats: 2"); a figure's label is no tool's.
+    assert copies_summary("2\n\nSystem_Stats: 2", [stats])
+    assert copies_summary("- system stats: cpu 0%", [stats])
+    assert not copies_summary("CPU: 0.0%\nMemory: 2.0%", [stats])
 
 
 def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
@@ -376,6 +381,11 @@ def test_a_percentage_answers_only_a_figure_written_as_one() -> None:
     # (found in review).
     memory_at_2 = stats.replace("memory 2.4%", "memory 2.0%")
     assert missed_figure("The CPU is 2.0% busy.", busy, [memory_at_2, preview]) == "cpu"
+    # A question about a share asks for the percentage however the answer writes it: what
+    # `callgate chat` answered to "How busy is the CPU right now?" (78598d1), the CPUs' 2.
+    assert missed_figure("2", busy, [stats, preview]) == "cpu"
+    assert missed_figure("0.0", busy, [stats, preview]) is None
+    assert missed_figure("2", "How many CPUs are there?", [stats, preview]) is None
     for fine, question in [("0.0%", busy), ("The CPU is idle at 0%.", busy),
                            ("It has 2 CPU cores.", cores), ("2.4%", "How much memory is used?"),
                            ("It has 2 CPUs and the CPU is at 0.0%.", cores)]:
@@ -540,6 +550,12 @@ def test_a_last_sentence_the_token_budget_cut_short_is_removed() -> None:
                  "See https://example.org/the", "Load 0.5 (low) and the",
                  "2.4%\n\nThe machine is switched on", "2.4%. You may want to work on this",
                  "2.4%\n\nIt is time to upgrade to"):
+        assert drop_unfinished(fine) == (fine, False), fine
+    # A last line that is a label with nothing after it (`callgate chat` at 78598d1:
+    # "2\n\nSystem_Stats: 2\nSystem_Stats:"), not a label whose value follows.
+    assert drop_unfinished("2\n\nSystem_Stats:") == ("2", True)
+    assert drop_unfinished("2.4%\n- Disk usage:") == ("2.4%", True)
+    for fine in ("Memory:", "It is 2. Reason:", "Load:\n0.5"):
         assert drop_unfinished(fine) == (fine, False), fine
     # A last sentence holding a figure loses only the words that leave it open.
     assert drop_unfinished("The CPU is idle. Memory usage is 2.4% of the") == (
