@@ -157,6 +157,10 @@ def test_calculator_is_exact_and_safe() -> None:
         with pytest.raises(ValueError, match="too large"):
             calculator(huge)
     assert calculator("2^1000 * 2^1000") == 2 ** 2000 and calculator("0.5^999") > 0
+    for no_real in ("(-8)^0.5", "(-8)^(1/3)"):  # a complex number is no answer
+        with pytest.raises(ValueError, match="has no real result"):
+            calculator(no_real)
+    assert calculator("-8^0.5") == -2.82842712474619 and calculator("(-8)^3") == -512
 
 
 def test_calculator_schema_admits_only_arithmetic() -> None:

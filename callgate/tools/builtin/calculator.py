@@ -99,6 +99,8 @@ def calculator(
     except SyntaxError as exc:
         raise ValueError(f"not an arithmetic expression: {expression!r}") from exc
     value = _eval(tree.body)
+    if isinstance(value, complex):  # (-8) ** 0.5: Python answers with a complex number
+        raise ValueError(f"{expression!r} has no real result")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"the result of {expression!r} is too large for a number")
     # 3.5 * 4.2 is 14.7, not 14.700000000000001: fifteen significant digits (all a float
