@@ -449,6 +449,9 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+_UP_TO_NEXT = re.compile(r"[^\d,;\n]{0,40}")  # the words after a number, to the next one
+
+
 def _mislabelled(text: str, number: re.Match[str], value: float,
                  labels: dict[str, set[float]]) -> bool:
     """Whether ``number`` is the value of its line's label ("Load: 252.0 GiB") and none of
@@ -459,7 +462,7 @@ def _mislabelled(text: str, number: re.Match[str], value: float,
     names = [w.lower() for w in _LABEL.findall(line[1])
              if w.lower() in labels and w.lower() not in _NOT_NAMES] if line else []
     # The words after the number, up to the next one, may name it ("Paris: 12 km/h winds").
-    after = _LABEL.findall(re.match(r"[^\d,;\n]{0,40}", text[number.end():])[0])
+    after = _LABEL.findall(_UP_TO_NEXT.match(text, number.end())[0])
     names_after = [name for word in after for name in labels
                    if word_forms(name) & word_forms(word.lower())]
     return bool(names) and not any(_near(value, labels[name]) for name in [*names,
@@ -555,11 +558,8 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
         # results' named figures no count shares ("2.5" for "memory 2.5%, ... 2 CPUs").
         named = {v for values in _labels(results).values() for v in values}
         tallies = {v for values in counts.values() for v in values}
-        no_count = stated and all(
-            _PERCENT.match(cleaned, m.end()) or (
-                (v := _value(m.group().lstrip("+"))) is not None and _near(v, named)
-                and not _near(v, tallies))
-            for m in _NUMBER.finditer(cleaned))
+        no_count = stated and all(is_percent or (_near(v, named) and not _near(v, tallies))
+                                  for v, is_percent in stated)
         if counted or (counts and no_count):
             figures, counting = counted or counts, True
             asked = list(figures)
