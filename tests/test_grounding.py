@@ -30,6 +30,18 @@ def test_invented_numbers_are_flagged(value: float) -> None:
     assert ungrounded_args({"x": value}, {}, QUESTION) == [("x", value)]
 
 
+@pytest.mark.parametrize(("value", "expected"), [
+    (0.05, True), (5, True),  # "5%" as its fraction; "a yield of 0.05" as its percent
+    (1.5, True),  # "150%"
+    (100000, False),  # a hundredth of "$10,000,000" (BFCL simple_python_132 ran with it)
+    (1600, False), (0.16, True),  # a hundred times "$16" is not it; 16% as 0.16 is
+    (500, False)])  # nor a hundred times the 5 of "5%"
+def test_a_percent_reading_is_only_of_a_percent_or_a_fraction(value: float,
+                                                              expected: bool) -> None:
+    text = "Equity of $10,000,000, a fee of $16, a rate of 5%, a yield of 0.05, 150% growth."
+    assert (ungrounded_args({"x": value}, {}, text) == []) is expected
+
+
 def test_strings_need_half_their_words_in_the_conversation() -> None:
     assert ungrounded_args({"city": "Paris, France"}, {}, QUESTION) == []
     assert ungrounded_args({"q": "potential between charges"}, {}, QUESTION) == []

@@ -452,6 +452,10 @@ def _clock_times(text: str, loose: bool = True) -> set[tuple[int, int]]:
     return found
 
 
+# The largest percent whose fraction counts as the number the text gives (1000% is 10).
+PERCENT_LIMIT = 1000.0
+
+
 class _Context:
     """Everything ``text`` gives: words, numbers, days and clock times."""
 
@@ -496,11 +500,20 @@ class _Context:
                          if m[1] not in ("may", "mar", "jan", "jun") or m[2]}
 
     def has_number(self, value: float) -> bool:
+        """Whether the text gives ``value``: as written (or its magnitude), or in percent
+        — a percent as its fraction ("5%" for 0.05; up to 1000%), a fraction as its percent
+        ("a yield of 0.05" for 5). Not a hundredth or a hundred times of any number: "equity
+        of $10,000,000" does not give 100000, nor "$16" 1600 (BFCL calls that grounding
+        let through)."""
         if not math.isfinite(value):
             return False
-        candidates = (value, value * 100, value / 100, abs(value))
-        return any(math.isclose(c, n, rel_tol=1e-9, abs_tol=1e-12)
-                   for c in candidates for n in self.numbers)
+
+        def same(a: float, b: float) -> bool:
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+        return any(same(value, n) or same(abs(value), n)
+                   or abs(n) <= PERCENT_LIMIT and same(value * 100, n)
+                   or abs(n) < 1 and same(value / 100, n) for n in self.numbers)
 
     def has_string(self, value: str) -> bool:
         stripped = value.strip()
