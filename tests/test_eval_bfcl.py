@@ -629,6 +629,34 @@ def test_the_harness_leaves_a_chosen_answer_unwritten_and_makes_the_same_calls(
     assert seen[True][1] == seen[False][1] - 1  # the answer's one token is not decoded
 
 
+@pytest.mark.llama
+def test_the_harness_decodes_nothing_where_no_tool_is_offered(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real bundled model on a hand-written question that shares no word with the tool:
+    # the grammar offers only the answer, which the harness does not write, so the model
+    # is not run at all; writing answers, it decodes one.
+    from callgate.models.llamacpp import ChatLlamaCppText
+
+    completions: list[int] = []
+    real = ChatLlamaCppText._completion
+
+    def counted(self: ChatLlamaCppText, *args: Any) -> Any:
+        completions.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(ChatLlamaCppText, "_completion", counted)
+    unrelated = BfclQuestion(id="irrelevance_0", category="irrelevance",
+                             messages=[{"role": "user", "content": "Who painted the Mona Lisa?"}],
+                             functions=[HYPOT], ground_truth=None)
+    seen = {}
+    for calls_only in (True, False):
+        completions.clear()
+        answerer = CallgateAnswerer("bundled", react_options={"calls_only": calls_only})
+        seen[calls_only] = (answerer(unrelated).calls, len(completions))
+    assert seen[True] == ([], 0)
+    assert seen[False][0] == [] and seen[False][1] >= 1
+
+
 def test_react_options_from_the_command_line() -> None:
     from callgate.eval.cli import _react_options
 

@@ -638,6 +638,9 @@ class ReactStrategy:
         if tool := self._only_choice(state):
             return {"reply_text": f"Action: {tool}\n", "chosen_tool": tool, "cut_off": False,
                     "calls_written": 0}
+        if self._unwritten_answer(state):
+            return {"reply_text": FINAL, "chosen_tool": None, "cut_off": True,
+                    "calls_written": 0, "repeat_dropped": False}
         messages, kwargs, marker = self._choose_inputs(state)
         if self.grammar and not self.thought and tools_allowed(
                 state, self.registry) and self._decodes_choice_only(state):
@@ -663,6 +666,14 @@ class ReactStrategy:
             return None
         offered = self.offered(state)
         return offered[0] if len(offered) == 1 and self._calls_for(state) else None
+
+    def _unwritten_answer(self, state: dict[str, Any]) -> bool:
+        """Whether the choice grammar admits only the answer (no tool is offered) and the
+        answer is left unwritten (``calls_only``): nothing is left to decode, where the
+        model read the whole prompt and wrote up to 80 tokens of an answer nobody reads
+        (BFCL's questions sharing no word with a tool: 0.8 s each)."""
+        return bool(self.calls_only and self.grammar and not self.thought
+                    and tools_allowed(state, self.registry) and not self.offered(state))
 
     def _choose_fast(self, state: dict[str, Any], messages: list[AnyMessage],
                      kwargs: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
