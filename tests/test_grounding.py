@@ -219,6 +219,8 @@ def test_unused_numbers_are_those_no_call_has_taken() -> None:
     # other (0.05 for 5%, 5 for 0.05).
     assert unused_numbers("Invest $1000 for 10 years.", [{"amount": 1000}]) == ["10"]
     assert unused_numbers("A yield of 0.05 on 300.", [{"rate": 5, "base": 300}]) == []
+    # Nor a hundredth of a number past any percent: 100000 did not take $10,000,000.
+    assert unused_numbers("Equity of $10,000,000.", [{"equity": 100000}]) == ["10,000,000"]
     # A number written in percent and bare is two items: the rate's 0.05 does not take the
     # bare 5 of a list of years (BFCL parallel: the turn ended without the 5-year call).
     years = "An investment of $1000 at 5% for 1,5 and 10 years."

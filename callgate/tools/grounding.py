@@ -804,8 +804,10 @@ def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[s
 
     def found(start: int) -> bool:
         number = value[start]
-        # "5%" as 0.05, and "0.05" as 5 (a fraction written in percent); not 10 for 1000.
-        fraction = [number / 100] if start in in_percent or number not in percents else []
+        # "5%" as 0.05, and "0.05" as 5 (a fraction written in percent); not 10 for 1000,
+        # nor 100000 for "$10,000,000" (the readings grounding accepts, ``has_number``).
+        fraction = [number / 100] if abs(number) <= PERCENT_LIMIT and (
+            start in in_percent or number not in percents) else []
         readings = {number, abs(number), *fraction,
                     *([number * 100] if abs(number) < 1 else [])}
         return any(math.isclose(r, u, rel_tol=1e-9, abs_tol=1e-12)
