@@ -58,10 +58,11 @@ def _stems(text: str) -> set[str]:
 
 
 # Arithmetic as a request writes it: two numbers joined by an operator or its word ("17 *
-# 23", "45 minus 18", "144 divided by 16", "15% of 80", "a 15% tip on 48.50"), or a number
-# squared or cubed. A minus stands between blanks and a slash joins two numbers only (not
-# "2023-04-15", "4/15/2023" or "pages 1-10"). A share "on" an amount is named ("a 15% tip on
-# 48.50"): "95% on 4 cores" or "20% on 3 items" is no sum.
+# 23", "45 minus 18", "144 divided by 16", "15% of 80", "a 15% tip on 48.50"), a number
+# squared or cubed, or its square root ("What is sqrt(81)?", which SmolLM2 answered "81 is
+# the square root of 81" without a call). A minus stands between blanks and a slash joins
+# two numbers only (not "2023-04-15", "4/15/2023" or "pages 1-10"). A share "on" an amount
+# is named ("a 15% tip on 48.50"): "95% on 4 cores" or "20% on 3 items" is no sum.
 PERCENT_SHARES = ("tip", "tax", "VAT", "discount", "interest", "commission", "fee", "markup")
 _SHARE = "|".join(PERCENT_SHARES)
 _ARITHMETIC = re.compile(
@@ -69,7 +70,8 @@ _ARITHMETIC = re.compile(
     rf"times|multiplied by|divided by|to the power of|%\s*(?:(?:{_SHARE})\s+)?of"
     rf"|%\s*(?:{_SHARE})\s+on)"
     r"\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
-    r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b", re.IGNORECASE)
+    r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b"
+    r"|\b(?:square root|sqrt)\s*(?:of\s+)?\(?\s*\d+(?:\.\d+)?(?![\d/-])", re.IGNORECASE)
 # What a request written as arithmetic gives a tool that does arithmetic: as much as three
 # words of its name, enough for the ReAct path to call it (``ReactStrategy.call_score``).
 ARITHMETIC_SCORE = 9.0
