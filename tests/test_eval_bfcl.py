@@ -604,11 +604,10 @@ def test_bfcl_slice_on_the_bundled_model(tmp_path: Path, capsys: pytest.CaptureF
     assert "all questions" in printed and "BFCL summary" in printed
 
 
-@pytest.mark.llama
-def test_the_harness_leaves_a_chosen_answer_unwritten_and_makes_the_same_calls(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    # The real bundled model on a hand-written question: after its call's result it
-    # chooses the answer, which the harness (reading calls only) does not decode.
+def _calls_and_completions(question: BfclQuestion, monkeypatch: pytest.MonkeyPatch
+                           ) -> dict[bool, tuple[list[dict[str, Any]], int]]:
+    """The bundled model's calls for ``question`` and how many completions it decoded,
+    with the answer left unwritten (``calls_only``, the harness's default) and written."""
     from callgate.models.llamacpp import ChatLlamaCppText
 
     completions: list[int] = []
@@ -623,8 +622,16 @@ def test_the_harness_leaves_a_chosen_answer_unwritten_and_makes_the_same_calls(
     for calls_only in (True, False):
         completions.clear()
         answerer = CallgateAnswerer("bundled", react_options={"calls_only": calls_only})
-        attempt = answerer(SIMPLE)
-        seen[calls_only] = (attempt.calls, len(completions))
+        seen[calls_only] = (answerer(question).calls, len(completions))
+    return seen
+
+
+@pytest.mark.llama
+def test_the_harness_leaves_a_chosen_answer_unwritten_and_makes_the_same_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real bundled model on a hand-written question: after its call's result it
+    # chooses the answer, which the harness (reading calls only) does not decode.
+    seen = _calls_and_completions(SIMPLE, monkeypatch)
     assert seen[True][0] == seen[False][0] == [{"math.hypot": {"x": 4, "y": 5}}]
     assert seen[True][1] == seen[False][1] - 1  # the answer's one token is not decoded
 
@@ -635,24 +642,10 @@ def test_the_harness_decodes_nothing_where_no_tool_is_offered(
     # The real bundled model on a hand-written question that shares no word with the tool:
     # the grammar offers only the answer, which the harness does not write, so the model
     # is not run at all; writing answers, it decodes one.
-    from callgate.models.llamacpp import ChatLlamaCppText
-
-    completions: list[int] = []
-    real = ChatLlamaCppText._completion
-
-    def counted(self: ChatLlamaCppText, *args: Any) -> Any:
-        completions.append(1)
-        return real(self, *args)
-
-    monkeypatch.setattr(ChatLlamaCppText, "_completion", counted)
     unrelated = BfclQuestion(id="irrelevance_0", category="irrelevance",
                              messages=[{"role": "user", "content": "Who painted the Mona Lisa?"}],
                              functions=[HYPOT], ground_truth=None)
-    seen = {}
-    for calls_only in (True, False):
-        completions.clear()
-        answerer = CallgateAnswerer("bundled", react_options={"calls_only": calls_only})
-        seen[calls_only] = (answerer(unrelated).calls, len(completions))
+    seen = _calls_and_completions(unrelated, monkeypatch)
     assert seen[True] == ([], 0)
     assert seen[False][0] == [] and seen[False][1] >= 1
 
