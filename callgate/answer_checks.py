@@ -408,9 +408,7 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     month after a number ("100 USD", "3 December") is not its name, and a name before it
     need not be its ("Wind in Paris: 12 km/h"); or as a count of a word of four letters or
     more that the results write after other numbers only ("2.5 CPUs" where they say "memory
-    2.5%, … 2 CPUs"). A percentage the results hold only without its sign, where they write
-    their percentages with one, is none ("a load of 2.29%" for "load 2.29 …, cpu 0.0%").
-    Besides, a number glued to a unit the results glue only to other
+    2.5%, … 2 CPUs"). Besides, a number glued to a unit the results glue only to other
     numbers, or written with that unit spelt out: "2h 9m" or "2 hours" where they say "up
     4h 9m, 2 CPUs" (the 2 is the CPUs')."""
     results = list(results)
@@ -421,9 +419,6 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
     counts = {name: v for name, v in _counts(results).items() if len(name) >= 4}
     counted = _counts(results, second=True)
     known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
-    # The results' own percentages, where they write any with a sign ("cpu 0.0%").
-    signed = {v for r in results for m in _NUMBER.finditer(r)
-              if _PERCENT.match(r, m.end()) and (v := _value(m.group())) is not None}
     units: dict[str, set[float]] = {}
     for result in results:
         for number, unit in _GLUED.findall(result):
@@ -444,11 +439,6 @@ def misattributed_numbers(text: str, results: Iterable[str]) -> list[str]:
             if _mislabelled(text, match, value, labels) or _miscounted(
                     text, match, value, counts, counted, labels):
                 found.append(match.group().lstrip("+"))
-            continue
-        if signed and not _near(value, signed):
-            # A figure the results write with a percent sign for their percentages but
-            # bare for this one is no percentage: "a load of 2.29%" for "load 2.29 …".
-            found.append(match.group().lstrip("+"))
             continue
         before = _NAME_BEFORE.search(text, max(0, match.start() - 40), match.start())
         after = _NAME_AFTER.match(text, match.end())

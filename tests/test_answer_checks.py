@@ -393,24 +393,6 @@ def test_a_percentage_answers_only_a_figure_written_as_one() -> None:
         assert misattributed_numbers(fine, [stats, preview]) == [], fine
 
 
-def test_a_figure_the_results_write_bare_is_no_percentage() -> None:
-    # What the bundled model answered "What is the load average?" with (answer set,
-    # 4fdb5c1): the load's 2.29, then "a load of 2.29% of the total system's load".
-    stats = ("[system_stats] cpu 0.0%, memory 2.4%, disk 22.8% (/), load 2.29 1.39 1.64, "
-             "uptime 3h 8m, 2 CPUs, memory free 23.0 of 23.5 GiB")
-    answer = ("2.29\n\nThe load average of 2.29 indicates that the system is running at a "
-              "relatively low load, with a load of 2.29% of the total system's load being "
-              "taken from the system itself.")
-    assert misattributed_numbers(answer, [stats]) == ["2.29"]
-    assert gives_way(check_answer(answer, results=[stats], user=["What is the load average?"]),
-                     True)
-    assert misattributed_numbers("The load average is 2.29.", [stats]) == []
-    assert misattributed_numbers("Memory is at 2.4% and the CPU at 0%.", [stats]) == []
-    # Results that write no percent sign at all say nothing of which figures are percentages.
-    preview = '{"cpu_percent": 12.5, "load_average": [2.29, 1.39, 1.64]}'
-    assert misattributed_numbers("The CPU is at 12.5%.", [preview]) == []
-
-
 def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> None:
     # What the bundled model answered to the README's question with the CPU at 2.4%: each
     # number is one of the results', but "2.6% disk" is memory's, and "2.6% load" no load.
@@ -426,8 +408,7 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
     assert "numbers given to a name the results give another: 2.6" in out["answer_checks"]
     assert out["final_answer"].startswith("Here is what the tools returned: [system_stats]")
     summary = "[system_stats] cpu 2.4%, memory 2.6%, disk 23.1% (/), load 0.63 0.16 0.05, up 3m"
-    # "0.63% load" too: the results write their percentages with a sign, the load bare.
-    assert misattributed_numbers(answer, [summary]) == ["2.6", "0.63"]
+    assert misattributed_numbers(answer, [summary]) == ["2.6"]
     # Each number next to its own name, in either order, or next to a name the results do
     # not use ("RAM", "of memory"), or to no name: nothing to say.
     for fine in ("cpu 2.4%, memory 2.6%, disk: 23.1%, load 0.16", "2.4% CPU, 23.1% disk",
@@ -478,7 +459,7 @@ def test_a_line_labelled_with_another_names_figure_gives_way_to_the_results() ->
     answer = ("System_Stats:\nCPU usage: 0.0%\nMemory usage: 2.4%\nDisk usage: 22.4%\n"
               "Load: 0.92%\nUp 10h 50m\nLoad: 252.0 GiB\nDisk: 78.7 GiB\n"
               "Disk usage: 252.0 GiB\nDisk usage: 78.7 GiB")
-    assert misattributed_numbers(answer, [stats]) == ["0.92", "252.0", "78.7"]
+    assert misattributed_numbers(answer, [stats]) == ["252.0", "78.7"]
     check = check_answer(answer, results=[stats], user=["What is the CPU usage?"])
     assert gives_way(check, True)
     # Each on its own label's line, with a bullet, or a label the results do not use.
