@@ -31,14 +31,17 @@ def test_invented_numbers_are_flagged(value: float) -> None:
 
 
 @pytest.mark.parametrize(("value", "expected"), [
-    (0.05, True), (5, True),  # "5%" as its fraction; "a yield of 0.05" as its percent
-    (1.5, True),  # "150%"
+    (0.07, True),  # "7%" as its fraction
+    (3, True),  # "a yield of 0.03" as its percent
+    (1.5, True), (20, True),  # "150%", and "2000%" past the bound: written as percents
+    (0.16, True),  # the hundredth of "$16": a rate may be written without its sign
     (100000, False),  # a hundredth of "$10,000,000" (BFCL simple_python_132 ran with it)
-    (1600, False), (0.16, True),  # a hundred times "$16" is not it; 16% as 0.16 is
-    (500, False)])  # nor a hundred times the 5 of "5%"
+    (1600, False), (700, False),  # nor a hundred times "$16" or the 7 of "7%"
+    (100, False)])  # nor a hundred times "1 year": only a number below 1 is a fraction
 def test_a_percent_reading_is_only_of_a_percent_or_a_fraction(value: float,
                                                               expected: bool) -> None:
-    text = "Equity of $10,000,000, a fee of $16, a rate of 5%, a yield of 0.05, 150% growth."
+    text = ("Equity of $10,000,000, a fee of $16, a rate of 7%, a yield of 0.03, 150% growth, "
+            "sales up 2000% in 1 year.")
     assert (ungrounded_args({"x": value}, {}, text) == []) is expected
 
 
@@ -219,8 +222,10 @@ def test_unused_numbers_are_those_no_call_has_taken() -> None:
     # other (0.05 for 5%, 5 for 0.05).
     assert unused_numbers("Invest $1000 for 10 years.", [{"amount": 1000}]) == ["10"]
     assert unused_numbers("A yield of 0.05 on 300.", [{"rate": 5, "base": 300}]) == []
-    # Nor a hundredth of a number past any percent: 100000 did not take $10,000,000.
+    # Nor a hundredth of a number past any percent: 100000 did not take $10,000,000; a
+    # number written as a percent is one however large.
     assert unused_numbers("Equity of $10,000,000.", [{"equity": 100000}]) == ["10,000,000"]
+    assert unused_numbers("Returns of 2000% on $50.", [{"growth": 20, "base": 50}]) == []
     # A number written in percent and bare is two items: the rate's 0.05 does not take the
     # bare 5 of a list of years (BFCL parallel: the turn ended without the 5-year call).
     years = "An investment of $1000 at 5% for 1,5 and 10 years."

@@ -474,6 +474,9 @@ class _Context:
 
         self.numbers: set[float] = {v for m in _NUMBER.finditer(text)
                                     if (v := _to_float(m.group())) is not None}
+        # written with a percent sign or word ("2000%", "5 percent")
+        self.percents = {v for m in _NUMBER.finditer(text) if _PERCENT_AFTER.match(text, m.end())
+                         and (v := _to_float(m.group())) is not None}
         plain = set(prepared.joined.split())  # as written: not stems, not synonyms
         self.numbers |= {float(v) for w, v in _NUMBER_WORDS.items() if w in plain}
         self.numbers |= _spelled_numbers(re.findall(r"[a-z]+", lowered))
@@ -500,11 +503,13 @@ class _Context:
                          if m[1] not in ("may", "mar", "jan", "jun") or m[2]}
 
     def has_number(self, value: float) -> bool:
-        """Whether the text gives ``value``: as written (or its magnitude), or in percent
-        — a percent as its fraction ("5%" for 0.05; up to 1000%), a fraction as its percent
-        ("a yield of 0.05" for 5). Not a hundredth or a hundred times of any number: "equity
-        of $10,000,000" does not give 100000, nor "$16" 1600 (BFCL calls that grounding
-        let through)."""
+        """Whether the text gives ``value``: as written (or its magnitude), or read in
+        percent — the hundredth of a number written with a percent sign, or of any number up
+        to ``PERCENT_LIMIT`` (a rate may be written without its sign: "a rate of 5" for
+        0.05), and a hundred times a number below 1 ("a yield of 0.05" for 5). A bound on
+        magnitude, not a percent check: "$16" still gives 0.16; but "equity of $10,000,000"
+        no longer gives 100000, nor "$16" 1600, nor "in 5 years" 500 (BFCL calls that
+        grounding let through)."""
         if not math.isfinite(value):
             return False
 
@@ -512,7 +517,7 @@ class _Context:
             return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
         return any(same(value, n) or same(abs(value), n)
-                   or abs(n) <= PERCENT_LIMIT and same(value * 100, n)
+                   or (abs(n) <= PERCENT_LIMIT or n in self.percents) and same(value * 100, n)
                    or abs(n) < 1 and same(value / 100, n) for n in self.numbers)
 
     def has_string(self, value: str) -> bool:
@@ -804,10 +809,11 @@ def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[s
 
     def found(start: int) -> bool:
         number = value[start]
-        # "5%" as 0.05, and "0.05" as 5 (a fraction written in percent); not 10 for 1000,
-        # nor 100000 for "$10,000,000" (the readings grounding accepts, ``has_number``).
-        fraction = [number / 100] if abs(number) <= PERCENT_LIMIT and (
-            start in in_percent or number not in percents) else []
+        # "5%" as 0.05, and "0.05" as 5 (a fraction written in percent): the readings
+        # grounding accepts (``has_number``). A call's 1000 does not use the request's 10,
+        # nor does its 100000 use "$10,000,000".
+        fraction = [number / 100] if start in in_percent or (
+            abs(number) <= PERCENT_LIMIT and number not in percents) else []
         readings = {number, abs(number), *fraction,
                     *([number * 100] if abs(number) < 1 else [])}
         return any(math.isclose(r, u, rel_tol=1e-9, abs_tol=1e-12)
