@@ -899,7 +899,14 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("Is 3 more than 2.5?", "3*3", "3*3"),  # no span but the number: kept
             # Two spans hold its numbers: which one the model meant is not known.
             ("What is 17 * 23 and also 23 + 17?", "23+17", "23+17"),
-            ("10 divided by 2, and 2 divided by 10", "2/10", "2/10")]:
+            ("10 divided by 2, and 2 divided by 10", "2/10", "2/10"),
+            # Cut short (`callgate ask "What's the square root of 144?"`: "sqrt", which
+            # grounding refused, then the model's own "1.578265358237"): the one span of the
+            # request around its numbers; where there are two, it stays.
+            ("What's the square root of 144?", "sqrt", "square root of 144"),
+            ("What is the square root of 2?", "sqrt2", "square root of 2"),
+            ("What is the square root of 10, then 5 plus 5?", "sqrt", "sqrt"),
+            ("Hello there", "sqrt", "sqrt")]:
         out = ValueChooser(FixedRanker({})).choose(
             PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
             request=request)

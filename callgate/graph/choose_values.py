@@ -495,9 +495,10 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
     a whole value, so a span is matched in full) and that opens no bracket it does not
     close. A value the request does not hold, written as arithmetic of the request's
     numbers, is the model's rewriting of the user's arithmetic, which it gets wrong
-    ("2*sqrt(2)" for "the square root of 2", "7 + 5 * 4" for "(7 + 5) * 4"): the longest
-    such span holding each of its numbers replaces it, where there is one, more than a
-    number, and no other ("17 * 23 and also 23 + 17" has two for "23+17": it stays). Other
+    ("2*sqrt(2)" for "the square root of 2", "7 + 5 * 4" for "(7 + 5) * 4"), or cut short
+    ("sqrt" for "the square root of 144", "sqrt2"): the longest such span holding each of
+    its numbers replaces it, where there is one, more than a number, and no other ("17 * 23
+    and also 23 + 17" has two for "23+17": it stays). Other
     values are the model's own, left as they are. ``request``: the part of the request the
     call is for, where it asks for several things."""
     if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
@@ -512,10 +513,12 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
               if c.start() in edges and c.end() in edges]  # not "7" inside "17"
     if copies:
         return _longest_span(copies, value, request, edges, pattern)
-    numbers = _unsigned(value)
-    if not (numbers and _ARITHMETIC_VALUE.fullmatch(value) and numbers <= _unsigned(request)):
+    numbers = _unsigned(_GLUED_NUMBER.sub(" ", value))  # "sqrt2" writes 2
+    if not (_ARITHMETIC_VALUE.fullmatch(value) and numbers <= _unsigned(request)):
         return value
-    copies = [c for n in numbers for c in re.finditer(re.escape(n), request)
+    # A value with no number ("sqrt" for "the square root of 144") is an expression cut
+    # short: the request's spans around any of its numbers are the candidates.
+    copies = [c for n in numbers or _unsigned(request) for c in re.finditer(re.escape(n), request)
               if c.start() in edges and c.end() in edges]
     spans = {span for c in copies
              if numbers <= _unsigned(span := _longest_span([c], "", request, edges, pattern))
@@ -529,6 +532,8 @@ def _unsigned(text: str) -> set[str]:
     return {n.lstrip("+-") for n in numbers_in(text)}
 
 
+# A number written right after a function's name ("sqrt2"), read as a number of its own.
+_GLUED_NUMBER = re.compile(r"(?<=[^\W\d_])(?=\d)")
 # A value written as arithmetic: numbers, operators, brackets and the words of functions
 # and constants ("2*sqrt(2)", "7 + 5 * 4"), not a phrase that holds numbers.
 _ARITHMETIC_VALUE = re.compile(
