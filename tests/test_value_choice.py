@@ -906,7 +906,8 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What's the square root of 144?", "sqrt", "square root of 144"),
             ("What is the square root of 2?", "sqrt2", "square root of 2"),
             ("What is the square root of 10, then 5 plus 5?", "sqrt", "sqrt"),
-            ("Hello there", "sqrt", "sqrt")]:
+            ("Hello there", "sqrt", "sqrt"),
+            ("What is 2e5 plus 1?", "2e5+1", "2e5 plus 1")]:  # 2e5 is one number
         out = ValueChooser(FixedRanker({})).choose(
             PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
             request=request)

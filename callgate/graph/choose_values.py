@@ -532,8 +532,9 @@ def _unsigned(text: str) -> set[str]:
     return {n.lstrip("+-") for n in numbers_in(text)}
 
 
-# A number written right after a function's name ("sqrt2"), read as a number of its own.
-_GLUED_NUMBER = re.compile(r"(?<=[^\W\d_])(?=\d)")
+# A number written right after a function's name ("sqrt2"), read as a number of its own;
+# not the exponent of scientific notation ("2e5").
+_GLUED_NUMBER = re.compile(r"(?<=[^\W\d_])(?<![\d.][eE])(?=\d)")
 # A value written as arithmetic: numbers, operators, brackets and the words of functions
 # and constants ("2*sqrt(2)", "7 + 5 * 4"), not a phrase that holds numbers.
 _ARITHMETIC_VALUE = re.compile(

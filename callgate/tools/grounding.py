@@ -456,6 +456,17 @@ def _clock_times(text: str, loose: bool = True) -> set[tuple[int, int]]:
 PERCENT_LIMIT = 1000.0
 
 
+def _hundredth_reads(number: float, written_as_percent: bool) -> bool:
+    """Whether ``number``'s hundredth is a reading of it: a percent's fraction, where it is
+    written with a percent sign, or is small enough to be a rate written without one."""
+    return written_as_percent or abs(number) <= PERCENT_LIMIT
+
+
+def _hundredfold_reads(number: float) -> bool:
+    """Whether a hundred times ``number`` is a reading of it: a fraction's percent."""
+    return abs(number) < 1
+
+
 class _Context:
     """Everything ``text`` gives: words, numbers, days and clock times."""
 
@@ -517,8 +528,8 @@ class _Context:
             return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
         return any(same(value, n) or same(abs(value), n)
-                   or (abs(n) <= PERCENT_LIMIT or n in self.percents) and same(value * 100, n)
-                   or abs(n) < 1 and same(value / 100, n) for n in self.numbers)
+                   or _hundredth_reads(n, n in self.percents) and same(value * 100, n)
+                   or _hundredfold_reads(n) and same(value / 100, n) for n in self.numbers)
 
     def has_string(self, value: str) -> bool:
         stripped = value.strip()
@@ -812,10 +823,11 @@ def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[s
         # "5%" as 0.05, and "0.05" as 5 (a fraction written in percent): the readings
         # grounding accepts (``has_number``). A call's 1000 does not use the request's 10,
         # nor does its 100000 use "$10,000,000".
+        # A bare number written elsewhere in percent too is the bare item only.
         fraction = [number / 100] if start in in_percent or (
-            abs(number) <= PERCENT_LIMIT and number not in percents) else []
+            number not in percents and _hundredth_reads(number, False)) else []
         readings = {number, abs(number), *fraction,
-                    *([number * 100] if abs(number) < 1 else [])}
+                    *([number * 100] if _hundredfold_reads(number) else [])}
         return any(math.isclose(r, u, rel_tol=1e-9, abs_tol=1e-12)
                    for r in readings for u in used)
 
