@@ -715,3 +715,21 @@ def test_the_question_the_checks_read_is_the_users_not_a_loop_correction() -> No
                 HumanMessage("The Final Answer was empty. Write the answer for the user after "
                              "the label.", additional_kwargs=CORRECTION_MARK)]
     assert user_texts(messages) == ["How full is the disk?"]
+
+
+def test_a_failed_calls_long_error_is_cut_short_in_the_answer_and_kept_whole_in_the_event(
+) -> None:
+    # ddgs's DNS failure ran to a whole query record in the answer ("… Query { name:
+    # Name(\"html.duckduckgo.com.\"), query_type: A, … }"); the answer gives its first line.
+    record = "DNSError: error resolving DNS > no records found for " + "Query { name } " * 30
+
+    def web_search(query: str) -> str:
+        """Search the web."""
+        raise RuntimeError(record + "\nsecond line")
+
+    out = run([tool_call("web_search", {"query": "Python release"}), AIMessage("")],
+              [web_search], "Search the web for the latest Python release")
+    answer = out["final_answer"]
+    assert answer.startswith("I could not answer: the call to web_search did not complete")
+    assert answer.endswith(" …).") and "second line" not in answer and len(answer) < 300
+    assert "second line" in out["problems"][0]["error"]

@@ -32,6 +32,7 @@ _CITATION = re.compile(
 _ID = re.compile(r"R\d+")
 NO_ANSWER = "I have no answer to give."
 RAN = ("ok", "error", "timeout")
+ERROR_CHARS = 160  # of a failed call's error in the answer that says the call failed
 
 
 def cite_text(text: str, known: dict[str, str]) -> tuple[str, list[str]]:
@@ -121,7 +122,14 @@ def _no_answer(problems: list[Problem]) -> str:
         return NO_ANSWER
     first = problems[0]
     return (f"I could not answer: the call to {first['tool']} did not complete "
-            f"({first['outcome']}: {first['error']}).")
+            f"({first['outcome']}: {_brief(first['error'])}).")
+
+
+def _brief(error: str | None, limit: int = ERROR_CHARS) -> str:
+    """An error's first line, cut at ``limit`` characters: a library's exception can run
+    to hundreds (a DNS failure's whole query record); the tool event keeps all of it."""
+    line = (error or "").strip().splitlines()[0] if (error or "").strip() else ""
+    return line if len(line) <= limit else line[:limit].rstrip() + " …"
 
 
 def _from_results(found: list[ToolEvent]) -> str:
