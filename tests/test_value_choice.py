@@ -501,6 +501,40 @@ def test_a_shared_span_stays_when_neither_argument_has_anywhere_to_go() -> None:
     assert out["city"] == out["state"] == "San Francisco"
 
 
+WAVE = {"type": "object", "properties": {
+    "start": {"type": "integer"}, "end": {"type": "integer"},
+    "frequency": {"type": "integer"}, "amplitude": {"type": "integer"}},
+    "required": ["start", "end", "frequency"]}
+
+
+def choose_wave(ranker: FixedRanker, request: str, args: dict[str, Any],
+                **options: Any) -> dict[str, Any]:
+    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: plot\n")]
+    return ValueChooser(ranker, **options).choose(prompt, "Action Input: ", args, WAVE,
+                                                  request, [], request=request)
+
+
+def test_a_number_written_once_is_one_arguments_value() -> None:
+    # Hand-written: the model copied the 10 of "10 Hz" into the range's end and the
+    # amplitude. The end loses 0.5 by moving to its next-best number, the frequency 4.8:
+    # the end moves (to 20, not to the 0 the start holds); the optional amplitude goes.
+    ranker = PerArgumentRanker({
+        "end": {" 10": -0.5, " 0": -0.1, " 20": -1.0},
+        "frequency": {" 10": -0.2, " 20": -5.0}})
+    request = "Plot a sine wave at 10 Hz from 0 to 20 radians."
+    args = {"start": 0, "end": 10, "frequency": 10, "amplitude": 10}
+    assert choose_wave(ranker, request, args) == {"start": 0, "end": 20, "frequency": 10}
+    # Off, the copies stay.
+    assert choose_wave(ranker, request, args, distinct=False) == args
+
+
+def test_a_number_the_request_writes_twice_may_stand_for_two_arguments() -> None:
+    ranker = PerArgumentRanker({"end": {" 10": -0.5, " 0": -0.6}})
+    request = "Plot a sine wave at 10 Hz from 0 to 10 radians."
+    args = {"start": 0, "end": 10, "frequency": 10}
+    assert choose_wave(ranker, request, args) == args
+
+
 # --- the ranking on the real model ---------------------------------------------------------------
 
 

@@ -11,9 +11,10 @@ supported one by ``margin`` (log-probability): then it is a value the model need
 the conversation lacks, which grounding refuses — how callgate tells a question no tool
 fits. A further call of the same turn pays ``reuse_penalty`` for each value an earlier
 call of that tool gave the same argument, so that calls go through the items the user
-listed instead of repeating the first. With ``distinct`` (the default), one span of the conversation
-stands for one argument of a call (SmolLM2 copies a span into the next argument:
-``"city": "San Francisco", "state": "San Francisco"``): an optional argument repeating
+listed instead of repeating the first. With ``distinct`` (the default), one span of the
+conversation, and one number the request writes once, stands for one argument of a call
+(SmolLM2 copies a span into the next argument: ``"city": "San Francisco", "state": "San
+Francisco"``, the 10 of "10 Hz" into ``end_range``): an optional argument repeating
 another's value is dropped, and of two required ones the argument that loses less by
 moving to its next-best value moves.
 
@@ -122,7 +123,7 @@ class ValueChooser:
     # The model's own value stays when the conversation has it (enums are ranked anyway:
     # greedy decoding picked a member by its first token).
     keep_supported: bool = True
-    distinct: bool = True  # one span per argument (module docstring); measured, see README
+    distinct: bool = True  # one span, one number written once, per argument (module docstring)
     # A string the model wrote counts as supported only when the conversation states it
     # word for word (``grounding.stated``), not when grounding finds half of its words:
     # "Liverly Football Club", "Manchester City" (for Manchester United) and "SAN DIO"
@@ -189,7 +190,8 @@ class ValueChooser:
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = dict(settled or {})
-        spans_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}  # open string offers
+        # The open offers of the arguments chosen among them: spans, numbers.
+        spans_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}
         asked = set(mentioned_arguments(schema, request)) | set(
             affirmed_flags(schema, request)) if self.unstated_flags and request else None
         for name, value in args.items():
@@ -223,10 +225,10 @@ class ValueChooser:
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
-            if offer.quoted and not offer.closed:
+            if not offer.closed:
                 spans_of[name] = (prefill, offer)
         if self.distinct:
-            chosen = self._distinct(args, chosen, spans_of, required)
+            chosen = self._distinct(args, chosen, spans_of, required, self.focus or request)
         if self.date_formats:
             chosen = {name: _in_format(value, properties.get(name))
                       for name, value in chosen.items()}
@@ -297,17 +299,21 @@ class ValueChooser:
 
     def _distinct(self, wishes: dict[str, Any], chosen: dict[str, Any],
                   spans_of: dict[str, tuple[list[AnyMessage], _Offer]],
-                  required: set[str]) -> dict[str, Any]:
+                  required: set[str], request: str = "") -> dict[str, Any]:
         """One span per argument (see the module docstring): where two arguments of the
-        call hold the same string and one of them took it from the conversation's spans,
-        an optional one of them is dropped, or the one that loses less by moving to its
-        next-best value (an offer no argument holds, or the model's own wish) moves."""
+        call hold the same string, or the same number ``request`` writes once, and one of
+        them took it from the conversation's offers, an optional one of them is dropped,
+        or the one that loses less by moving to its next-best value (an offer no argument
+        holds, or the model's own wish) moves."""
         out = dict(chosen)
-        strings = [n for n in out if isinstance(out[n], str) and out[n].strip()]
-        for index, name in enumerate(strings):
-            holder = next((n for n in strings[:index] if n in out and name in out
-                           and _folded(out[n]) == _folded(out[name])), None)
-            pair = [n for n in (holder, name) if n is not None and n in spans_of]
+        once = _written_once(request)
+        held = [n for n in out if isinstance(out[n], str) and out[n].strip() or (
+            _is_number(out[n]) and float(out[n]) in once)]
+        for index, name in enumerate(held):
+            holder = next((n for n in held[:index] if n in out and name in out
+                           and _same_value(out[n], out[name])), None)
+            pair = [n for n in (holder, name) if n is not None and n in spans_of
+                    and spans_of[n][1].quoted == isinstance(out[n], str)]
             if holder is None or not pair:
                 continue
             optional = [n for n in pair if n not in required]
@@ -357,15 +363,21 @@ class ValueChooser:
         """What moving off ``value`` costs (its log-probability less that of the best
         offer no argument of the call holds, or of the model's own ``wish``) and where it
         moves; ``(inf, None)`` when there is nowhere to go."""
-        held = {_folded(v) for v in chosen.values() if isinstance(v, str)}
+        held = {_text(v, offer.quoted) for v in chosen.values()
+                if (isinstance(v, str) if offer.quoted else _is_number(v))}
+        held = {_folded(t) for t in held}
         values = dict(zip(offer.texts, offer.values, strict=True))
-        own = _inner(value)
-        wished = _inner(wish) if isinstance(wish, str) and _folded(wish) not in held else None
-        if wished is not None:
+        own = _text(value, offer.quoted)
+        wished = _text(wish, offer.quoted) if (
+            isinstance(wish, str) if offer.quoted else _is_number(wish)) else None
+        if wished is not None and _folded(wished) not in held:
             values.setdefault(wished, wish)
+        else:
+            wished = None
         texts = [t for t in dict.fromkeys([own, *values]) if t == own or _folded(t) not in held]
         ranked = {r.text: r.logprob for r in self.model.rank(
-            prefill, texts, STRING_END, max_expansions=self.max_expansions)}
+            prefill, texts, STRING_END if offer.quoted else NUMBER_END,
+            max_expansions=self.max_expansions)}
         others = [(logprob, text) for text, logprob in ranked.items() if text != own
                   and (logprob >= self.floor or text == wished)]
         if own not in ranked or not others:
@@ -625,6 +637,30 @@ def _stated_qualifier(place: str, request: str, description: str) -> str | None:
     if any(q.isupper() and q not in _US_STATES.values() for q in shown):
         return None
     return qualifier
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return _folded(a) == _folded(b)
+    return _is_number(a) and _is_number(b) and float(a) == float(b)
+
+
+def _written_once(text: str) -> frozenset[float]:
+    """The numbers ``text`` writes in digits exactly once: one of them held by two
+    arguments of a call is one number copied into the next argument ("10 Hz" as the
+    ``end_range`` too), as SmolLM2 copies a span."""
+    counts: dict[float, int] = {}
+    for written in numbers_in(text):
+        try:
+            number = float(written.replace(",", ""))
+        except ValueError:
+            continue
+        counts[number] = counts.get(number, 0) + 1
+    return frozenset(n for n, count in counts.items() if count == 1)
 
 
 def _folded(text: str) -> str:

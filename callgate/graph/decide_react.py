@@ -342,7 +342,9 @@ class ReactStrategy:
         # 4 verdicts, 0 up, on the whole shared half (README): a chained request gets its
         # second call where it is an ask of its own ("..., then tell me its weather").
         self.covered_unlisted = covered_unlisted
-        # One span of the conversation per argument of a call (ValueChooser.distinct).
+        # One span of the conversation, and one number the request writes once, per
+        # argument of a call (ValueChooser.distinct). Numbers (2026-11-29), on the questions
+        # whose calls held such a number twice: tune 5 up, 0 down; validate 2 up, 0 down.
         self.distinct_args = distinct_args
         self.value_floor = value_floor
         # A request that asks for several things (``callgate.tools.asks``: "... Then get the
