@@ -123,6 +123,13 @@ def test_free_text_arguments_are_the_models_to_write() -> None:
     assert is_free_text("searchQuery", {})
     assert is_free_text("x", {"description": "A free-form summary"})
     assert not is_free_text("city", {"description": "The city name"})
+    assert is_free_text("statement", {"description": "The query the user made"})
+    # "search" and the verb "to query" say what the tool does, not that the value is
+    # composed: a city, a book's name, a version are copied from the request.
+    assert not is_free_text("city", {"description": "The city to search within."})
+    assert not is_free_text("location", {
+        "description": "The location where user wants to search for a restaurant."})
+    assert not is_free_text("version", {"description": "The version of the project to query."})
 
 
 # --- the chooser's policy, with a ranker that replays fixed scores -------------------------------

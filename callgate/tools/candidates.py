@@ -29,7 +29,11 @@ FREE_TEXT_WORDS = frozenset({
     "formula", "function", "equation", "code", "sql", "command", "script", "instruction",
     "instructions", "reason", "date", "time", "datetime", "url", "path", "email",
 })
-_DESCRIBED_FREE = frozenset({"query", "search", "summary", "free", "formula", "expression"})
+# Words of a description that make its argument free text. Not "search" ("The city to
+# search within", "The name of the book to search for" are copied), nor "query" as a verb
+# ("The version of the project to query").
+_DESCRIBED_FREE = frozenset({"query", "summary", "free", "formula", "expression"})
+_VERB_QUERY = re.compile(r"\bto query\b")
 # The last word of a search argument's name (query, search_query, keywords, q), or the word
 # before a last "term", "string" or "text" (search_term, query_string), or the name
 # "search": its value is words to look for, which the conversation holds (``is_search_text``).
@@ -55,7 +59,8 @@ def name_words(name: str) -> list[str]:
 def is_free_text(name: str, spec: dict[str, Any]) -> bool:
     """Whether a string argument is text the model composes rather than copies."""
     words = set(name_words(name))
-    described = set(re.findall(r"[a-z]+", str(spec.get("description") or "").lower()))
+    description = _VERB_QUERY.sub(" ", str(spec.get("description") or "").lower())
+    described = set(re.findall(r"[a-z]+", description))
     return bool(words & FREE_TEXT_WORDS) or bool(described & _DESCRIBED_FREE)
 
 
