@@ -505,6 +505,21 @@ def test_a_number_written_once_is_one_arguments_value() -> None:
     assert choose_wave(ranker, request, args, distinct=False) == args
 
 
+def test_a_number_written_as_a_float_is_held_as_the_same_number() -> None:
+    # The model wrote 10.0 for a number argument, the offers hold 10: moving to " 10"
+    # would be no move at all.
+    wave = {"type": "object", "properties": {
+        "end": {"type": "number"}, "frequency": {"type": "number"}},
+        "required": ["end", "frequency"]}
+    ranker = PerArgumentRanker({"end": {" 10.0": -0.4, " 10": -0.5, " 20": -1.0},
+                                "frequency": {" 10.0": -0.2, " 20": -5.0}})
+    request = "Plot a sine wave at 10 Hz up to 20 radians."
+    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: plot\n")]
+    out = ValueChooser(ranker).choose(prompt, "Action Input: ", {"end": 10.0, "frequency": 10.0},
+                                      wave, request, [], request=request)
+    assert out == {"end": 20, "frequency": 10.0}
+
+
 def test_a_number_the_request_writes_twice_may_stand_for_two_arguments() -> None:
     ranker = PerArgumentRanker({"end": {" 10": -0.5, " 0": -0.6}})
     request = "Plot a sine wave at 10 Hz from 0 to 10 radians."

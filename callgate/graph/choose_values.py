@@ -334,18 +334,18 @@ class ValueChooser:
         """What moving off ``value`` costs (its log-probability less that of the best
         offer no argument of the call holds, or of the model's own ``wish``) and where it
         moves; ``(inf, None)`` when there is nowhere to go."""
-        held = {_text(v, offer.quoted) for v in chosen.values()
+        held = {_held_key(_text(v, offer.quoted)) for v in chosen.values()
                 if (isinstance(v, str) if offer.quoted else _is_number(v))}
-        held = {_folded(t) for t in held}
         values = dict(zip(offer.texts, offer.values, strict=True))
         own = _text(value, offer.quoted)
         wished = _text(wish, offer.quoted) if (
             isinstance(wish, str) if offer.quoted else _is_number(wish)) else None
-        if wished is not None and _folded(wished) not in held:
+        if wished is not None and _held_key(wished) not in held:
             values.setdefault(wished, wish)
         else:
             wished = None
-        texts = [t for t in dict.fromkeys([own, *values]) if t == own or _folded(t) not in held]
+        texts = [t for t in dict.fromkeys([own, *values])
+                 if t == own or _held_key(t) not in held]
         ranked = {r.text: r.logprob for r in self.model.rank(
             prefill, texts, STRING_END if offer.quoted else NUMBER_END,
             max_expansions=self.max_expansions)}
@@ -597,6 +597,15 @@ def _same_value(a: Any, b: Any) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return _folded(a) == _folded(b)
     return _is_number(a) and _is_number(b) and float(a) == float(b)
+
+
+def _held_key(text: str) -> str | float:
+    """What a value's text stands for when telling whether an argument holds it: a
+    number's value (" 10" and " 10.0" are one), else the text folded."""
+    try:
+        return float(text)
+    except ValueError:
+        return _folded(text)
 
 
 def _written_once(text: str) -> frozenset[float]:
