@@ -52,10 +52,13 @@ NUMBER_LOOP = 8  # a number written this many times over, with blanks between, i
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
 INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the results
 # A name written right before a number ("disk 23.1%", "load: 0.5"), or right after it
-# ("23.1% disk"): no comma or other word between.
+# ("23.1% disk"): no comma or other word between, but for what says "is" before a
+# percentage ("the disk is 2.5%", "disk usage is at 23.1%").
 _LABEL = re.compile(r"[^\W\d_]{3,}")
 _KEY = re.compile(r"[^\W\d]+")  # a word, or words joined by "_" (a JSON key)
-_NAME_BEFORE = re.compile(r"([^\W\d_]{3,})[ \t]*[:=]?[ \t]*\Z")
+_NAME_BEFORE = re.compile(r"([^\W\d_]{3,})(?:[ \t]+(?:usage|use|used))?"
+                          r"(?:[ \t]+(?:is|was|stands|sits|currently|now|at))*"
+                          r"[ \t]*[:=]?[ \t]*\Z", re.IGNORECASE)
 # The name after a percentage, "of the total" between them or not ("2.4% disk", "2.4% of
 # the total disk"); a name with a number of its own after it is that one's ("12 March
 # 2027", "cpu 7.3%, memory 2.5%").

@@ -415,6 +415,13 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
                  "2.6% RAM", "2.4% CPU, 2.6% of memory", "The CPU is at 2.4% now",
                  "up 3 minutes", "cpu 2.4%, memory 2.6%"):
         assert misattributed_numbers(fine, [summary]) == [], fine
+    # "is" between a name and its percentage: "The disk is 2.6%" (memory's) was read as
+    # no name's; "is at", "usage is" the same.
+    assert misattributed_numbers("The disk is 2.6% full.", [summary]) == ["2.6"]
+    assert misattributed_numbers("Disk usage is at 2.6%.", [summary]) == ["2.6"]
+    for fine in ("The disk is 23.1% full and memory is 2.6%.", "Disk usage is at 23.1%.",
+                 "It is 2.6%.", "The machine is 2.4% busy."):
+        assert misattributed_numbers(fine, [summary]) == [], fine
     # A number no result holds is an invented one, not this check's.
     assert misattributed_numbers("disk 99%", [summary]) == []
     # A number glued to a unit the results glue to other numbers only: the bundled model
