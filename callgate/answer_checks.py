@@ -52,8 +52,9 @@ NUMBER_LOOP = 8  # a number written this many times over, with blanks between, i
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it
 INVENTED_LIMIT = 3  # invented numbers from which the answer gives way to the results
 # A name written right before a number ("disk 23.1%", "load: 0.5"), or right after it
-# ("23.1% disk"): no comma or other word between, but for what says "is" before a
-# percentage ("the disk is 2.5%", "disk usage is at 23.1%").
+# ("23.1% disk"): no comma or other word between, but before a percentage "usage", "use"
+# or "used", then any of "is", "was", "stands", "sits", "currently", "now" and "at" ("the
+# disk is 2.5%", "disk usage is at 23.1%", "disk at 2.5%").
 _LABEL = re.compile(r"[^\W\d_]{3,}")
 _KEY = re.compile(r"[^\W\d]+")  # a word, or words joined by "_" (a JSON key)
 _NAME_BEFORE = re.compile(r"([^\W\d_]{3,})(?:[ \t]+(?:usage|use|used))?"
@@ -557,12 +558,15 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
         words = {f for w in _LABEL.findall(question.lower()) for f in word_forms(w)}
         counts = {n: v - given for n, v in _counts(results).items() if v - given}
         counted = {n: v for n, v in counts.items() if word_forms(n) & words}
-        # An answer of figures that count nothing counts nothing: percentages, or the
-        # results' named figures no count shares ("2.5" for "memory 2.5%, ... 2 CPUs").
+        # An answer of figures that count nothing counts nothing: percentages, the
+        # results' named figures no count shares ("2.5" for "memory 2.5%, ... 2 CPUs"), or
+        # numbers no result holds ("2.5" for "How many processors", the CPU then at 0.0%).
         named = {v for values in _labels(results).values() for v in values}
         tallies = {v for values in counts.values() for v in values}
-        no_count = stated and all(is_percent or (_near(v, named) and not _near(v, tallies))
-                                  for v, is_percent in stated)
+        known = {v for r in results for n in numbers_in(r) if (v := _value(n)) is not None}
+        no_count = stated and all(
+            is_percent or not _near(v, known) or (_near(v, named) and not _near(v, tallies))
+            for v, is_percent in stated)
         if counted or (counts and no_count):
             figures, counting = counted or counts, True
             asked = list(figures)

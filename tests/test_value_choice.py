@@ -130,6 +130,7 @@ def test_free_text_arguments_are_the_models_to_write() -> None:
     assert not is_free_text("location", {
         "description": "The location where user wants to search for a restaurant."})
     assert not is_free_text("version", {"description": "The version of the project to query."})
+    assert is_free_text("statement", {"description": "The SQL statement to query the database"})
 
 
 # --- the chooser's policy, with a ranker that replays fixed scores -------------------------------
@@ -521,10 +522,22 @@ def test_a_number_written_as_a_float_is_held_as_the_same_number() -> None:
 
 
 def test_a_number_the_request_writes_twice_may_stand_for_two_arguments() -> None:
-    ranker = PerArgumentRanker({"end": {" 10": -0.5, " 0": -0.6}})
-    request = "Plot a sine wave at 10 Hz from 0 to 10 radians."
+    # The end could move to the 3, and would if 10 were written once.
+    ranker = PerArgumentRanker({"end": {" 10": -0.5, " 0": -0.6, " 3": -1.0}})
     args = {"start": 0, "end": 10, "frequency": 10}
-    assert choose_wave(ranker, request, args) == args
+    for request in ("Plot 3 sine waves at 10 Hz from 0 to 10 radians.",
+                    "Plot 3 sine waves on a 10x10 grid."):  # "10x10" writes 10 twice
+        assert choose_wave(ranker, request, args) == args, request
+    moved = choose_wave(ranker, "Plot 3 sine waves at 10 Hz from 0 radians.", args)
+    assert moved == {"start": 0, "end": 3, "frequency": 10}
+
+
+def test_an_integer_past_a_floats_range_is_left_as_it_is() -> None:
+    # A digit loop the model wrote into a number argument no offer serves.
+    huge = int("9" * 400)
+    out = choose_wave(PerArgumentRanker({}), "Plot a sine wave at 10 Hz.",
+                      {"start": huge, "end": huge, "frequency": 10})
+    assert out["start"] == huge and out["frequency"] == 10
 
 
 # --- the ranking on the real model ---------------------------------------------------------------

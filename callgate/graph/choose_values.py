@@ -78,6 +78,7 @@ _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 # A place as such an argument takes it (a name: capitalised): no comma, not already ending
 # in a code ("Berkeley CA").
 _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
+_TIMES = re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)")  # "512x512": two numbers
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
 
 
@@ -279,13 +280,13 @@ class ValueChooser:
                   required: set[str], request: str = "") -> dict[str, Any]:
         """One span per argument (see the module docstring): where two arguments of the
         call hold the same string, or the same number ``request`` writes once, and one of
-        them took it from the conversation's offers, an optional one of them is dropped,
+        them was chosen among the conversation's offers, an optional one of them is dropped,
         or the one that loses less by moving to its next-best value (an offer no argument
         holds, or the model's own wish) moves."""
         out = dict(chosen)
         once = _written_once(request)
         held = [n for n in out if isinstance(out[n], str) and out[n].strip() or (
-            _is_number(out[n]) and float(out[n]) in once)]
+            _as_float(out[n]) in once)]
         for index, name in enumerate(held):
             holder = next((n for n in held[:index] if n in out and name in out
                            and _same_value(out[n], out[name])), None)
@@ -329,23 +330,24 @@ class ValueChooser:
                 out[name] = f"{value},{ranked[0].text}"
         return out
 
-    def _next_best(self, prefill: list[AnyMessage], offer: _Offer, value: str, wish: Any,
-                   chosen: dict[str, Any]) -> tuple[float, Any]:
-        """What moving off ``value`` costs (its log-probability less that of the best
-        offer no argument of the call holds, or of the model's own ``wish``) and where it
-        moves; ``(inf, None)`` when there is nowhere to go."""
-        held = {_held_key(_text(v, offer.quoted)) for v in chosen.values()
+    def _next_best(self, prefill: list[AnyMessage], offer: _Offer, value: str | float,
+                   wish: Any, chosen: dict[str, Any]) -> tuple[float, Any]:
+        """What moving off ``value`` (a span, or a number where ``offer`` holds numbers)
+        costs (its log-probability less that of the best offer no argument of the call
+        holds, or of the model's own ``wish``) and where it moves; ``(inf, None)`` when
+        there is nowhere to go."""
+        held = {_held_key(_text(v, offer.quoted), offer.quoted) for v in chosen.values()
                 if (isinstance(v, str) if offer.quoted else _is_number(v))}
         values = dict(zip(offer.texts, offer.values, strict=True))
         own = _text(value, offer.quoted)
         wished = _text(wish, offer.quoted) if (
             isinstance(wish, str) if offer.quoted else _is_number(wish)) else None
-        if wished is not None and _held_key(wished) not in held:
+        if wished is not None and _held_key(wished, offer.quoted) not in held:
             values.setdefault(wished, wish)
         else:
             wished = None
         texts = [t for t in dict.fromkeys([own, *values])
-                 if t == own or _held_key(t) not in held]
+                 if t == own or _held_key(t, offer.quoted) not in held]
         ranked = {r.text: r.logprob for r in self.model.rank(
             prefill, texts, STRING_END if offer.quoted else NUMBER_END,
             max_expansions=self.max_expansions)}
@@ -593,27 +595,41 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _as_float(value: Any) -> float | None:
+    """A number argument's value as a float; None for anything else, or an integer past
+    a float's range (a digit loop)."""
+    if not _is_number(value):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
 def _same_value(a: Any, b: Any) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return _folded(a) == _folded(b)
-    return _is_number(a) and _is_number(b) and float(a) == float(b)
+    return _as_float(a) is not None and _as_float(a) == _as_float(b)
 
 
-def _held_key(text: str) -> str | float:
+def _held_key(text: str, quoted: bool) -> str | float:
     """What a value's text stands for when telling whether an argument holds it: a
-    number's value (" 10" and " 10.0" are one), else the text folded."""
-    try:
-        return float(text)
-    except ValueError:
-        return _folded(text)
+    number's value (" 10" and " 10.0" are one), a string's folded text ("1.10" is not
+    "1.1")."""
+    if not quoted:
+        try:
+            return float(text)
+        except (ValueError, OverflowError):
+            pass
+    return _folded(text)
 
 
 def _written_once(text: str) -> frozenset[float]:
     """The numbers ``text`` writes in digits exactly once: one of them held by two
     arguments of a call is one number copied into the next argument ("10 Hz" as the
-    ``end_range`` too), as SmolLM2 copies a span."""
+    ``end_range`` too), as SmolLM2 copies a span. "512x512" writes 512 twice."""
     counts: dict[float, int] = {}
-    for written in numbers_in(text):
+    for written in numbers_in(_TIMES.sub(" x ", text)):
         try:
             number = float(written.replace(",", ""))
         except ValueError:

@@ -29,10 +29,10 @@ FREE_TEXT_WORDS = frozenset({
     "formula", "function", "equation", "code", "sql", "command", "script", "instruction",
     "instructions", "reason", "date", "time", "datetime", "url", "path", "email",
 })
-# Words of a description that make its argument free text. Not "search" ("The city to
-# search within", "The name of the book to search for" are copied), nor "query" as a verb
-# ("The version of the project to query").
-_DESCRIBED_FREE = frozenset({"query", "summary", "free", "formula", "expression"})
+# Words of a description that make its argument free text (an SQL statement is composed).
+# Not "search" ("The city to search within", "The name of the book to search for" are
+# copied), nor "query" as a verb ("The version of the project to query").
+_DESCRIBED_FREE = frozenset({"query", "summary", "free", "formula", "expression", "sql"})
 _VERB_QUERY = re.compile(r"\bto query\b")
 # The last word of a search argument's name (query, search_query, keywords, q), or the word
 # before a last "term", "string" or "text" (search_term, query_string), or the name

@@ -604,7 +604,12 @@ def _walk(value: Any, schema: dict[str, Any], path: str, context: _Context,
     if value is None or isinstance(value, bool) or _supplied(schema, value):
         return
     if isinstance(value, int | float):
-        if not context.has_number(float(value)):
+        try:
+            number = float(value)
+        except OverflowError:  # a digit loop past a float's range: no number given
+            found.append((path, value))
+            return
+        if not context.has_number(number):
             found.append((path, value))
     elif isinstance(value, str):
         if not context.has_string(value):
