@@ -169,8 +169,8 @@ class ValueChooser:
         properties = schema.get("properties") or {}
         required = set(schema.get("required") or [])
         chosen: dict[str, Any] = dict(settled or {})
-        # The open offers of the arguments chosen among them: spans, numbers.
-        spans_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}
+        # The open offers (spans, numbers) of the arguments chosen among them.
+        offers_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}
         asked = set(mentioned_arguments(schema, request)) | set(
             affirmed_flags(schema, request)) if self.unstated_flags and request else None
         for name, value in args.items():
@@ -205,9 +205,9 @@ class ValueChooser:
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
             if not offer.closed:
-                spans_of[name] = (prefill, offer)
+                offers_of[name] = (prefill, offer)
         if self.distinct:
-            chosen = self._distinct(args, chosen, spans_of, required, self.focus or request)
+            chosen = self._distinct(args, chosen, offers_of, required, self.focus or request)
         if self.date_formats:
             chosen = {name: _in_format(value, properties.get(name))
                       for name, value in chosen.items()}
@@ -276,7 +276,7 @@ class ValueChooser:
         return args
 
     def _distinct(self, wishes: dict[str, Any], chosen: dict[str, Any],
-                  spans_of: dict[str, tuple[list[AnyMessage], _Offer]],
+                  offers_of: dict[str, tuple[list[AnyMessage], _Offer]],
                   required: set[str], request: str = "") -> dict[str, Any]:
         """One span per argument (see the module docstring): where two arguments of the
         call hold the same string, or the same number ``request`` writes once, and one of
@@ -290,8 +290,8 @@ class ValueChooser:
         for index, name in enumerate(held):
             holder = next((n for n in held[:index] if n in out and name in out
                            and _same_value(out[n], out[name])), None)
-            pair = [n for n in (holder, name) if n is not None and n in spans_of
-                    and spans_of[n][1].quoted == isinstance(out[n], str)]
+            pair = [n for n in (holder, name) if n is not None and n in offers_of
+                    and offers_of[n][1].quoted == isinstance(out[n], str)]
             if holder is None or not pair:
                 continue
             optional = [n for n in pair if n not in required]
@@ -300,7 +300,7 @@ class ValueChooser:
                 continue
             # Ranked at their own prefills, which hold the call as first chosen: close
             # enough to settle which of the two the span fits worse.
-            moves = [(*self._next_best(*spans_of[n], out[n], wishes.get(n), out), n)
+            moves = [(*self._next_best(*offers_of[n], out[n], wishes.get(n), out), n)
                      for n in pair]
             _, value, mover = min(moves, key=lambda move: move[0])
             if value is not None:

@@ -128,7 +128,8 @@ def _no_answer(problems: list[Problem]) -> str:
 def _brief(error: str | None, limit: int = ERROR_CHARS) -> str:
     """An error's first line, cut at ``limit`` characters: a library's exception can run
     to hundreds (a DNS failure's whole query record); the tool event keeps all of it."""
-    line = (error or "").strip().splitlines()[0] if (error or "").strip() else ""
+    lines = (error or "").strip().splitlines()
+    line = lines[0] if lines else ""
     return line if len(line) <= limit else line[:limit].rstrip() + " …"
 
 
