@@ -743,3 +743,23 @@ def test_a_failed_calls_long_error_is_cut_short_in_the_answer_and_kept_whole_in_
     assert answer.startswith("I could not answer: the call to web_search did not complete")
     assert answer.endswith(" …).") and "second line" not in answer and len(answer) < 300
     assert "second line" in out["problems"][0]["error"]
+
+
+def test_a_failed_calls_error_that_heads_its_reason_keeps_the_reason_in_the_answer() -> None:
+    # pydantic's error names the model on its first line and the field and reason on the
+    # lines after: the first line alone told the user nothing of what went wrong.
+    from pydantic import BaseModel
+
+    class Forecast(BaseModel):
+        city: str
+        days: int
+
+    def weather(city: str) -> str:
+        """The forecast for a city."""
+        return Forecast.model_validate({"city": city}).model_dump_json()
+
+    out = run([tool_call("weather", {"city": "Paris"}), AIMessage("")],
+              [weather], "What is the weather in Paris?")
+    answer = out["final_answer"]
+    assert "1 validation error for Forecast: days Field required" in answer, answer
+    assert len(answer) < 300

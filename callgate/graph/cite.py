@@ -127,10 +127,20 @@ def _no_answer(problems: list[Problem]) -> str:
 
 def _brief(error: str | None, limit: int = ERROR_CHARS) -> str:
     """An error's first line, cut at ``limit`` characters: a library's exception can run
-    to hundreds (a DNS failure's whole query record); the tool event keeps all of it."""
-    lines = (error or "").strip().splitlines()
+    to hundreds (a DNS failure's whole query record); the tool event keeps all of it. A
+    first line that only heads the reason ("ValidationError: 1 validation error for
+    get_weather", "… failed:") is followed by the lines after it, run together."""
+    lines = [" ".join(line.split()) for line in (error or "").strip().splitlines()]
+    lines = [line for line in lines if line]
     line = lines[0] if lines else ""
+    if len(lines) > 1 and _HEADER.search(line):
+        line = " ".join([line.rstrip(":") + ":", *lines[1:]])
     return line if len(line) <= limit else line[:limit].rstrip() + " …"
+
+
+# A first line that names a failure without its reason: a colon at its end, or pydantic's
+# "N validation error(s) for MODEL", whose fields and reasons come on the lines after it.
+_HEADER = re.compile(r":$|\bvalidation errors? for \S+$")
 
 
 def _from_results(found: list[ToolEvent]) -> str:
