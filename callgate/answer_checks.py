@@ -46,6 +46,9 @@ _ANSWER_LABEL = re.compile(
 # The loop's labels, as a reply the model goes on writing starts them again.
 _LABEL_STARTS = ("final answer", "the final answer", "the answer is", "answer", "action input",
                  "action", "thought", "observation", "sources")
+# One of the loop's labels in capitals ending a sentence ("… is FINAL.", "FINAL ANSWER").
+_CAPITAL_LABEL = re.compile(r"\b(?:FINAL(?:\s+ANSWER)?|ACTION(?:\s+INPUT)?|OBSERVATION|THOUGHT)"
+                            r"[\s:.!]*$")
 _FRAGMENT = re.compile(r"[^\W\d_]+(?:[ \t]+[^\W\d_]+)?")  # one or two words, no digits
 _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
 NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
@@ -188,9 +191,14 @@ def drop_echoes(text: str) -> tuple[str, bool]:
 def drop_answer_labels(text: str) -> tuple[str, bool]:
     """Remove the answer label from sentences that start with it ("The final answer is:
     391" becomes "391"), and sentences that say no more than it ("The final answer is
-    empty.") or than an earlier sentence ("2.4%", then "The answer is: 2.4%")."""
+    empty.") or than an earlier sentence ("2.4%", then "The answer is: 2.4%"), or that run
+    into one of the loop's labels in capitals ("The weather in Paris is FINAL.": the model
+    writing the reply format, not an answer)."""
     kept, dropped = [], False
     for part in _SENTENCE.findall(text):
+        if _CAPITAL_LABEL.search(part):
+            dropped = True
+            continue
         label = _ANSWER_LABEL.match(part)
         if label:
             dropped = True

@@ -318,6 +318,14 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     # Without "final" only with a colon: "The answer is 4." above is a sentence.
     assert drop_answer_labels("The answer is: 4") == ("4", True)
     assert drop_answer_labels("It is Paris.\n\nThe answer is:") == ("It is Paris.", True)
+    # A sentence running into a loop label in capitals (`callgate ask "What is the weather in
+    # Paris?"` on the bundled model, no tool offered: "… The weather in Paris is FINAL.").
+    assert drop_answer_labels("Paris, France\n\nThe weather in Paris is FINAL.") == (
+        "Paris, France", True)
+    assert drop_answer_labels("It rains. ACTION INPUT:") == ("It rains.", True)
+    # The word itself is no label: a capital inside a sentence, or a word of the answer.
+    assert drop_answer_labels("The FINAL score was 3-1.") == ("The FINAL score was 3-1.", False)
+    assert drop_answer_labels("It is the final.") == ("It is the final.", False)
 
 
 def test_the_question_said_again_goes_and_a_label_leaves_no_double() -> None:
@@ -763,3 +771,11 @@ def test_a_failed_calls_error_that_heads_its_reason_keeps_the_reason_in_the_answ
     answer = out["final_answer"]
     assert "1 validation error for Forecast: days Field required" in answer, answer
     assert len(answer) < 300
+
+
+def test_a_sentence_running_into_the_loops_label_never_reaches_the_user() -> None:
+    # Scripted model: the bundled model's reply to `callgate ask "What is the weather in
+    # Paris?"`, where no tool was offered.
+    out = run([AIMessage("Paris, France\n\nThe weather in Paris is FINAL.")], [system_stats],
+              "What is the weather in Paris?")
+    assert "FINAL" not in out["final_answer"] and "answer label removed" in out["answer_checks"]
