@@ -69,9 +69,11 @@ _NAME_BEFORE = re.compile(r"([^\W\d_]{3,})(?:[ \t]+(?:usage|use|used))?"
 _NAME_AFTER = re.compile(r"[ \t]*%[ \t]*(?:of[ \t]+(?:the[ \t]+)?(?:total[ \t]+)?)?"
                          r"([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
 _PERCENT = re.compile(r"[ \t]*%")
-# A word of four letters or more right after a number: what it counts ("2 CPUs"); shorter
-# ones are units more often than not ("23.0 of 23.5 GiB": the GiB are both numbers').
-_COUNTED = re.compile(r"[ \t]+([^\W\d_]{4,})\b")
+# A word of three letters or more right after a number: what it counts ("2 CPUs", "2.17
+# CPU cores"). The results' counts are read from words of four or more (``counts``):
+# shorter ones are units more often than not ("23.0 of 23.5 GiB": the GiB are both
+# numbers'), so a unit of the answer counts nothing the results count.
+_COUNTED = re.compile(r"[ \t]+([^\W\d_]{3,})\b")
 # A line that opens with a label of one to three words and a colon ("Disk usage: "), a
 # list's bullet aside: what follows is that label's value.
 _LINE_LABEL = re.compile(r"(?m)^[ \t]*(?:[-*•][ \t]*)?((?:[^\W\d_]+[ \t]+){0,2}[^\W\d_]+)"

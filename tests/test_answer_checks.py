@@ -523,6 +523,10 @@ def test_a_results_figure_counting_what_the_results_count_with_another_gives_way
     assert misattributed_numbers(answer, [stats]) == ["2.5"]
     check = check_answer(answer, results=[stats], user=["How many CPUs does it have?"])
     assert gives_way(check, True)
+    # The count's word written short (answer set at a9c3176, the load average 2.17 when the
+    # machine had been busy): "2.17 CPU cores" where the results say "load … 2.17, 2 CPUs".
+    busy = stats.replace("0.52 0.25 0.39", "0.61 1.28 2.17")
+    assert misattributed_numbers("The computer has 2.17 CPU cores, 2.", [busy]) == ["2.17"]
     recipe = "Bake the lemon cake at 175 degrees Celsius for 40 minutes. It needs 3 eggs."
     assert misattributed_numbers("It bakes at 40 degrees for 175 minutes.", [recipe]) == [
         "40", "175"]
