@@ -783,3 +783,27 @@ def test_a_sentence_running_into_the_loops_label_never_reaches_the_user() -> Non
     out = run([AIMessage("Paris, France\n\nThe weather in Paris is FINAL.")], [system_stats],
               "What is the weather in Paris?")
     assert "FINAL" not in out["final_answer"] and "answer label removed" in out["answer_checks"]
+
+
+def test_an_answer_with_invented_numbers_after_a_refused_call_gives_way_to_the_refusal(
+) -> None:
+    # Scripted model: the bundled model's reply to `callgate ask "Compute the tax on my
+    # salary with the calculator"`. Grounding refused its call, and answering the refusal it
+    # wrote the refused value as the answer, which no result holds.
+    def run_refused(answer: str) -> dict[str, Any]:
+        script = [tool_call("calculator", {"expression": "1.00000000000000001"}),
+                  AIMessage(answer)]
+        agent = build_agent(ScriptedChatModel(script=script), [calculator], grounding=True)
+        return agent.invoke({"messages": [HumanMessage(
+            "Compute the tax on my salary with the calculator")]})
+
+    out = run_refused("1.00000000000000001")
+    assert out["final_answer"] == (
+        "I could not answer: 'calculator' was called with values that appear nowhere in the "
+        "conversation (expression='1.00000000000000001').")
+    assert out["answer_source"] == "loop" and out["tool_events"] == []
+    assert "an answer with invented numbers after a refused call removed" in out["answer_checks"]
+    # An answer that states no invented number is the model's to give.
+    out = run_refused("I need your salary to compute the tax.")
+    assert out["final_answer"] == "I need your salary to compute the tax."
+    assert out["answer_source"] == "model"

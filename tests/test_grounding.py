@@ -257,7 +257,7 @@ def test_search_queries_and_prompts_are_free_text() -> None:
 def test_only_the_last_corrections_refusal_is_what_failed() -> None:
     from langchain_core.messages import AIMessage, ToolMessage
 
-    from callgate.graph.finalize import _refusals
+    from callgate.graph.finalize import last_refusals
     from callgate.tools.grounding import CORRECTION_MARK
 
     refusal = ToolMessage("'f' was called with values that appear nowhere (x=1).",
@@ -265,8 +265,8 @@ def test_only_the_last_corrections_refusal_is_what_failed() -> None:
                           additional_kwargs={**CORRECTION_MARK,
                                              "callgate_refusal": "ungrounded"})
     request, call = HumanMessage("question"), AIMessage("Action: f")
-    assert _refusals([request, call, refusal, AIMessage("Final Answer:")]) == [refusal.text]
+    assert last_refusals([request, call, refusal, AIMessage("Final Answer:")]) == [refusal.text]
     # Refused in an earlier step, then corrected into a call that ran: not what failed now.
     ran = ToolMessage("[f] 2", tool_call_id="c2")
-    assert _refusals([request, call, refusal, AIMessage("Action: f"), ran,
+    assert last_refusals([request, call, refusal, AIMessage("Action: f"), ran,
                       AIMessage("Action Input: {")]) == []

@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from callgate.answer_checks import AnswerCheck, check_answer, copies_summary, gives_way
 from callgate.graph.cancellation import end_run, is_cancelled
 from callgate.graph.context import Context
-from callgate.graph.finalize import cancelled_text
+from callgate.graph.finalize import cancelled_text, for_user, last_refusals
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
 from callgate.sanitize import sanitize
@@ -83,6 +83,13 @@ def make_cite(settings: LoopSettings):
             # X10" for X9): the loop says what failed instead.
             text = ""
             check.notes.append("the answer copied a failed call's summary line")
+        refused = last_refusals(state.get("messages") or []) if source == "model" else []
+        if not usable and refused and check.invented_numbers:
+            # Answering the refusal of a call with invented values, SmolLM2 states numbers
+            # no result holds, often the refused value itself ("1.00000000000000001" for a
+            # calculator call): the refusal is what the user needs to read.
+            text, source = "", "loop"
+            check.notes.append("an answer with invented numbers after a refused call removed")
         if usable and (not text or gives_way(check, True)):
             # The model's answer failed its checks: what the tools returned is the answer.
             text, cited, source = _from_results(list(usable.values())), [], "results"
@@ -92,7 +99,7 @@ def make_cite(settings: LoopSettings):
         citations = [Citation(id=rid, tool=usable[rid]["tool"], explicit=explicit,
                               sources=usable[rid]["sources"]) for rid in cited]
         problems = problems_of(turn)
-        final = text or _no_answer(problems)
+        final = text or _no_answer(problems, refused)
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         end_run(config, runtime.store)
@@ -117,9 +124,9 @@ def problems_of(events: list[ToolEvent]) -> list[Problem]:
             for e in events if e["outcome"] != "ok"]
 
 
-def _no_answer(problems: list[Problem]) -> str:
+def _no_answer(problems: list[Problem], refused: list[str]) -> str:
     if not problems:
-        return NO_ANSWER
+        return f"I could not answer: {_brief(for_user(refused[-1]))}." if refused else NO_ANSWER
     first = problems[0]
     return (f"I could not answer: the call to {first['tool']} did not complete "
             f"({first['outcome']}: {_brief(first['error'])}).")

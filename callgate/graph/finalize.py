@@ -125,7 +125,7 @@ def failed_text(state: AgentState) -> str:
     turn = (state.get("tool_events") or [])[state.get("turn_start", 0):]
     errors = [e["error"] for e in turn if e.get("outcome") == "invalid" and e.get("error")]
     last = [e for e in state.get("validation_errors") or [] if e.get("error")]
-    refused = _refusals(state.get("messages") or [])
+    refused = last_refusals(state.get("messages") or [])
     if refused and last and last[-1].get("id") is None:
         # Values refused by grounding, then a reply to that correction that could not be
         # read (SmolLM2 gives up with an empty answer): the refusal is what went wrong.
@@ -137,7 +137,7 @@ def failed_text(state: AgentState) -> str:
             f"after a correction ({clip(detail, 300)}).")
 
 
-def _refusals(messages: list[AnyMessage]) -> list[str]:
+def last_refusals(messages: list[AnyMessage]) -> list[str]:
     """The grounding refusals of the correction the model's last reply answered (an earlier
     step's refusal, corrected then, is not what failed now)."""
     found: list[str] = []
