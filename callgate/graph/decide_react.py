@@ -784,6 +784,9 @@ class ReactStrategy:
                                 request=request)
         numbers = self._numbers_left(state) if serving is None else unused_numbers(
             serving.text, [c["args"] for c in self.calls_so_far(state)])
+        # A number item is keyed as a number ("64725.0"), so it moves into number arguments
+        # only: keyed as written too, string arguments (ids) took leftover numbers ("2023",
+        # "03" as alert ids) and no reply gained (tune: 5 changed, 0 up; reports/README.md).
         left = [_item_keys(item) for item in numbers or []]
         # Not in a reply to a correction: there a restated call is how the model gives up
         # (moved on, it became a call on BFCL's irrelevance questions).
