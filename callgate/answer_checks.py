@@ -46,9 +46,9 @@ _ANSWER_LABEL = re.compile(
 # The loop's labels, as a reply the model goes on writing starts them again.
 _LABEL_STARTS = ("final answer", "the final answer", "the answer is", "answer", "action input",
                  "action", "thought", "observation", "sources")
-# One of the loop's labels in capitals ending a sentence ("… is FINAL.", "FINAL ANSWER").
-_CAPITAL_LABEL = re.compile(r"\b(?:FINAL(?:\s+ANSWER)?|ACTION(?:\s+INPUT)?|OBSERVATION|THOUGHT)"
-                            r"[\s:.!]*$")
+# One of the loop's two-word labels in capitals ending a sentence ("42 FINAL ANSWER:").
+# Not one word alone: "All sales are FINAL." is a sentence.
+_CAPITAL_LABEL = re.compile(r"[ \t]*\b(?:FINAL[ \t]+ANSWER|ACTION[ \t]+INPUT)[ \t]*:?[ \t]*$")
 _FRAGMENT = re.compile(r"[^\W\d_]+(?:[ \t]+[^\W\d_]+)?")  # one or two words, no digits
 _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
 NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
@@ -70,7 +70,8 @@ _NAME_AFTER = re.compile(r"[ \t]*%[ \t]*(?:of[ \t]+(?:the[ \t]+)?(?:total[ \t]+)
                          r"([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
 _PERCENT = re.compile(r"[ \t]*%")
 # A word of three letters or more right after a number: what it counts ("2 CPUs", "2.17
-# CPU cores"). The results' counts are read from words of four or more (``counts``):
+# CPU cores"; of three letters, only after a fraction, which no count is: "1 CPU is busy"
+# need not count the CPUs). The results' counts are read from words of four or more (``counts``):
 # shorter ones are units more often than not ("23.0 of 23.5 GiB": the GiB are both
 # numbers'), so a unit of the answer counts nothing the results count.
 _COUNTED = re.compile(r"[ \t]+([^\W\d_]{3,})\b")
@@ -193,14 +194,16 @@ def drop_echoes(text: str) -> tuple[str, bool]:
 def drop_answer_labels(text: str) -> tuple[str, bool]:
     """Remove the answer label from sentences that start with it ("The final answer is:
     391" becomes "391"), and sentences that say no more than it ("The final answer is
-    empty.") or than an earlier sentence ("2.4%", then "The answer is: 2.4%"), or that run
-    into one of the loop's labels in capitals ("The weather in Paris is FINAL.": the model
-    writing the reply format, not an answer)."""
+    empty.") or than an earlier sentence ("2.4%", then "The answer is: 2.4%"); and a
+    two-word label in capitals at a sentence's end ("42 FINAL ANSWER:" becomes "42": the
+    model starting the reply format again)."""
     kept, dropped = [], False
     for part in _SENTENCE.findall(text):
-        if _CAPITAL_LABEL.search(part):
+        if label := _CAPITAL_LABEL.search(part):
             dropped = True
-            continue
+            part = part[:label.start()]
+            if not part.strip():
+                continue
         label = _ANSWER_LABEL.match(part)
         if label:
             dropped = True
@@ -491,6 +494,8 @@ def _miscounted(text: str, number: re.Match[str], value: float,
     results give the number to another name: a figure ("memory 2.5%") or a count of
     another word ("40 degrees" for "175 degrees ... for 40 minutes")."""
     count = _COUNTED.match(text, number.end())
+    if count and len(count[1]) == 3 and value.is_integer():
+        return False  # "1 CPU is busy": a short word counts only where no count can be
     forms = word_forms(count[1].lower()) if count else set()
     held = [values for name, values in counts.items() if word_forms(name) & forms]
     if not held or any(_near(value, values) for name, values in counted.items()

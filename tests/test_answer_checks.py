@@ -318,14 +318,16 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     # Without "final" only with a colon: "The answer is 4." above is a sentence.
     assert drop_answer_labels("The answer is: 4") == ("4", True)
     assert drop_answer_labels("It is Paris.\n\nThe answer is:") == ("It is Paris.", True)
-    # A sentence running into a loop label in capitals (`callgate ask "What is the weather in
-    # Paris?"` on the bundled model, no tool offered: "… The weather in Paris is FINAL.").
-    assert drop_answer_labels("Paris, France\n\nThe weather in Paris is FINAL.") == (
-        "Paris, France", True)
+    # A two-word loop label in capitals at a sentence's end: the model starting the reply
+    # format again; what comes before it stays.
+    assert drop_answer_labels("42 FINAL ANSWER:") == ("42", True)
     assert drop_answer_labels("It rains. ACTION INPUT:") == ("It rains.", True)
-    # The word itself is no label: a capital inside a sentence, or a word of the answer.
-    assert drop_answer_labels("The FINAL score was 3-1.") == ("The FINAL score was 3-1.", False)
-    assert drop_answer_labels("It is the final.") == ("It is the final.", False)
+    # One capital word is no label (found in review): "All sales are FINAL." is a sentence,
+    # and so, lexically, is the bundled model's "The weather in Paris is FINAL." (`callgate
+    # ask "What is the weather in Paris?"`, no tool offered), which stays.
+    for sentence in ["All sales are FINAL.", "Lakers 110, Celtics 102, FINAL.",
+                     "The FINAL score was 3-1.", "It is the final.", "He shouted: ACTION!"]:
+        assert drop_answer_labels(sentence) == (sentence, False), sentence
 
 
 def test_the_question_said_again_goes_and_a_label_leaves_no_double() -> None:
@@ -527,6 +529,10 @@ def test_a_results_figure_counting_what_the_results_count_with_another_gives_way
     # machine had been busy): "2.17 CPU cores" where the results say "load … 2.17, 2 CPUs".
     busy = stats.replace("0.52 0.25 0.39", "0.61 1.28 2.17")
     assert misattributed_numbers("The computer has 2.17 CPU cores, 2.", [busy]) == ["2.17"]
+    # A whole number before a short word need not count what the results count (found in
+    # review: "1 CPU is busy" beside a load of 1.28).
+    assert misattributed_numbers("The load is 2.17, so about 1 CPU is busy out of 2 CPUs.",
+                                 [busy]) == []
     recipe = "Bake the lemon cake at 175 degrees Celsius for 40 minutes. It needs 3 eggs."
     assert misattributed_numbers("It bakes at 40 degrees for 175 minutes.", [recipe]) == [
         "40", "175"]
@@ -777,12 +783,12 @@ def test_a_failed_calls_error_that_heads_its_reason_keeps_the_reason_in_the_answ
     assert len(answer) < 300
 
 
-def test_a_sentence_running_into_the_loops_label_never_reaches_the_user() -> None:
-    # Scripted model: the bundled model's reply to `callgate ask "What is the weather in
-    # Paris?"`, where no tool was offered.
-    out = run([AIMessage("Paris, France\n\nThe weather in Paris is FINAL.")], [system_stats],
+def test_a_two_word_loop_label_at_the_end_never_reaches_the_user() -> None:
+    # Scripted model: an answer that starts the reply format again after its content.
+    out = run([AIMessage("It is 15 degrees in Paris. FINAL ANSWER:")], [system_stats],
               "What is the weather in Paris?")
-    assert "FINAL" not in out["final_answer"] and "answer label removed" in out["answer_checks"]
+    assert out["final_answer"] == "It is 15 degrees in Paris."
+    assert "answer label removed" in out["answer_checks"]
 
 
 def test_an_answer_with_invented_numbers_after_a_refused_call_gives_way_to_the_refusal(
@@ -803,7 +809,16 @@ def test_an_answer_with_invented_numbers_after_a_refused_call_gives_way_to_the_r
         "conversation (expression='1.00000000000000001').")
     assert out["answer_source"] == "loop" and out["tool_events"] == []
     assert "an answer with invented numbers after a refused call removed" in out["answer_checks"]
-    # An answer that states no invented number is the model's to give.
+    # An answer that states no invented number is the model's to give; so is a figure it
+    # worked out itself, not the refused value (found in review), flagged as elsewhere.
     out = run_refused("I need your salary to compute the tax.")
     assert out["final_answer"] == "I need your salary to compute the tax."
     assert out["answer_source"] == "model"
+    # An answer with nothing left to say (a citation of no result) gives way to it too.
+    out = run_refused("[R9]")
+    assert out["final_answer"].startswith("I could not answer: 'calculator' was called")
+    assert out["answer_source"] == "loop"
+    out = run_refused("There are 86,400 seconds in a day.")
+    assert out["final_answer"] == "There are 86,400 seconds in a day."
+    assert out["answer_source"] == "model" and out["answer_checks"] == [
+        "numbers in no result or question: 86,400"]

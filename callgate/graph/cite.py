@@ -84,10 +84,11 @@ def make_cite(settings: LoopSettings):
             text = ""
             check.notes.append("the answer copied a failed call's summary line")
         refused = last_refusals(state.get("messages") or []) if source == "model" else []
-        if not usable and refused and check.invented_numbers:
-            # Answering the refusal of a call with invented values, SmolLM2 states numbers
-            # no result holds, often the refused value itself ("1.00000000000000001" for a
-            # calculator call): the refusal is what the user needs to read.
+        if not usable and refused and _restates_refused(text, check.invented_numbers, refused):
+            # Answering the refusal of a call with invented values, SmolLM2 gives the refused
+            # value as the answer ("1.00000000000000001" for a calculator call): the refusal
+            # is what the user needs to read. A figure the model worked out itself ("The
+            # area is 25.") stays, flagged, as elsewhere (``gives_way``).
             text, source = "", "loop"
             check.notes.append("an answer with invented numbers after a refused call removed")
         if usable and (not text or gives_way(check, True)):
@@ -100,6 +101,8 @@ def make_cite(settings: LoopSettings):
                               sources=usable[rid]["sources"]) for rid in cited]
         problems = problems_of(turn)
         final = text or _no_answer(problems, refused)
+        if not text and refused and not problems:
+            source = "loop"  # the refusal, in the loop's words
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         end_run(config, runtime.store)
@@ -116,6 +119,16 @@ def make_cite(settings: LoopSettings):
         }
 
     return cite
+
+
+def _restates_refused(text: str, invented: list[str], refused: list[str]) -> bool:
+    """Whether an answer's invented numbers are a refused call's values, or all it says."""
+    if not invented:
+        return False
+    refusals = " ".join(refused)
+    words = re.sub(r"[\d.,%+-]+", " ", text)
+    return any(re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", refusals) for n in invented) or (
+        not re.search(r"[^\W\d_]", words))
 
 
 def problems_of(events: list[ToolEvent]) -> list[Problem]:
