@@ -781,6 +781,15 @@ def test_a_failed_calls_error_that_heads_its_reason_keeps_the_reason_in_the_answ
     answer = out["final_answer"]
     assert "1 validation error for Forecast: days Field required" in answer, answer
     assert len(answer) < 300
+    # Several fields: each reason, without pydantic's "[type=…]" detail and link (review).
+    from callgate.graph.cite import _brief
+
+    try:
+        Forecast.model_validate({"city": 3})
+    except ValueError as exc:
+        brief = _brief(f"{type(exc).__name__}: {exc}")
+    assert brief == ("ValidationError: 2 validation errors for Forecast: city Input should be a "
+                     "valid string days Field required")
 
 
 def test_a_two_word_loop_label_at_the_end_never_reaches_the_user() -> None:

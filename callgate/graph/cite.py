@@ -154,13 +154,18 @@ def _brief(error: str | None, limit: int = ERROR_CHARS) -> str:
     lines = [line for line in lines if line]
     line = lines[0] if lines else ""
     if len(lines) > 1 and _HEADER.search(line):
-        line = " ".join([line.rstrip(":") + ":", *lines[1:]])
+        reasons = [_PYDANTIC_DETAIL.sub("", rest) for rest in lines[1:]
+                   if not rest.startswith("For further information")]
+        line = " ".join([line.rstrip(":") + ":", *reasons])
     return line if len(line) <= limit else line[:limit].rstrip() + " …"
 
 
 # A first line that names a failure without its reason: a colon at its end, or pydantic's
 # "N validation error(s) for MODEL", whose fields and reasons come on the lines after it.
 _HEADER = re.compile(r":$|\bvalidation errors? for \S+$")
+# pydantic's detail after each reason ("[type=missing, input_value={...}, input_type=dict]"),
+# which would spend the sentence's characters before the next field's reason.
+_PYDANTIC_DETAIL = re.compile(r"\s*\[type=[^\]]*\]")
 
 
 def _from_results(found: list[ToolEvent]) -> str:
