@@ -89,7 +89,7 @@ def make_cite(settings: LoopSettings):
             # value as the answer ("1.00000000000000001" for a calculator call): the refusal
             # is what the user needs to read. A figure the model worked out itself ("The
             # area is 25.") stays, flagged, as elsewhere (``gives_way``).
-            text, source = "", "loop"
+            text = ""
             check.notes.append("an answer with invented numbers after a refused call removed")
         if usable and (not text or gives_way(check, True)):
             # The model's answer failed its checks: what the tools returned is the answer.
@@ -101,8 +101,8 @@ def make_cite(settings: LoopSettings):
                               sources=usable[rid]["sources"]) for rid in cited]
         problems = problems_of(turn)
         final = text or _no_answer(problems, refused)
-        if not text and refused and not problems:
-            source = "loop"  # the refusal, in the loop's words
+        if not text and refused:
+            source = "loop"  # what was refused or failed, in the loop's words
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         end_run(config, runtime.store)
