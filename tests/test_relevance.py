@@ -7,6 +7,8 @@ model whose replies are never asked for here.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import StructuredTool
 
@@ -343,3 +345,27 @@ def test_the_strategy_offers_only_callable_tools_where_any_is() -> None:
         AIMessage("Which therapist?"), HumanMessage("Book the therapist appointment with Dr. Lee")]}
     assert ReactStrategy(model, registry, callable_tools=True).offered(follow_up) == [
         "book_therapist_appointment"]
+
+
+def test_an_arguments_enum_members_make_a_request_about_its_tool() -> None:
+    # "Start Date" is only an enum member of ``detail``: the request shares no word with
+    # the tool's name or description, so without the members no tool would be offered.
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def treaty_facts(treaty: str, detail: Literal["Start Date", "Signatories"]) -> str:
+        """Facts about an international agreement."""
+        return "ok"
+
+    @registry.tool()
+    def recipe_lookup(dish: str) -> str:
+        """Ingredients of a dish."""
+        return "ok"
+
+    request = "Give me the start date of the Treaty of Paris."
+    scores = tool_scores(registry, request)
+    assert scores["recipe_lookup"] == 0
+    # "treaty": 3 in the name, 0.5 as an argument; "start" and "date": 0.5 each as members
+    assert scores["treaty_facts"] == 3 + 0.5 + 0.5 * 2
+    assert relevant_tools(registry, "When did the Warsaw Pact start?",
+                          unmatched="none") == ["treaty_facts"]

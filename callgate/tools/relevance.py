@@ -98,14 +98,28 @@ def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
     arithmetic = is_arithmetic(request)
     scores = {}
     for tool in tools:
-        params = " ".join((tool.schema.get("properties") or {}).keys())
+        properties = tool.schema.get("properties") or {}
+        # An argument's enum members count as its name does: "Get start date on the
+        # American Civil War" is about a tool whose ``specific_info`` offers "Start Date".
+        members = " ".join(_enum_members(properties))
         scores[tool.name] = (3 * len(asked & _stems(tool.name.replace(".", " ")))
                              + len(asked & _stems(tool.description))
-                             + 0.5 * len(asked & _stems(params))
+                             + 0.5 * len(asked & _stems(" ".join(properties)))
+                             + 0.5 * len(asked & _stems(members))
                              + (ARITHMETIC_SCORE if arithmetic and does_arithmetic(tool)
                                 else 0.0)
                              + (tool.relevance(request) if tool.relevance else 0.0))
     return scores
+
+
+def _enum_members(schema: Any) -> list[str]:
+    """The string enum members anywhere in ``schema`` (an argument's, a list's items')."""
+    if isinstance(schema, list):
+        return [m for item in schema for m in _enum_members(item)]
+    if not isinstance(schema, dict):
+        return []
+    own = [m for m in schema.get("enum") or [] if isinstance(m, str)]
+    return own + [m for value in schema.values() for m in _enum_members(value)]
 
 
 def shared_words(request: str, text: str) -> set[str]:
