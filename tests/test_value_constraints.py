@@ -92,6 +92,11 @@ def test_optional_arguments_only_when_the_request_mentions_them() -> None:
     assert mentioned_arguments(SCHEMA, QUESTION) == []
     assert mentioned_arguments(SCHEMA, QUESTION + " Put a note: birthday.") == ["note"]
     assert mentioned_arguments(SCHEMA, "A terrace table at Chez Panisse") == ["seating"]
+    # A list's item members are its own: "vegan" names ``diets``, whose items offer it.
+    listed = {"type": "object", "properties": {
+        "diets": {"type": "array", "items": {"type": "string", "enum": ["vegan", "halal"]}}}}
+    assert mentioned_arguments(listed, "A vegan place at Chez Panisse") == ["diets"]
+    assert mentioned_arguments(listed, QUESTION) == []
     gbnf = args_grammar(SCHEMA, include_optional=["seating"])
     assert "seating-kv" in gbnf and "note-kv" not in gbnf
 

@@ -179,8 +179,8 @@ def callable_for(tool: Tool, conversation: str) -> bool:
 
 def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
     """The optional arguments of ``schema`` the request mentions: a word of the argument's
-    name, or one of its enum members, is in the request (the rule for which optional
-    arguments the grammar offers)."""
+    name, or one of its enum members (or, for a list, its items'), is in the request (the
+    rule for which optional arguments the grammar offers)."""
     asked = _stems(request)
     lowered = request.lower()
     required = set(schema.get("required") or [])
@@ -189,6 +189,9 @@ def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
         if name in required:
             continue
         enum = spec.get("enum") if isinstance(spec, dict) else None
+        if isinstance(spec, dict) and isinstance(spec.get("items"), dict):
+            # A list's members are its own: "the price and ratings" names ``features``.
+            enum = [*(enum or []), *(spec["items"].get("enum") or [])]
         named = bool(asked & _stems(name.replace("_", " ")))
         if named or any(str(member).lower() in lowered for member in enum or []):
             out.append(name)
