@@ -253,15 +253,36 @@ class Display:
         ok = bool(event.get("ok", event.get("outcome") == "ok"))
         outcome = event.get("outcome") or ("ok" if ok else "failed")
         duration = event.get("duration_ms")
-        took = f"  {duration:.0f} ms" if isinstance(duration, int | float) else ""
+        # 0: the call did not run (refused, denied, skipped, a repeat)
+        took = f"  {duration:.0f} ms" if isinstance(duration, int | float) and duration else ""
         ref = f" [{event['result_id']}]" if event.get("result_id") else ""
         if ok:
             self.line(Text.assemble(("  ✓ ", "green"), str(event.get("tool", "?")), ref, took))
+        elif outcome == "repeat":  # answered with the earlier result: no failure
+            why = _why(event)
+            self.line(Text.assemble(("  ↺ ", "cyan"), str(event.get("tool", "?")), ref,
+                                    f" {why or 'repeat'}"))
         else:
-            why = " ".join(str(event.get("error") or "").split())[:160]
+            why = _why(event)
             self.line(Text.assemble(("  ✗ ", "red"), str(event.get("tool", "?")), ref,
                                     (f" {outcome}", "red"), f": {why}" if why else "", took))
         self.status("thinking")
+
+
+    def call_refused(self, event: dict[str, Any]) -> None:
+        why = _why(event)
+        self.line(Text.assemble(("  ✗ ", "yellow"), (str(event.get("tool", "?")), "bold"),
+                                f" {_short_args(event.get('args'))}",
+                                (f" {event.get('outcome', 'invalid')}", "yellow"),
+                                f": {why}" if why else "", " (sent back for a correction)"))
+
+
+def _why(event: dict[str, Any], limit: int = 160) -> str:
+    """An event's error on one line, without the advice grounding gives the model."""
+    from callgate.tools.grounding import GROUNDING_ADVICE
+
+    text = " ".join(str(event.get("error") or "").replace(GROUNDING_ADVICE, "").split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _short_args(args: Any) -> str:
@@ -554,6 +575,8 @@ class Session:
                 self.display.tool_start(chunk)
             elif kind == "tool_end":
                 self.display.tool_end(chunk)
+            elif kind == "call_refused":
+                self.display.call_refused(chunk)
             elif kind == "status":
                 phase = str(chunk.get("phase"))
                 step = chunk.get("step")

@@ -26,6 +26,9 @@ SCRIPTS = {
              "Final Answer: 17 * 23 = 391 [R1]"],
     "deleter": ['Action: delete_file\nAction Input: {"path": "a.txt"}',
                 "Final Answer: I handled the file [R1]"],
+    "badcalc": ['Action: calculator\nAction Input: {"expression": 17}',
+                'Action: calculator\nAction Input: {"expression": 23}',
+                "Final Answer: I could not compute it."],
     "inventor": ["Final Answer: It is booked for 12 nights.\n\nThat's all.\n\nThat's all."
                  "\n\nFin"],
 }
@@ -179,6 +182,20 @@ def test_plain_ask_prints_only_the_answer_on_stdout(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == "17 * 23 = 391 [R1]\n\nSources: [R1] calculator\n"
     assert "→ calculator" in result.stderr and "✓ calculator" in result.stderr
+
+
+def test_a_refused_call_is_shown_like_a_failed_one(home: Path) -> None:
+    # Scripted: the calculator called with a number for its expression, again after the
+    # correction. Neither call starts, yet each has its line, with the reason.
+    result = callgate("ask", "What is 17*23?", "--model", "badcalc", home=home)
+    assert result.returncode == 1 and "[status: failed]" in result.stderr  # nothing ran
+    assert "→ calculator" not in result.stderr
+    assert ('✗ calculator {"expression": 17} invalid: invalid call to \'calculator\': '
+            "argument 'expression': expected string, got integer 17 (sent back for a "
+            "correction)\n") in result.stderr
+    refused = ("✗ calculator [R1] invalid: invalid call to 'calculator': argument "
+               "'expression': expected string, got integer 23\n")
+    assert refused in result.stderr
 
 
 def test_what_the_answer_checks_found_is_said(home: Path) -> None:

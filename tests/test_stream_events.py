@@ -11,10 +11,17 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import TypeAdapter
 
 from callgate import build_agent
-from callgate.graph.events import StatusEvent, StreamEvent, ToolEndEvent, ToolStartEvent
+from callgate.graph.events import (
+    CallRefusedEvent,
+    StatusEvent,
+    StreamEvent,
+    ToolEndEvent,
+    ToolStartEvent,
+)
 from callgate.models.scripted import ScriptedChatModel
 
-KINDS = {"tool_start": ToolStartEvent, "tool_end": ToolEndEvent, "status": StatusEvent}
+KINDS = {"tool_start": ToolStartEvent, "tool_end": ToolEndEvent, "status": StatusEvent,
+         "call_refused": CallRefusedEvent}
 ADAPTER: TypeAdapter[Any] = TypeAdapter(StreamEvent)
 
 
@@ -61,3 +68,27 @@ async def test_async_stream_events_follow_the_contract() -> None:
 def test_an_unknown_event_shape_is_refused_by_the_contract() -> None:
     with pytest.raises(ValueError):
         ADAPTER.validate_python({"event": "tool_end", "id": "c1"})
+
+
+def test_a_call_that_did_not_run_ends_without_starting() -> None:
+    # The scripted model calls ``add`` with a string twice: the first call is sent back for
+    # the correction (call_refused), the second is refused as invalid with the correction
+    # spent. Its tool_end says so; neither had a tool_start.
+    bad = [AIMessage("", tool_calls=[{"name": "add", "args": {"a": "one", "b": 2},
+                                      "id": f"c{n}", "type": "tool_call"}]) for n in (1, 2)]
+    graph = build_agent(ScriptedChatModel(script=[*bad, AIMessage("I could not add them.")]),
+                        [add])
+    events = list(graph.stream({"messages": [HumanMessage("add one and 2")]},
+                               stream_mode="custom"))
+    for event in events:
+        assert set(event) == set(get_type_hints(KINDS[event["event"]])), event
+        ADAPTER.validate_python(event)
+    assert not [e for e in events if e["event"] == "tool_start"]
+    (sent_back,) = [e for e in events if e["event"] == "call_refused"]
+    assert (sent_back["id"], sent_back["outcome"], sent_back["args"]) == (
+        "c1", "invalid", {"a": "one", "b": 2})
+    assert "argument 'a'" in sent_back["error"]
+    (end,) = [e for e in events if e["event"] == "tool_end"]
+    assert (end["id"], end["tool"], end["outcome"], end["ok"]) == ("c2", "add", "invalid", False)
+    assert end["result_id"] == "R1" and end["duration_ms"] == 0.0
+    assert "argument 'a'" in end["error"]

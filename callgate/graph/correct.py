@@ -2,7 +2,8 @@
 
 The model's reply is sent back with an answer to each of its calls (the error, or "not
 run" for the valid calls next to it); its next reply stands in for this one, in the same
-step — so a step has at most one correction, and a later step has its own.
+step — so a step has at most one correction, and a later step has its own. Each call sent
+back is a ``call_refused`` stream event, so a UI shows the attempt the correction replaces.
 """
 
 from __future__ import annotations
@@ -25,9 +26,15 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
         errors = state.get("validation_errors") or []
         by_id = {e["id"]: e for e in errors if e.get("id")}
         messages: list[Any] = []
+        step = state.get("step", 0)
         for call in state.get("pending_calls") or []:
             err = by_id.get(call["id"])
             text = _correction(err, registry, strategy) if err else NOT_RUN
+            if err:
+                emit({"event": "call_refused", "id": call["id"], "tool": call.get("name") or "?",
+                      "args": call.get("args") or {},
+                      "outcome": "ungrounded" if err.get("kind") == "ungrounded" else "invalid",
+                      "error": err["error"], "step": step})
             # The refusal's kind travels with it: a decide strategy may answer a grounding
             # refusal differently (ReAct re-decodes the call from the conversation's values).
             marks = {**CORRECTION_MARK, "callgate_refusal": err.get("kind") or "invalid"} if (
@@ -44,7 +51,6 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
             for err in errors:
                 if err.get("kind") != UNSUPPORTED_ANSWER:
                     settings.stats.record_correction(err.get("name"))
-        step = state.get("step", 0)
         emit({"event": "status", "phase": "thinking", "step": step})
         return {"messages": messages, "corrected_at": step, "step": step - 1,
                 "pending_calls": [], "validation_errors": []}

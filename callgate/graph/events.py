@@ -1,8 +1,11 @@
 """The custom stream events (``stream_mode="custom"``): a documented, typed contract.
 
 Every event is a dict with an ``event`` key naming its kind. ``tool_start`` and ``tool_end``
-come from the node that runs each call; ``status`` marks the loop's phases, so a CLI or UI
-can show what the agent is doing before any token arrives.
+come from the node that runs each call; a call that did not run (refused as invalid or
+ungrounded, denied, skipped, a repeat answered from the earlier result) gets a ``tool_end``
+alone, with ``duration_ms`` 0 and its ``outcome`` saying why; one sent back for the step's
+correction is a ``call_refused`` (``correct`` sends it). ``status`` marks the loop's
+phases, so a CLI or UI can show what the agent is doing before any token arrives.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ class ToolStartEvent(TypedDict):
 
 
 class ToolEndEvent(TypedDict):
-    """A tool call ended; ``result_id`` (``R3``) is how the answer cites it."""
+    """A tool call ended, or did not run (no ``tool_start`` then); ``result_id`` (``R3``) is
+    how the answer cites it."""
 
     event: Literal["tool_end"]
     id: str
@@ -40,6 +44,19 @@ class ToolEndEvent(TypedDict):
     step: int
 
 
+class CallRefusedEvent(TypedDict):
+    """A call refused before it ran (``invalid`` or ``ungrounded``) and sent back to the
+    model for the step's one correction: the model's next reply stands in for it."""
+
+    event: Literal["call_refused"]
+    id: str
+    tool: str
+    args: dict[str, Any]
+    outcome: Literal["invalid", "ungrounded"]
+    error: str
+    step: int
+
+
 class StatusEvent(TypedDict):
     """The loop entered a phase: ``thinking`` (the model decides), ``calling`` (tools run),
     ``approval`` (waiting for a person), ``answering`` (the final answer is written)."""
@@ -49,4 +66,4 @@ class StatusEvent(TypedDict):
     step: int
 
 
-StreamEvent = ToolStartEvent | ToolEndEvent | StatusEvent
+StreamEvent = ToolStartEvent | ToolEndEvent | CallRefusedEvent | StatusEvent

@@ -2,7 +2,9 @@
 
 Each call becomes one ``ToolEvent`` with an explicit ``outcome`` — also the calls that did
 not run (invalid, ungrounded, denied, repeat) — and one ``ToolMessage`` carrying its
-bounded summary under its result id, which is what the model sees next.
+bounded summary under its result id, which is what the model sees next. A call that did not
+run gets its ``tool_end`` stream event here (``execute`` sends those of the calls it runs),
+so a refused call shows in a UI as plainly as a failed one.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ def make_summarize(settings: LoopSettings):
                 twin = earlier.get(event["repeat_of"] or "") or next(
                     (e for e in events if e["id"] == event["repeat_of"]), None)
                 event = repeated(event, twin, limit)
+            if result is None:  # never started: its end alone says why it did not run
+                emit({"event": "tool_end", "id": call["id"], "result_id": event["id"],
+                      "tool": event["tool"], "outcome": event["outcome"], "ok": False,
+                      "error": event["error"], "duration_ms": 0.0, "step": step})
             events.append(event)
             _record(settings, event)
         repeats = state.get("repeats", 0) + sum(e["outcome"] == "repeat" for e in events)
