@@ -268,7 +268,6 @@ class Display:
                                     (f" {outcome}", "red"), f": {why}" if why else "", took))
         self.status("thinking")
 
-
     def call_refused(self, event: dict[str, Any]) -> None:
         why = _why(event)
         self.line(Text.assemble(("  ✗ ", "yellow"), (str(event.get("tool", "?")), "bold"),
