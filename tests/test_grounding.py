@@ -234,6 +234,13 @@ def test_unused_numbers_are_those_no_call_has_taken() -> None:
     assert unused_numbers(years, calls) == ["5"]
     assert unused_numbers(years, [*calls, {"amount": 1000, "rate": 0.05, "years": 5}]) == []
     assert unused_numbers("A rate of 5 percent.", [{"rate": 0.05}]) == []
+    # A day or a clock time is one value, not items: the call that booked the tickets
+    # leaves nothing for a further call, whatever it did with the date and the time.
+    tickets = "Book 3 tickets for Dune on the 15th of April, 2023 at 7:30 pm (or 2023-04-16 19:30)."
+    assert unused_numbers(tickets, [{"number_of_tickets": 3}]) == []
+    assert unused_numbers(tickets, []) == ["3"]
+    assert unused_numbers("Rooms for 2 adults and 1 child on 05/01/2022 please.",
+                          [{"adults": 2}]) == ["1"]
 
 
 def test_an_exponent_is_an_item_unless_it_belongs_to_a_unit_or_a_power_of_ten() -> None:
