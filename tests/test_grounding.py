@@ -14,7 +14,13 @@ from langchain_core.messages import HumanMessage
 
 from callgate import build_agent
 from callgate.models.scripted import ScriptedChatModel
-from callgate.tools.grounding import conversation_text, date_in_format, stated, ungrounded_args
+from callgate.tools.grounding import (
+    conversation_text,
+    date_in_format,
+    ground,
+    stated,
+    ungrounded_args,
+)
 
 QUESTION = ("What is the potential between charges of 1e-9 and 2e-9 at a distance of 0.05 m? "
             "Coefficients 2, 3 and -4; interest of 5% over five years on $1,000 in Paris.")
@@ -277,3 +283,13 @@ def test_only_the_last_corrections_refusal_is_what_failed() -> None:
     ran = ToolMessage("[f] 2", tool_call_id="c2")
     assert last_refusals([request, call, refusal, AIMessage("Action: f"), ran,
                       AIMessage("Action Input: {")]) == []
+
+
+@pytest.mark.parametrize("text", ["Book a room on 05/01/2022.", "Book a room on 5.1.2022.",
+                                  "Book a room on 05/01/2022 for two.", "On 05-01-22."])
+def test_a_numeric_date_is_read_where_it_ends_a_sentence(text: str) -> None:
+    # "05/01/2022." had its period read as part of the number, so the date was not read
+    # and a call with the user's own date was refused as invented.
+    schema = {"type": "object", "properties": {"day": {"type": "string"}}, "required": ["day"]}
+    assert ground({"day": "2022-05-01"}, schema, text).refused == []
+    assert ground({"day": "2022-05-02"}, schema, text).refused == [("day", "2022-05-02")]

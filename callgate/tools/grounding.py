@@ -144,7 +144,9 @@ _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(\d{4}))?"
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
-_NUMERIC_DATE = re.compile(r"(?<![\d/.-])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})(?![\d/.-])")
+# A period after the year ends the sentence ("on 05/01/2022."); one before a digit does not.
+_NUMERIC_DATE = re.compile(r"(?<![\d/.-])(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})"
+                           r"(?![\d/-]|\.\d)")
 _MONTH_DAY = re.compile(r"(?<![a-z])" + _MONTH + r"\s*" + _DAY + r"(?![\d:])" + _YEAR)
 _DAY_MONTH = re.compile(r"(?<![\w.])" + _DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?![a-z])"
                         + _YEAR)
