@@ -369,3 +369,11 @@ def test_an_arguments_enum_members_make_a_request_about_its_tool() -> None:
     assert scores["treaty_facts"] == 3 + 0.5 + 0.5 * 2
     assert relevant_tools(registry, "When did the Warsaw Pact start?",
                           unmatched="none") == ["treaty_facts"]
+
+
+def test_an_argument_named_enum_is_no_list_of_members() -> None:
+    from callgate.tools.relevance import _enum_members
+
+    properties = {"enum": {"type": "string", "description": "A type name."},
+                  "mode": {"type": "array", "items": {"enum": ["fast", 3, "slow"]}}}
+    assert _enum_members(properties) == ["fast", "slow"]

@@ -118,7 +118,8 @@ def _enum_members(schema: Any) -> list[str]:
         return [m for item in schema for m in _enum_members(item)]
     if not isinstance(schema, dict):
         return []
-    own = [m for m in schema.get("enum") or [] if isinstance(m, str)]
+    members = schema.get("enum")  # a list; not an argument named "enum" in ``properties``
+    own = [m for m in members if isinstance(m, str)] if isinstance(members, list) else []
     return own + [m for value in schema.values() for m in _enum_members(value)]
 
 
