@@ -39,10 +39,12 @@ _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system
 # and what SmolLM2 writes after it when it has nothing (echoing "The Final Answer was empty").
 # A label ends with a colon or "is"/"was": "The final answer isn't known" is a sentence.
 # Without "final", only with a colon ("The answer is: 4", "Answer:"): "The answer is 4." is
-# a sentence.
+# a sentence. "Final:" or "Final 2:" is the label garbled (the bundled model's "The capital
+# of France is Paris.\n\nFinal 2: The capital of France is Paris."); "Final score: 3-1"
+# is not.
 _ANSWER_LABEL = re.compile(
-    r"(?i)^\s*(?:the\s+)?(?:final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)"
-    r"|answer(?:\s+(?:is|was))?\s*:)\s*")
+    r"(?i)^\s*(?:(?:the\s+)?(?:final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)"
+    r"|answer(?:\s+(?:is|was))?\s*:)|final(?:[ \t]+\d+)?[ \t]*:)\s*")
 # The loop's labels, as a reply the model goes on writing starts them again.
 _LABEL_STARTS = ("final answer", "the final answer", "the answer is", "answer", "action input",
                  "action", "thought", "observation", "sources")

@@ -135,6 +135,30 @@ def test_an_answer_retelling_a_failed_call_gives_way_to_the_loops_own_words() ->
     assert "the answer copied a failed call's summary line" in out["answer_checks"]
 
 
+def test_an_answer_after_every_call_failed_says_first_that_no_result_supports_it() -> None:
+    # Scripted model. The bundled model's answer to `callgate ask "What is the weather in
+    # Paris?"` on a machine without internet: web_search failed, and the model answered
+    # anyway, as if it knew. A failure is not disguised as an answer.
+    def web_search(query: str) -> str:
+        """Search the web for news, weather and facts."""
+        raise RuntimeError("DNSError: no route to search.example")
+
+    claim = "The weather in Paris is indeed quite beautiful."
+    out = run([tool_call("web_search", {"query": "weather Paris"}), AIMessage(claim)],
+              [web_search], "What is the weather in Paris?")
+    assert out["final_answer"] == ("(Not from a tool: the call to web_search failed, so this "
+                                   f"is the model's own answer.)\n\n{claim}")
+    assert out["answer_source"] == "model" and out["status"] == "done"
+    assert "no call succeeded: the answer is the model's own" in out["answer_checks"]
+    assert [p["outcome"] for p in out["problems"]] == ["error"]
+    # One call ok is a result to stand on: no note.
+    out = run([tool_call("web_search", {"query": "weather Paris"}),
+               tool_call("system_stats", {}), AIMessage("The CPU is at 12.5% [R2].")],
+              [web_search, system_stats], "Weather in Paris, and how busy is the CPU?")
+    assert out["final_answer"].startswith("The CPU is at 12.5% [R2].")
+    assert out["answer_checks"] == []
+
+
 def test_a_looping_answer_with_its_own_sources_line_is_cut() -> None:
     looping = "Stats: " + "System.Stats.getStats()" * 55 + "\nSources: [R9] made up"
     out = run([tool_call("system_stats", {}), AIMessage(looping)], [system_stats], "CPU?")
@@ -318,6 +342,14 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     # Without "final" only with a colon: "The answer is 4." above is a sentence.
     assert drop_answer_labels("The answer is: 4") == ("4", True)
     assert drop_answer_labels("It is Paris.\n\nThe answer is:") == ("It is Paris.", True)
+    # The label garbled, "Final 2:" (the bundled model, `callgate ask "What is the capital
+    # of France?"`): it goes, and so does the sentence after it, which only says the
+    # answer again; a label-like "Final score:" is a sentence's.
+    assert drop_answer_labels("Paris is the capital.\n\nFinal 2: Paris is the capital.") == (
+        "Paris is the capital.", True)
+    assert drop_answer_labels("Final: 42") == ("42", True)
+    for sentence in ["Final score: 3-1.", "The final: Spain won.", "Finally: yes."]:
+        assert drop_answer_labels(sentence) == (sentence, False), sentence
     # A two-word loop label in capitals at a sentence's end: the model starting the reply
     # format again; what comes before it stays.
     assert drop_answer_labels("42 FINAL ANSWER:") == ("42", True)

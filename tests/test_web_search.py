@@ -17,7 +17,11 @@ import pytest
 
 from callgate.graph.settings import DEFAULT_TOOL_RETRY
 from callgate.tools.builtin import BuiltinSettings, builtin_tools
+from callgate.tools.builtin.calculator import calculator_tool
+from callgate.tools.builtin.system_stats import system_stats_tool
 from callgate.tools.builtin.web_search import searxng_search, summarize_results, web_search_tool
+from callgate.tools.registry import ToolRegistry
+from callgate.tools.relevance import relevant_tools
 from callgate.tools.summaries import ITEM_CHARS
 from tests.servers import LocalHTTPServer
 
@@ -170,3 +174,21 @@ async def test_builtin_tools_use_searxng_when_configured(searx: FakeSearxng,
     assert statuses[0].available and searx.url in statuses[0].reason
     assert web.schema["required"] == ["query"]
     assert (await web.runnable.ainvoke({"query": "x"}))[0]["url"] == "https://example.org/0"
+
+
+def test_questions_about_what_changes_daily_are_about_the_web() -> None:
+    # `callgate ask "What is the weather in Paris?"` shared no word with web_search's
+    # description, was offered no tool, and the bundled model answered "The weather in Paris
+    # is FINAL.". The tool's own relevance scores such words; the description, which the
+    # prompt lists, stays as it is.
+    web = web_search_tool("searxng", searxng_url="http://127.0.0.1:9")
+    registry = ToolRegistry()
+    for tool in [web, calculator_tool(), system_stats_tool()]:
+        registry.add(tool)
+    assert "weather" not in web.description
+    for question in ["What is the weather in Paris?", "What's the price of gold today?",
+                     "What is the exchange rate of the euro?"]:
+        assert relevant_tools(registry, question, unmatched="none") == ["web_search"], question
+    assert relevant_tools(registry, "What is the capital of France?", unmatched="none") == []
+    assert relevant_tools(registry, "How busy is the CPU?", unmatched="none") == [
+        "system_stats"]

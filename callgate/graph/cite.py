@@ -91,6 +91,13 @@ def make_cite(settings: LoopSettings):
             # area is 25.") stays, flagged, as elsewhere (``gives_way``).
             text = ""
             check.notes.append("an answer with invented numbers after a refused call removed")
+        failed = [p for p in problems_of(turn) if p["outcome"] in ("error", "timeout")]
+        if source == "model" and not usable and text and failed:
+            # Every call that ran failed, and the model answered anyway ("The weather in
+            # Paris is indeed quite beautiful." after web_search could not reach the web):
+            # the answer says first that no tool result stands behind it.
+            text = f"{_failed_note(failed[0])}\n\n{text}"
+            check.notes.append("no call succeeded: the answer is the model's own")
         if usable and (not text or gives_way(check, True)):
             # The model's answer failed its checks: what the tools returned is the answer.
             text, cited, source = _from_results(list(usable.values())), [], "results"
@@ -135,6 +142,14 @@ def problems_of(events: list[ToolEvent]) -> list[Problem]:
     """The calls that did not complete ``ok``."""
     return [Problem(id=e["id"], tool=e["tool"], outcome=e["outcome"], error=e["error"])
             for e in events if e["outcome"] != "ok"]
+
+
+def _failed_note(problem: Problem) -> str:
+    """The line that heads an answer no result supports: which call failed, and how (the
+    error itself is in ``problems`` and the tool event)."""
+    how = "timed out" if problem["outcome"] == "timeout" else "failed"
+    return (f"(Not from a tool: the call to {problem['tool']} {how}, so this is the model's "
+            "own answer.)")
 
 
 def _no_answer(problems: list[Problem], refused: list[str]) -> str:

@@ -10,9 +10,22 @@ from typing import Any
 import httpx
 
 from callgate.tools.registry import Tool, ToolRegistry
+from callgate.tools.relevance import shared_words
 from callgate.tools.summaries import ITEM_CHARS, TOP_ITEMS, clip
 
 MAX_RESULTS = 10
+# What changes from day to day, which no model knows: a question about it is about the web
+# even where it shares no word with the description ("What is the weather in Paris?" got no
+# tool, and the bundled model answered "The weather in Paris is FINAL."). Scored, not
+# written into the description: the prompt lists the description, and every word of a
+# prompt moves a small model's answers to other questions (the answer sets, README).
+CHANGING = ("weather forecast price stock exchange rate headline score today "
+            "tonight tomorrow latest")
+
+
+def about_changing_things(request: str) -> float:
+    """One point per word of ``CHANGING`` in ``request``, as a description's word scores."""
+    return float(len(shared_words(request, CHANGING)))
 
 
 async def searxng_search(base_url: str, query: str, max_results: int = 5,
@@ -100,6 +113,7 @@ def web_search_tool(backend: str, *, searxng_url: str | None = None,
 
     return ToolRegistry().register(web_search, summarizer=summarize_results, category="web",
                                    conversation_words=("query",),
+                                   relevance=about_changing_things,
                                    source="builtin", timeout_s=timeout_s + 5)
 
 
