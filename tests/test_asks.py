@@ -91,6 +91,32 @@ def test_the_same_tool_again_with_items_of_its_own_or_changed_is_an_ask() -> Non
     assert len(changed) == 2 and changed[1].again and not changed[0].again
 
 
+def test_tools_a_sentence_names_one_and_apart_are_an_ask_each() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def museum_opening_hours(museum: str) -> str:
+        """Opening hours of a museum."""
+        return "ok"
+
+    @registry.tool()
+    def museum_waiting_time(museum: str) -> str:
+        """Current waiting time at a museum's entrance."""
+        return "ok"
+
+    # One clause naming both tools, each by a word of its own name, "and" between them.
+    request = "Get the opening hours of the City Museum and the waiting time there."
+    found = asks(registry, request)
+    assert [a.tools for a in found] == [("museum_opening_hours",), ("museum_waiting_time",)]
+    assert found[0].text == found[1].text == request and not found[1].again
+    # In the order the request names them.
+    found = asks(registry, "Tell me the waiting time and the opening hours of the Prado.")
+    assert [a.tools for a in found] == [("museum_waiting_time",), ("museum_opening_hours",)]
+    # A tool named in passing, with no "and" between, is no ask of its own.
+    passing = asks(registry, "Get the opening hours of the Prado, to save waiting time.")
+    assert [a.tools for a in passing] == [("museum_opening_hours", "museum_waiting_time")]
+
+
 def test_an_opening_about_no_tool_opens_the_first_ask() -> None:
     request = ("Can you help me with a few things? First, find the primes between 5 and 9. "
                "Lastly, get the fibonacci series upto 40.")

@@ -9,7 +9,9 @@ with a word that moves on to another task ("Also", "Then", "Second", "Lastly", "
 that"...) starts an *ask*; every other segment belongs to the ask before it (those before
 the first marked one, to the first ask). An ask's tools are those its own words are about
 (:func:`callgate.tools.relevance.relevant_tools`); a marked segment about no tool starts no
-ask ("Also, consider a 2% decrease" goes with the ask before it).
+ask ("Also, consider a 2% decrease" goes with the ask before it). An ask whose opening
+segment names each of its tools one "and" apart, by a word of the tool's own name ("the
+Battle of Waterloo and the Treaty of Tordesillas"), is an ask per tool.
 
 Sentences are split on ``. ! ?`` before a capital, a digit or a quote, not after a title or
 an initial ("Mr. John Doe", "L.A Lakers", "U.S. history").
@@ -20,12 +22,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any
 
 from callgate.tools.grounding import unused_numbers
 from callgate.tools.registry import Tool
-from callgate.tools.relevance import PRESELECT, names_in, relevant_tools, unused_names
+from callgate.tools.relevance import (
+    PRESELECT,
+    names_in,
+    relevant_tools,
+    unused_names,
+    word_positions,
+)
 
 __all__ = ["Ask", "asks", "item_key", "items_left", "list_items_left", "listed_items",
            "listed_numbers", "segments", "sibling_lists"]
@@ -154,11 +163,39 @@ def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
             opening = start
             continue
         start = start if opening is None else opening
-        out.append(Ask(text=request[start:end].strip(), start=start, end=end,
-                       tools=tuple(offered),
-                       again=bool(out) and again and _again(request[slice(*part[0])], offered)))
+        ask = Ask(text=request[start:end].strip(), start=start, end=end, tools=tuple(offered),
+                  again=bool(out) and again and _again(request[slice(*part[0])], offered))
+        out.extend(_per_named_tool(ask, request[slice(*part[0])]))
         opening = None
     return out
+
+
+_AND = re.compile(r"\band\b", re.IGNORECASE)
+
+
+def _per_named_tool(ask: Ask, opening: str) -> list[Ask]:
+    """``ask`` as one ask per tool where its opening segment names each of its tools, one
+    "and" apart, by a word of the tool's name that no other of them has — "the Battle of
+    Waterloo and the signing of the Treaty of Tordesillas" (``battle_details``,
+    ``treaty_info``), "the operational hours … and the waiting time" — in the order it
+    names them; else ``[ask]``. A tool named in passing ("a 3D movie … during my free
+    time": ``GetTimesForMovie``) is no ask of its own."""
+    if len(ask.tools) < 2:
+        return [ask]
+    said = word_positions(opening)
+    names = {tool: word_positions(tool).keys() for tool in ask.tools}
+    firsts = []
+    for tool in ask.tools:
+        own = names[tool] - set().union(*(names[t] for t in ask.tools if t != tool))
+        named = [said[word] for word in own if word in said]
+        if not named:
+            return [ask]
+        firsts.append((min(named), tool))
+    firsts.sort()
+    if not all(_AND.search(opening, a, b) for (a, _), (b, _) in pairwise(firsts)):
+        return [ask]
+    return [replace(ask, tools=(tool,), again=ask.again and i == 0)
+            for i, (_, tool) in enumerate(firsts)]
 
 
 def items_left(text: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:

@@ -27,7 +27,7 @@ from callgate.tools.registry import Tool
 __all__ = ["ARITHMETIC_SCORE", "PRESELECT", "affirmed_flags", "callable_for", "does_arithmetic",
            "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
            "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
-           "word_named_members"]
+           "word_named_members", "word_positions"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -55,6 +55,16 @@ def _stems(text: str) -> set[str]:
              else w)[:5] for w in words
             if len(w) > 1 and w not in STOP_WORDS and not w.isdigit()} | set(
         _OPERATOR.findall(text))
+
+
+def word_positions(text: str) -> dict[str, int]:
+    """The words of ``text`` as :func:`tool_scores` compares them, each with the offset
+    where it first stands."""
+    out: dict[str, int] = {}
+    for token in re.finditer(r"[A-Za-z0-9]+", text):
+        for stem in _stems(token.group()):
+            out.setdefault(stem, token.start())
+    return out
 
 
 # Arithmetic as a request writes it: two numbers joined by an operator or its word ("17 *

@@ -1,43 +1,63 @@
-import json, sys, collections
-from callgate.eval.bfcl_data import load_questions
+"""Screen: the questions whose offered tools change when a generic verb of a tool's name
+scores 2, not 3 (``generic-verbs.patch``), from the requests and tools alone. Usage: python
+generic-verbs-screen.py tune|validate OUT_IDS (from the repository root, with ../shared
+beside it); prints each changed offer and whether the expected tool is in it."""
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
 from callgate.eval.bfcl import question_registry
-from callgate.tools import relevance as rel
-split = sys.argv[1]
-W = 2.0
-VERBS = set(sys.argv[2].split(','))
-r = json.load(open('/work/main/reports/bfcl-full.json'))
-rows = {(q['category'], q['id']): q for q in r['questions'] if q['split'] == split}
-orig = rel.tool_scores
-def new_scores(tools, request):
-    s = orig(tools, request)
-    asked = rel._stems(request)
-    out = {}
-    for t in tools:
-        name = rel._stems(t.name.replace('.', ' '))
-        generic = {w for w in name if w in VERBS} & asked
-        # name words score 3, generic verbs 1 (as a description's word) unless the description has it too
-        desc = rel._stems(t.description)
-        out[t.name] = s[t.name] - 3 * len(generic) + sum(W for w in generic)
-    return out
-cats = ['simple_python','multiple','parallel','parallel_multiple','irrelevance','live_simple','live_multiple','live_parallel','live_parallel_multiple','live_irrelevance','live_relevance']
-tot = collections.Counter(); ids = []
-for cat in cats:
-    for q in load_questions(cat, split=split, data_dir='/work/shared/data/bfcl'):
-        reg = question_registry(q)
-        req = [m for m in q.messages if m['role'] == 'user'][-1]['content']
-        rel.tool_scores = orig
-        a = rel.relevant_tools(list(reg), req, unmatched='none')
-        rel.tool_scores = new_scores
-        b = rel.relevant_tools(list(reg), req, unmatched='none')
-        rel.tool_scores = orig
-        if a != b:
-            row = rows[(cat, q.id)]
-            gt = {k for c in (q.ground_truth or []) for k in c} 
-            from callgate.eval.bfcl_data import safe_name
-            gt = {safe_name(k) for k in gt}
-            tot[(cat, bool(row['ok']), 'gt-in-a' if gt & set(a) else '-', 'gt-in-b' if gt & set(b) else '-')] += 1
-            ids.append(q.id)
-            if len(sys.argv) > 3: print(cat, q.id, row['ok'], a, '->', b, gt)
-for k, v in sorted(tot.items()): print(k, v)
-open(f'/tmp/cg/verbs-{split}-ids.txt', 'w').write('\n'.join(ids) + '\n')
-print(len(ids))
+from callgate.eval.bfcl_data import CATEGORIES, load_questions, safe_name
+from callgate.tools import relevance
+from callgate.tools.registry import Tool
+
+GENERIC = {"find", "searc", "list", "retri", "fetch", "looku", "look", "query", "check",
+           "calcu", "compu", "estim", "analy", "creat", "updat", "delet", "add", "remov",
+           "set"}
+SCORES = relevance.tool_scores
+
+
+def verbs_scoring_two(tools: list[Tool], request: str) -> dict[str, float]:
+    scores = SCORES(tools, request)
+    asked = relevance._stems(request)
+    for tool in tools:
+        generic = relevance._stems(tool.name.replace(".", " ")) & GENERIC & asked
+        scores[tool.name] -= len(generic)
+    return scores
+
+
+def offer(tools: list[Tool], request: str, scores) -> list[str]:
+    relevance.tool_scores = scores
+    try:
+        return relevance.relevant_tools(tools, request, unmatched="none")
+    finally:
+        relevance.tool_scores = SCORES
+
+
+def main(split: str, out: str) -> None:
+    report = json.loads(Path("reports/bfcl-full.json").read_text(encoding="utf-8"))
+    rows = {q["id"]: q for q in report["questions"]}
+    counts: Counter[tuple[str, bool, bool, bool]] = Counter()
+    ids = []
+    for category in CATEGORIES:
+        for question in load_questions(category, split=split, data_dir="../shared/data/bfcl"):
+            tools = list(question_registry(question))
+            request = [m for m in question.messages if m["role"] == "user"][-1]["content"]
+            before = offer(tools, request, SCORES)
+            after = offer(tools, request, verbs_scoring_two)
+            if before == after:
+                continue
+            expected = {safe_name(name) for call in question.ground_truth or [] for name in call}
+            ok = bool(rows[question.id]["ok"])
+            counts[(category, ok, bool(expected & set(before)), bool(expected & set(after)))] += 1
+            ids.append(question.id)
+            print(category, question.id, ok, before, "->", after)
+    for key, count in sorted(counts.items()):
+        print("category, right, expected offered before, after:", key, count)
+    Path(out).write_text("\n".join(ids) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
