@@ -151,6 +151,11 @@ def test_an_answer_after_every_call_failed_says_first_that_no_result_supports_it
     assert out["answer_source"] == "model" and out["status"] == "done"
     assert "no call succeeded: the answer is the model's own" in out["answer_checks"]
     assert [p["outcome"] for p in out["problems"]] == ["error"]
+    # An answer that says the call failed disguises nothing: no note.
+    out = run([tool_call("web_search", {"query": "weather Paris"}),
+               AIMessage("The search failed, so I cannot tell.")], [web_search],
+              "What is the weather in Paris?")
+    assert out["final_answer"] == "The search failed, so I cannot tell."
     # One call ok is a result to stand on: no note.
     out = run([tool_call("web_search", {"query": "weather Paris"}),
                tool_call("system_stats", {}), AIMessage("The CPU is at 12.5% [R2].")],

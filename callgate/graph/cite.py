@@ -32,6 +32,10 @@ _CITATION = re.compile(
 _ID = re.compile(r"R\d+")
 NO_ANSWER = "I have no answer to give."
 RAN = ("ok", "error", "timeout")
+# An answer that says itself that something failed ("It timed out.", "I could not reach
+# the search service") disguises nothing.
+_ADMITS = re.compile(r"(?i)\b(?:fail|error|timed?[ -]?out|could ?n[o']t|can ?n[o']t|cannot|"
+                     r"unable|unavailable|not available|did ?n[o']t work)")
 ERROR_CHARS = 160  # of a failed call's error in the answer that says the call failed
 
 
@@ -92,10 +96,10 @@ def make_cite(settings: LoopSettings):
             text = ""
             check.notes.append("an answer with invented numbers after a refused call removed")
         failed = [p for p in problems_of(turn) if p["outcome"] in ("error", "timeout")]
-        if source == "model" and not usable and text and failed:
-            # Every call that ran failed, and the model answered anyway ("The weather in
-            # Paris is indeed quite beautiful." after web_search could not reach the web):
-            # the answer says first that no tool result stands behind it.
+        if source == "model" and not usable and text and failed and not _ADMITS.search(text):
+            # Every call that ran failed, and the model answered as if it had not ("The
+            # weather in Paris is indeed quite beautiful." after web_search could not reach
+            # the web): the answer says first that no tool result stands behind it.
             text = f"{_failed_note(failed[0])}\n\n{text}"
             check.notes.append("no call succeeded: the answer is the model's own")
         if usable and (not text or gives_way(check, True)):
