@@ -125,7 +125,9 @@ def test_citations_name_only_this_turns_ok_results() -> None:
     out = agent.invoke(ask("again"), config)
     # R1 is the last turn's, R2 failed: neither is cited; "(R2)" stays as written prose.
     assert out["citations"] == []
-    assert out["final_answer"].startswith("See and and (R2).")
+    # The turn's only call failed, so the answer says first that it is the model's own.
+    assert out["final_answer"] == ("(Not from a tool: the call to broken failed, so this is "
+                                   "the model's own answer.)\n\nSee and and (R2).")
     assert "Sources:" not in out["final_answer"]
 
 
