@@ -209,6 +209,17 @@ def test_a_value_only_half_stated_is_ranked_with_word_for_word() -> None:
     assert choose(ranker, args, word_for_word=True)["city"] == "Manhattan"
 
 
+def test_a_placeholder_in_braces_is_no_value_the_user_gave() -> None:
+    # The bundled model wrote {"user_id": "{user_id}"} for "My user ID is 123456789" and
+    # {"order_id": "{123123}"} for "id was 123123"; grounding read the words inside the
+    # braces and took both, and a second call with the real id followed.
+    ranker = FixedRanker({"{Manhattan}": -0.5, "Manhattan": -2.0, "Thai": -3.0})
+    assert choose(ranker, {"city": "{Manhattan}", "count": 5, "query": "x"})["city"] == (
+        "Manhattan")
+    ranker = FixedRanker({"{city}": -0.5, "Manhattan": -2.0, "Thai": -3.0})
+    assert choose(ranker, {"city": "{city}", "count": 5, "query": "x"})["city"] == "Manhattan"
+
+
 def test_word_for_word_leaves_stated_values_and_schema_defaults_alone() -> None:
     ranker = FixedRanker({})
     schema = {**SCHEMA, "properties": {**SCHEMA["properties"],

@@ -80,6 +80,7 @@ _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
 _TIMES = re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)")  # "512x512": two numbers
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
+_PLACEHOLDER = re.compile(r"\{[^{}]*\}")  # "{user_id}": a template's slot
 
 
 @dataclass(frozen=True)
@@ -403,6 +404,10 @@ class ValueChooser:
             not ungrounded_args({name: wish}, schema, context)
             and not (self.word_for_word and isinstance(wish, str) and wish != _default(
                 schema, name) and not stated(wish, context)))
+        if isinstance(wish, str) and _PLACEHOLDER.search(wish) and own not in values:
+            # A template's placeholder, not a value: "{user_id}" for "My user ID is
+            # 123456789", "{123123}" for "id was 123123"; grounding reads the words inside.
+            supported = False
         if supported and self.keep_supported and not used and not offer.closed and (
                 self._in_focus(wish)):
             return wish
