@@ -95,7 +95,8 @@ def make_cite(settings: LoopSettings):
             # area is 25.") stays, flagged, as elsewhere (``gives_way``).
             text = ""
             check.notes.append("an answer with invented numbers after a refused call removed")
-        failed = [p for p in problems_of(turn) if p["outcome"] in ("error", "timeout")]
+        problems = problems_of(turn)
+        failed = [p for p in problems if p["outcome"] in ("error", "timeout")]
         if source == "model" and not usable and text and failed and not _ADMITS.search(text):
             # Every call that ran failed, and the model answered as if it had not ("The
             # weather in Paris is indeed quite beautiful." after web_search could not reach
@@ -110,7 +111,6 @@ def make_cite(settings: LoopSettings):
             cited = list(usable)
         citations = [Citation(id=rid, tool=usable[rid]["tool"], explicit=explicit,
                               sources=usable[rid]["sources"]) for rid in cited]
-        problems = problems_of(turn)
         final = text or _no_answer(problems, refused)
         if not text and refused:
             source = "loop"  # what was refused or failed, in the loop's words
