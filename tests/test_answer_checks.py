@@ -42,6 +42,16 @@ def calculator(expression: str) -> str:
     return "391"
 
 
+def failing_web_search(error: str) -> Any:
+    """A web_search tool that fails with ``error``, as ddgs does without internet."""
+
+    def web_search(query: str) -> str:
+        """Search the web."""
+        raise RuntimeError(error)
+
+    return web_search
+
+
 def run(script: list[Any], tools: list[Any], question: str) -> dict[str, Any]:
     agent = build_agent(ScriptedChatModel(script=script), tools)
     return agent.invoke({"messages": [HumanMessage(question)]})
@@ -123,10 +133,7 @@ def test_a_failed_call_is_not_cited_and_the_answer_says_so() -> None:
 def test_an_answer_retelling_a_failed_call_gives_way_to_the_loops_own_words() -> None:
     # The bundled model retold web_search's failure line, and its copy drifted ("Falcon
     # X10" for X9); with no call ok, the loop states what failed instead.
-    def web_search(query: str) -> str:
-        """Search the web."""
-        raise RuntimeError("DNSError: no route to search.example for Falcon X9")
-
+    web_search = failing_web_search("DNSError: no route to search.example for Falcon X9")
     retold = "[web_search] failed: DNSError: no route to search.example for Falcon X10"
     out = run([tool_call("web_search", {"query": "Falcon X9"}), AIMessage(retold)],
               [web_search], "When does the Falcon X9 go on sale?")
@@ -139,10 +146,7 @@ def test_an_answer_after_every_call_failed_says_first_that_no_result_supports_it
     # Scripted model. The bundled model's answer to `callgate ask "What is the weather in
     # Paris?"` on a machine without internet: web_search failed, and the model answered
     # anyway, as if it knew. A failure is not disguised as an answer.
-    def web_search(query: str) -> str:
-        """Search the web for news, weather and facts."""
-        raise RuntimeError("DNSError: no route to search.example")
-
+    web_search = failing_web_search("DNSError: no route to search.example")
     claim = "The weather in Paris is indeed quite beautiful."
     out = run([tool_call("web_search", {"query": "weather Paris"}), AIMessage(claim)],
               [web_search], "What is the weather in Paris?")
@@ -788,10 +792,7 @@ def test_a_failed_calls_long_error_is_cut_short_in_the_answer_and_kept_whole_in_
     # Name(\"html.duckduckgo.com.\"), query_type: A, … }"); the answer gives its first line.
     record = "DNSError: error resolving DNS > no records found for " + "Query { name } " * 30
 
-    def web_search(query: str) -> str:
-        """Search the web."""
-        raise RuntimeError(record + "\nsecond line")
-
+    web_search = failing_web_search(record + "\nsecond line")
     out = run([tool_call("web_search", {"query": "Python release"}), AIMessage("")],
               [web_search], "Search the web for the latest Python release")
     answer = out["final_answer"]

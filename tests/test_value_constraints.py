@@ -97,6 +97,11 @@ def test_optional_arguments_only_when_the_request_mentions_them() -> None:
         "diets": {"type": "array", "items": {"type": "string", "enum": ["vegan", "halal"]}}}}
     assert mentioned_arguments(listed, "A vegan place at Chez Panisse") == ["diets"]
     assert mentioned_arguments(listed, QUESTION) == []
+    # A malformed enum (a string, not a list) names nothing and raises nothing.
+    odd = {"type": "object", "properties": {
+        "mode": {"type": "string", "enum": "vegan"},
+        "diets": {"type": "array", "items": {"type": "string", "enum": "vegan"}}}}
+    assert mentioned_arguments(odd, "A vegan place") == []
     gbnf = args_grammar(SCHEMA, include_optional=["seating"])
     assert "seating-kv" in gbnf and "note-kv" not in gbnf
 

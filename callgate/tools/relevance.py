@@ -200,11 +200,13 @@ def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
         if name in required:
             continue
         enum = spec.get("enum") if isinstance(spec, dict) else None
-        if isinstance(spec, dict) and isinstance(spec.get("items"), dict):
+        items = spec.get("items") if isinstance(spec, dict) else None
+        if isinstance(items, dict) and isinstance(items.get("enum"), list):
             # A list's members are its own: "the price and ratings" names ``features``.
-            enum = [*(enum or []), *(spec["items"].get("enum") or [])]
+            enum = [*(enum if isinstance(enum, list) else []), *items["enum"]]
         named = bool(asked & _stems(name.replace("_", " ")))
-        if named or any(str(member).lower() in lowered for member in enum or []):
+        members = enum if isinstance(enum, list) else []  # a malformed enum names nothing
+        if named or any(str(member).lower() in lowered for member in members):
             out.append(name)
     return out
 
