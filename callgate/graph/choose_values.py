@@ -16,7 +16,9 @@ conversation, and one number the request writes once, stands for one argument of
 (SmolLM2 copies a span into the next argument: ``"city": "San Francisco", "state": "San
 Francisco"``, the 10 of "10 Hz" into ``end_range``): an optional argument repeating
 another's value is dropped, and of two required ones the argument that loses less by
-moving to its next-best value moves.
+moving to its next-best value moves. Likewise a span holding another argument's value
+whole ("Hilton Hotel Chicago" beside ``"location": "Chicago"``) is one value copied into
+two (``uncontained``).
 
 The model's own string counts as supported only where the conversation states every word
 of it (``word_for_word``); an enum member the request names is the value
@@ -54,6 +56,7 @@ from callgate.tools.candidates import (
 )
 from callgate.tools.grounding import (
     date_in_format,
+    date_time_spans,
     numbers_in,
     stated,
     time_in_format,
@@ -81,6 +84,7 @@ _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
 _TIMES = re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)")  # "512x512": two numbers
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")  # "{user_id}": a template's slot
+_WORDS = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")  # "1kg": 1 and kg; "1.5" one number
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,13 @@ class ValueChooser:
     # admits: SmolLM2 stopped at "144" of "144 divided by 16", "12 + 8" of "(12 + 8) * 3"
     # and "7" of "7 cubed" (the answer-quality set), and the calculator computed that.
     whole_patterns: bool = True
+    # A span holding another argument's value whole ("Hilton Hotel Chicago" beside the
+    # location "Chicago", "C major" beside the key "C", "2022/AL2562" beside the court
+    # "AL2562") is one value copied into two arguments: of the two, the one that loses
+    # less by moving to its next-best offer (a span not holding the other's value, or one
+    # the other does not hold) moves; where neither can, both stay (a hotel's name may hold
+    # its city). Tune: all 13 questions with such a call were wrong.
+    uncontained: bool = True
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -209,6 +220,8 @@ class ValueChooser:
                 offers_of[name] = (prefill, offer)
         if self.distinct:
             chosen = self._distinct(args, chosen, offers_of, required, self.focus or request)
+        if self.uncontained:
+            chosen = self._uncontained(args, chosen, offers_of)
         if self.date_formats:
             chosen = {name: _in_format(value, properties.get(name))
                       for name, value in chosen.items()}
@@ -308,6 +321,31 @@ class ValueChooser:
                 out[mover] = value
         return out
 
+    def _uncontained(self, wishes: dict[str, Any], chosen: dict[str, Any],
+                     offers_of: dict[str, tuple[list[AnyMessage], _Offer]]) -> dict[str, Any]:
+        """No span holding another argument's value (see ``uncontained``)."""
+        out = dict(chosen)
+        for name in list(out):
+            for other in list(out):
+                outer = out[name]
+                if other == name or not (
+                        isinstance(outer, str) and name in offers_of
+                        and offers_of[name][1].quoted and _holds(outer, out[other])):
+                    continue
+                pair = [name]
+                if other in offers_of and offers_of[other][1].quoted == isinstance(
+                        out[other], str):
+                    pair.append(other)
+                inner = out[other]
+                avoid = {name: lambda value, inner=inner: _holds(value, inner),
+                         other: lambda value, outer=outer: _holds(outer, value)}
+                moves = [(*self._next_best(*offers_of[n], out[n], wishes.get(n), out,
+                                           avoid=avoid[n]), n) for n in pair]
+                _, value, mover = min(moves, key=lambda move: move[0])
+                if value is not None:
+                    out[mover] = value
+        return out
+
     def _coded(self, prompt: list[AnyMessage], head: str, chosen: dict[str, Any],
                properties: dict[str, Any]) -> dict[str, Any]:
         """``chosen`` with a place whose argument asks for a two-letter code ("in the format
@@ -332,7 +370,8 @@ class ValueChooser:
         return out
 
     def _next_best(self, prefill: list[AnyMessage], offer: _Offer, value: str | float,
-                   wish: Any, chosen: dict[str, Any]) -> tuple[float, Any]:
+                   wish: Any, chosen: dict[str, Any],
+                   avoid: Callable[[Any], bool] | None = None) -> tuple[float, Any]:
         """What moving off ``value`` (a span, or a number where ``offer`` holds numbers)
         costs (its log-probability less that of the best offer no argument of the call
         holds, or of the model's own ``wish``) and where it moves; ``(inf, None)`` when
@@ -348,7 +387,8 @@ class ValueChooser:
         else:
             wished = None
         texts = [t for t in dict.fromkeys([own, *values])
-                 if t == own or _held_key(t, offer.quoted) not in held]
+                 if t == own or (_held_key(t, offer.quoted) not in held
+                                 and not (avoid is not None and avoid(values[t])))]
         ranked = {r.text: r.logprob for r in self.model.rank(
             prefill, texts, STRING_END if offer.quoted else NUMBER_END,
             max_expansions=self.max_expansions)}
@@ -472,6 +512,27 @@ def _default(schema: dict[str, Any], name: str) -> Any:
     """The default the schema gives argument ``name`` (None when it gives none)."""
     spec = (schema.get("properties") or {}).get(name)
     return spec.get("default") if isinstance(spec, dict) else None
+
+
+_FORMULA = re.compile(r"[\^*+=]")  # "3x^2 + 2x - 1" holds its numbers as a formula
+
+
+def _holds(outer: Any, inner: Any) -> bool:
+    """Whether string ``outer`` holds ``inner`` (a string, or a number as written) as a run
+    of its whole words, and more: not a number inside a formula, a date or a clock time."""
+    if not isinstance(outer, str):
+        return False
+    if isinstance(inner, str):
+        written = inner
+    elif (number := _as_float(inner)) is not None and not _FORMULA.search(outer):
+        written = str(int(number)) if number.is_integer() else str(number)
+        for start, end in date_time_spans(outer):
+            outer = outer[:start] + " " * (end - start) + outer[end:]
+    else:
+        return False
+    words, part = _WORDS.findall(outer.casefold()), _WORDS.findall(written.casefold())
+    return 0 < len(part) < len(words) and any(
+        words[i:i + len(part)] == part for i in range(len(words) - len(part) + 1))
 
 
 def _prefill(prompt: list[AnyMessage], head: str, chosen: dict[str, Any], name: str,

@@ -814,7 +814,7 @@ def _number_matches(text: str) -> list[re.Match[str]]:
             if not _UNIT_EXPONENT.search(text, max(0, m.start() - 4), m.start())]
 
 
-def _date_time_spans(text: str) -> list[tuple[int, int]]:
+def date_time_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` names a day (with its month) or a clock time, as offsets."""
     folded = fold(text)
     same = len(folded) == len(text)  # offsets of the folded text hold for ``text``
@@ -830,13 +830,13 @@ def unused_numbers(request: str, calls_args: Iterable[dict[str, Any]]) -> list[s
     percent, or inside a string): what a further call in the same step could be for. A
     number the request writes both in percent and bare ("a rate of 5% for 1, 5 and 10
     years") is two items: 0.05 uses the percent, only 5 uses the bare one. The numbers of a
-    day or clock time (``_date_time_spans``) are no items."""
+    day or clock time (``date_time_spans``) are no items."""
     used = _Context(" ".join(_values_text(args) for args in calls_args)).numbers
     matches = _number_matches(request)
     # A day or a clock time the request names is one argument's value, not items further
     # calls are for: "2 tickets on the 15th of April, 2023, at 19:00" had a second call
     # with 15 tickets, a third with 2023.
-    moments = _date_time_spans(request)
+    moments = date_time_spans(request)
     matches = [m for m in matches if not any(a <= m.start() < b for a, b in moments)]
     value = {m.start(): float(m.group().replace(",", "").replace("_", "")) for m in matches}
     in_percent = {m.start() for m in matches if _PERCENT_AFTER.match(request, m.end())}
