@@ -85,6 +85,7 @@ _TIMES = re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)")  # "512x512": two numbers
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")  # "{user_id}": a template's slot
 _WORDS = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")  # "1kg": 1 and kg; "1.5" one number
+_FORMULA = re.compile(r"[\^*+=]")  # "3x^2 + 2x - 1" holds its numbers as a formula
 
 
 @dataclass(frozen=True)
@@ -375,7 +376,7 @@ class ValueChooser:
         """What moving off ``value`` (a span, or a number where ``offer`` holds numbers)
         costs (its log-probability less that of the best offer no argument of the call
         holds, or of the model's own ``wish``) and where it moves; ``(inf, None)`` when
-        there is nowhere to go."""
+        there is nowhere to go. ``avoid``: values it may not move to."""
         held = {_held_key(_text(v, offer.quoted), offer.quoted) for v in chosen.values()
                 if (isinstance(v, str) if offer.quoted else _is_number(v))}
         values = dict(zip(offer.texts, offer.values, strict=True))
@@ -512,9 +513,6 @@ def _default(schema: dict[str, Any], name: str) -> Any:
     """The default the schema gives argument ``name`` (None when it gives none)."""
     spec = (schema.get("properties") or {}).get(name)
     return spec.get("default") if isinstance(spec, dict) else None
-
-
-_FORMULA = re.compile(r"[\^*+=]")  # "3x^2 + 2x - 1" holds its numbers as a formula
 
 
 def _holds(outer: Any, inner: Any) -> bool:
