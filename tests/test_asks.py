@@ -125,6 +125,26 @@ def test_an_opening_about_no_tool_opens_the_first_ask() -> None:
     assert found[0].text.startswith("Can you help me")
 
 
+def test_a_sentence_of_questions_is_an_ask_per_question() -> None:
+    request = ("What is the weather in Paris, what are the primes between 5 and 9, and what "
+               "is the fibonacci series upto 40?")
+    assert [a.tools for a in asks(_registry(), request)] == [
+        ("weather",), ("find_primes",), ("fibonacci_series",)]
+    # A question after a clause that is no question is part of its task: "If ..., what is".
+    conditional = "If the weather in Paris is bad, what are the primes between 5 and 9?"
+    assert len(asks(_registry(), conditional)) == 1
+    # "who", "which" and "where" open relative clauses as well as questions.
+    relative = "What is the weather in Paris, where the primes between 5 and 9 are found?"
+    assert len(asks(_registry(), relative)) == 1
+
+
+def test_a_units_slash_ends_no_initial() -> None:
+    # "J/K." ends a sentence: its "K" is no initial ("J. K. Rowling").
+    assert _texts("The heat capacity is 1.5 J/K. Lastly, get the weather in Rome.") == [
+        "The heat capacity is 1.5 J/K.", "Lastly, get the weather in Rome."]
+    assert len(segments("A book by J. K. Rowling.")) == 1
+
+
 def test_items_left_are_the_numbers_names_and_quoted_values_no_call_holds() -> None:
     text = "Also check the weather in Rome and in 'Ostia Antica' for 3 days."
     assert set(items_left(text, [])) >= {"Rome", "Ostia Antica", "3"}

@@ -6,8 +6,10 @@ again: the words that say "and now something else" are lost on it. Here they are
 off the request: it is cut into segments (sentences; clauses after a semicolon, after
 "then" or "also", after "and" before a verb or a question word), and a segment that opens
 with a word that moves on to another task ("Also", "Then", "Second", "Lastly", "After
-that"...) starts an *ask*; every other segment belongs to the ask before it (those before
-the first marked one, to the first ask). An ask's tools are those its own words are about
+that"...), or a question after a question of the same sentence ("What is the capital of
+Australia, what is the population of Canada, and ..."), starts an *ask*; every other
+segment belongs to the ask before it (those before the first marked one, to the first
+ask). An ask's tools are those its own words are about
 (:func:`callgate.tools.relevance.relevant_tools`); a marked segment about no tool starts no
 ask ("Also, consider a 2% decrease" goes with the ask before it). An ask whose opening
 segment names each of its tools one "and" apart, by a word of the tool's own name ("the
@@ -67,6 +69,12 @@ _MOVES_ON = re.compile(
     r"|(?:\w+[,\s]+){0,3}(?:the|a|an)\s+(?:second|third|fourth|fifth|last|final|next)\b)",
     re.IGNORECASE)
 
+# A sentence of questions, each after a comma or "and": "What is the capital of Australia,
+# what is the population of Canada, and what is the largest city in Brazil?" ("who", "which"
+# and "where" open relative clauses too: "John, who weighs 85 kilograms").
+_QUESTION = re.compile(r"^\W*(?:what|what's|how)\b", re.IGNORECASE)
+_AFTER_CLAUSE = re.compile(r"(?:[,;]|\band)\s*$", re.IGNORECASE)
+
 
 # Whether a segment that asks for a call made before once more starts an ask (``asks``).
 AGAIN_ASKS = True
@@ -105,7 +113,8 @@ def _sentence_ends(text: str) -> list[int]:
     ends = []
     for match in _SENTENCE_END.finditer(text):
         before = text[max(0, match.start() - 64):match.start()]  # linear in long texts
-        word = re.search(r"[\w.]*$", before).group()  # type: ignore[union-attr]
+        # (a unit's "/" is part of the word: the "K" of "1.5 J/K." is no initial)
+        word = re.search(r"[\w./]*$", before).group()  # type: ignore[union-attr]
         if match.group().strip() and (word.endswith(_NOT_AN_END) or re.fullmatch(
                 r"(?:[A-Z]\.)*[A-Z]", word)):
             continue  # "Mr. Doe", "L.A Lakers", "U.S. history"
@@ -137,14 +146,17 @@ def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
     tools = list(tools)
     parts: list[list[tuple[int, int]]] = []
     current: set[str] = set()  # the tools of the current part's opening segment
+    question = False  # whether the segment before this one opens with a question word
     for start, end in segments(request):
         text = request[start:end]
         about = set(relevant_tools(tools, text, keep, unmatched="none"))
+        after_question, question = question, bool(_QUESTION.match(text))
         # A segment that moves on starts an ask when it is about other tools than the ask
         # before it, or lists items of its own ("Also, get cases where University of
         # California was a party"); "Also apply standardization" stays with its ask.
-        moves_on = bool(about and _MOVES_ON.match(text) and (
-            not about & current or items_left(text, [])))
+        marked = _MOVES_ON.match(text) or (
+            question and after_question and _AFTER_CLAUSE.search(request, 0, start))
+        moves_on = bool(about and marked and (not about & current or items_left(text, [])))
         if parts and not (moves_on or (again and _again(text, about))):
             parts[-1].append((start, end))
             current = current or about
