@@ -72,7 +72,7 @@ _MOVES_ON = re.compile(
 # A sentence of questions, each after a comma or "and": "What is the capital of Australia,
 # what is the population of Canada, and what is the largest city in Brazil?" ("who", "which"
 # and "where" open relative clauses too: "John, who weighs 85 kilograms").
-_QUESTION = re.compile(r"^\W*(?:what|what's|how)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"^\W*(?:what|how)\b", re.IGNORECASE)  # "what's" too
 _AFTER_CLAUSE = re.compile(r"(?:[,;]|\band)\s*$", re.IGNORECASE)
 
 
