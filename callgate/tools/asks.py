@@ -73,7 +73,16 @@ _MOVES_ON = re.compile(
 # what is the population of Canada, and what is the largest city in Brazil?" ("who", "which"
 # and "where" open relative clauses too: "John, who weighs 85 kilograms").
 _QUESTION = re.compile(r"^\W*(?:what|how)\b", re.IGNORECASE)  # "what's" too
-_AFTER_CLAUSE = re.compile(r"(?:[,;]|\band)\s*$", re.IGNORECASE)
+_AFTER_CLAUSE = re.compile(r"(?:[,;]|\band)$", re.IGNORECASE)
+
+
+def _after_clause(request: str, start: int) -> bool:
+    """Whether a comma, a semicolon or "and" comes right before ``start``, blanks aside
+    (read backwards: searched from the request's start, a long request took seconds)."""
+    end = start
+    while end and request[end - 1].isspace():
+        end -= 1
+    return bool(_AFTER_CLAUSE.search(request[max(0, end - 4):end]))
 
 
 # Whether a segment that asks for a call made before once more starts an ask (``asks``).
@@ -155,7 +164,7 @@ def asks(tools: Iterable[Tool], request: str, keep: float = PRESELECT, *,
         # before it, or lists items of its own ("Also, get cases where University of
         # California was a party"); "Also apply standardization" stays with its ask.
         marked = _MOVES_ON.match(text) or (
-            question and after_question and _AFTER_CLAUSE.search(request, 0, start))
+            question and after_question and _after_clause(request, start))
         moves_on = bool(about and marked and (not about & current or items_left(text, [])))
         if parts and not (moves_on or (again and _again(text, about))):
             parts[-1].append((start, end))
