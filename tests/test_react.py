@@ -268,12 +268,34 @@ def test_the_turn_ends_once_every_number_of_the_request_is_used() -> None:
 
 
 def test_without_numbers_in_the_request_the_end_of_turn_bias_applies() -> None:
-    strategy = _hypot_strategy(end_turn_bias=2.5)
+    strategy = _hypot_strategy(end_turn_bias=2.5, one_call_unlisted=False)
     state = _after_calls({"a": 3, "b": 4}, request="the usual triangle, please")
     assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
     off = _hypot_strategy(end_turn_bias=2.5, coverage=False)
     state = _after_calls({"a": 3, "b": 4}, request="sides 3 and 4, then 5 and 12")
     assert off._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
+
+
+def test_a_request_of_one_ask_without_numbers_or_items_ends_after_its_first_call() -> None:
+    """``one_call_unlisted`` (the default, on the grammar path): nothing in "the usual
+    triangle, please" asks for a second call in the same reply; a request that asks for
+    several things keeps the end-of-turn bias, and one with numbers lets them decide."""
+    from callgate.graph.decide_react import FORCE_BIAS
+
+    strategy = _hypot_strategy(end_turn_bias=2.5)
+    strategy.grammar = True  # as a llama.cpp model has it; nothing is decoded here
+    state = _after_calls({"a": 3, "b": 4}, request="the usual triangle, please")
+    assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": FORCE_BIAS}
+    several = ("Find the hypotenuse of the usual triangle. "
+               "Then find the hypotenuse of the big triangle.")
+    assert len(strategy.plan(_after_calls({"a": 3, "b": 4}, request=several))) == 2
+    state = _after_calls({"a": 3, "b": 4}, request=several)
+    assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
+    state = _after_calls({"a": 3, "b": 4}, request="sides 3 and 4, then 5 and 12")
+    assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": 0.0}
+    strategy.one_call_unlisted = False
+    state = _after_calls({"a": 3, "b": 4}, request="the usual triangle, please")
+    assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
 
 
 def test_a_further_call_is_decoded_without_a_bias() -> None:
