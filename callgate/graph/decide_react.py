@@ -349,7 +349,9 @@ class ReactStrategy:
         # ``Media_3_FindMovies`` for "a Comedy movie with Jim Carrey"). On the questions
         # whose full-run replies had two calls or more and such a request: tune 3 up,
         # 1 down (a list the list reader misses: "'Wonder of Nature' in the Louvre museum,
-        # and 'Age of Reptiles' in the British Museum"); validate 2 up, 0 down (README).
+        # and 'Age of Reptiles' in the British Museum"); validate 2 up, 0 down. The full
+        # run with it, live_irrelevance too (a reply cut to one refused call answers):
+        # tune 6 up, 1 down; validate 3 up, 1 down (README).
         self.one_call_unlisted = one_call_unlisted
         # One span of the conversation, and one number the request writes once, per
         # argument of a call (ValueChooser.distinct). Numbers (2026-11-29), on the questions
