@@ -267,10 +267,7 @@ def test_the_turn_ends_once_every_number_of_the_request_is_used() -> None:
     assert strategy._next_kwargs(both)["logit_bias"] == {"Observation": FORCE_BIAS}
 
 
-def test_without_numbers_in_the_request_the_end_of_turn_bias_applies() -> None:
-    strategy = _hypot_strategy(end_turn_bias=2.5, one_call_unlisted=False)
-    state = _after_calls({"a": 3, "b": 4}, request="the usual triangle, please")
-    assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
+def test_without_coverage_the_end_of_turn_bias_applies() -> None:
     off = _hypot_strategy(end_turn_bias=2.5, coverage=False)
     state = _after_calls({"a": 3, "b": 4}, request="sides 3 and 4, then 5 and 12")
     assert off._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
