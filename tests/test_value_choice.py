@@ -300,6 +300,36 @@ def test_a_place_with_a_qualifier_or_an_argument_without_the_format_stays() -> N
     assert all(" CA" not in call for call in ranker.calls)
 
 
+def test_a_place_the_request_says_where_it_is_keeps_what_the_user_wrote() -> None:
+    # Hand-written requests: the model wrote the city alone, and the ranker's first code
+    # (here " CA", as SmolLM2 ranked "Paris, CA") would put it in the wrong country.
+    ranker = FixedRanker({" CA": -0.5, " FR": -3.0, " AU": -2.0})
+    chooser = ValueChooser(ranker, place_codes=True)
+    by_country = {"type": "object", "properties": {"city": {
+        "type": "string", "description": "The place, as 'City, State (abbr)' or 'City, "
+        "Country', such as 'San Francisco, CA' or 'Tokyo, Japan'."}}}
+
+    def coded(request: str, city: str, schema: dict[str, Any] = by_country) -> Any:
+        return chooser.choose(PROMPT, "Action Input: ", {"city": city}, schema, request, [],
+                              request=request)["city"]
+
+    assert coded("Will it rain in Paris, France tomorrow?", "Paris") == "Paris, France"
+    assert coded("Weather for Auckland, New Zealand.", "Auckland") == "Auckland, New Zealand"
+    assert coded("Any rain in London, UK?", "London") == "London, UK"
+    # A US state written whole takes its code, as the argument shows states.
+    assert coded("Homes in Austin, Texas with a garage", "Austin") == "Austin, TX"
+    assert coded("Homes in Austin, Texas with a garage", "Austin", CITY_SCHEMA) == "Austin, TX"
+    # No qualifier, or a new sentence after the comma: the ranked code, as before.
+    assert coded("Weather in Petaluma today", "Petaluma") == "Petaluma, CA"
+    assert coded("I'm in Berkeley, Can you find a cafe?", "Berkeley") == "Berkeley, CA"
+    # Where the examples write countries as codes ('Paris, FR'), the model ranks the code.
+    by_code = {"type": "object", "properties": {"city": {
+        "type": "string", "description": "The city, as 'City, State' or 'City, Country'; "
+        "for example, 'New York, NY' or 'Paris, FR'."}}}
+    ranker.scores = {" AU": -0.5, " CA": -2.0}
+    assert coded("A hotel in Sydney, Australia", "Sydney", by_code) == "Sydney, AU"
+
+
 def test_dates_are_written_in_the_format_their_argument_names() -> None:
     schema = {"type": "object", "properties": {
         "date": {"type": "string", "description": "Date of travel, in the format 'YYYY-MM-DD'"},

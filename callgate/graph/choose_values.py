@@ -26,9 +26,10 @@ of it (``word_for_word``); an enum member the request names is the value
 is left to the tool's default (``unnamed_options``). Last, the values take the form their
 argument's description asks for: a date in the format it names (``date_formats``), a place
 with the two-letter code its examples show, ranked by the model (``place_codes``:
-"Petaluma" becomes "Petaluma, CA"), and a value an argument's ``pattern`` admits, copied from
-the request, the longest span of the request around it that the pattern admits
-(``whole_patterns``: "144" becomes "144 divided by 16").
+"Petaluma" becomes "Petaluma, CA"), or with what the request writes after it to say where
+it is ("Paris, France", not the ranked "Paris, CA"), and a value an argument's ``pattern``
+admits, copied from the request, the longest span of the request around it that the
+pattern admits (``whole_patterns``: "144" becomes "144 divided by 16").
 
 Free text (a search query, a message, a date in the tool's format) stays the model's,
 and an optional argument with an invented value is left to grounding, which drops it.
@@ -63,6 +64,7 @@ from callgate.tools.grounding import (
     ungrounded_args,
 )
 from callgate.tools.relevance import (
+    STOP_WORDS,
     affirmed_flags,
     mentioned_arguments,
     named_members,
@@ -77,11 +79,30 @@ NUMBER_END = ",}]\n"
 # An argument whose description shows a place with a two-letter code ('Berkeley, CA',
 # 'London, UK'), and every such code, written as it follows the comma.
 _CODED_EXAMPLE = re.compile(r"'[^',]+, [A-Z]{2}'")
+_EXAMPLE = re.compile(r"'([^',]+), ([^',]+)'")  # 'Tokyo, Japan', and 'City, Country'
 _CODES = [f" {a}{b}" for a in ascii_uppercase for b in ascii_uppercase]
 # A place as such an argument takes it (a name: capitalised): no comma, not already ending
 # in a code ("Berkeley CA").
 _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
 _TIMES = re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)")  # "512x512": two numbers
+# What a request writes after a place and a comma to say where it is: a code ("UK",
+# "USA") or one or two capitalised words ("Thailand", "New Zealand").
+_QUALIFIER = r"(?:[A-Z]{2,3}|[A-Z][a-z]+(?: [A-Z][a-z]+)?)\b(?! ?[A-Za-z]*\d)"
+# A US state written whole stands for its postal code where the argument asks for codes.
+_US_STATES = {
+    "Alabama": "AL", "Alaska": "AK", "Arizona": "AZ", "Arkansas": "AR", "California": "CA",
+    "Colorado": "CO", "Connecticut": "CT", "Delaware": "DE", "Florida": "FL",
+    "Georgia": "GA", "Hawaii": "HI", "Idaho": "ID", "Illinois": "IL", "Indiana": "IN",
+    "Iowa": "IA", "Kansas": "KS", "Kentucky": "KY", "Louisiana": "LA", "Maine": "ME",
+    "Maryland": "MD", "Massachusetts": "MA", "Michigan": "MI", "Minnesota": "MN",
+    "Mississippi": "MS", "Missouri": "MO", "Montana": "MT", "Nebraska": "NE",
+    "Nevada": "NV", "New Hampshire": "NH", "New Jersey": "NJ", "New Mexico": "NM",
+    "New York": "NY", "North Carolina": "NC", "North Dakota": "ND", "Ohio": "OH",
+    "Oklahoma": "OK", "Oregon": "OR", "Pennsylvania": "PA", "Rhode Island": "RI",
+    "South Carolina": "SC", "South Dakota": "SD", "Tennessee": "TN", "Texas": "TX",
+    "Utah": "UT", "Vermont": "VT", "Virginia": "VA", "Washington": "WA",
+    "West Virginia": "WV", "Wisconsin": "WI", "Wyoming": "WY",
+}
 _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1", "2023.4"
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")  # "{user_id}": a template's slot
 _WORDS = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")  # "1kg": 1 and kg; "1.5" one number
@@ -128,7 +149,9 @@ class ValueChooser:
     # A place whose argument asks for a two-letter code ("in the format 'City, State', such
     # as 'Berkeley, CA'") and lacks one gets the code the model ranks first among all
     # two-capital-letter codes: "Petaluma" becomes "Petaluma, CA". The model wrote the
-    # city alone, as the user did.
+    # city alone, as the user did. Where the user said where the place is ("Paris,
+    # France"), that stays, a US state whole as its code (``_stated_qualifier``): a fix
+    # against an invented code ("Paris, CA"); tune 2 up, 0 down; validate no reply changed.
     place_codes: bool = True
     # A date written in the format its argument's description names ("in the format
     # 'YYYY-MM-DD'": "April 15th, 2023" becomes "2023-04-15"; ``grounding.date_in_format``).
@@ -235,7 +258,8 @@ class ValueChooser:
         if self.whole_patterns:
             chosen = {name: whole_span(value, properties.get(name), self.focus or request)
                       for name, value in chosen.items()}
-        return self._coded(prompt, head, chosen, properties) if self.place_codes else chosen
+        return self._coded(prompt, head, chosen, properties, request) if (
+            self.place_codes) else chosen
 
     def vary(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
              schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
@@ -348,9 +372,10 @@ class ValueChooser:
         return out
 
     def _coded(self, prompt: list[AnyMessage], head: str, chosen: dict[str, Any],
-               properties: dict[str, Any]) -> dict[str, Any]:
+               properties: dict[str, Any], request: str = "") -> dict[str, Any]:
         """``chosen`` with a place whose argument asks for a two-letter code ("in the format
-        'City, State', such as 'Berkeley, CA'") given the code the model ranks first."""
+        'City, State', such as 'Berkeley, CA'") given the code the model ranks first, or
+        where ``request`` says where the place is ("Paris, France"), what it says."""
         out = dict(chosen)
         for index, (name, value) in enumerate(chosen.items()):
             spec = properties.get(name)
@@ -360,6 +385,11 @@ class ValueChooser:
                     and not {"enum", "pattern", "format"} & spec.keys()
                     and value != spec.get("default")
                     and _CODED_EXAMPLE.search(str(spec.get("description") or ""))):
+                continue
+            qualifier = _stated_qualifier(value.strip(), request,
+                                          str(spec.get("description") or ""))
+            if qualifier:
+                out[name] = f"{value.strip()}, {qualifier}"
                 continue
             before = dict(list(out.items())[:index])
             prefill = _prefill(prompt, head, before, name, _Offer([], [], quoted=True))
@@ -700,6 +730,27 @@ def _written_once(text: str) -> frozenset[float]:
             continue
         counts[number] = counts.get(number, 0) + 1
     return frozenset(n for n, count in counts.items() if count == 1)
+
+
+def _stated_qualifier(place: str, request: str, description: str) -> str | None:
+    """What ``request`` writes after ``place`` and a comma to say where it is, in the form
+    the argument's ``description`` shows: a code as written ("London, UK"), a US state
+    whole as its code ("Austin, Texas": "TX"), a country whole as written ("Bangkok,
+    Thailand") unless the examples write countries as codes ('Paris, FR'): then None, and
+    the model ranks the code. SmolLM2 wrote the city alone and ranked "Bangkok, TN" and
+    "Paris, CA" for the user's "Bangkok, Thailand" and "Paris, France"."""
+    found = re.search(rf"(?<!\w){re.escape(place)},\s*({_QUALIFIER})", request)
+    if found is None or STOP_WORDS & set(found.group(1).casefold().split()):
+        return None  # "in Berkeley, Can you …": a new sentence, not where Berkeley is
+    qualifier = found.group(1)
+    if qualifier.isupper() or qualifier in _US_STATES:
+        return _US_STATES.get(qualifier, qualifier)
+    # The examples' qualifiers, not the format's names ('City, Country').
+    shown = [q for city, q in _EXAMPLE.findall(description)
+             if city.casefold() not in ("city", "town")]
+    if any(q.isupper() and q not in _US_STATES.values() for q in shown):
+        return None
+    return qualifier
 
 
 def _folded(text: str) -> str:
