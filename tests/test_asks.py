@@ -22,6 +22,8 @@ from callgate.tools.asks import (
     list_items_left,
     listed_items,
     listed_numbers,
+    quoted_left,
+    quoted_values,
     segments,
 )
 from callgate.tools.registry import ToolRegistry
@@ -149,6 +151,13 @@ def test_items_left_are_the_numbers_names_and_quoted_values_no_call_holds() -> N
     text = "Also check the weather in Rome and in 'Ostia Antica' for 3 days."
     assert set(items_left(text, [])) >= {"Rome", "Ostia Antica", "3"}
     assert items_left(text, [{"city": "Rome"}, {"city": "Ostia Antica", "days": 3}]) == []
+
+
+def test_quoted_values_are_read_once_and_left_until_a_call_holds_them() -> None:
+    text = "Compare 'Old Maps' with 'Night Skies', then 'old maps' again."
+    assert quoted_values(text) == ["Old Maps", "Night Skies"]
+    assert quoted_left(text, [{"name": "Old Maps"}]) == ["Night Skies"]
+    assert quoted_left(text, [{"names": ["Night Skies", "OLD MAPS"]}]) == []
 
 
 def test_lists_of_names_and_quoted_values_are_found_and_a_place_keeps_its_code() -> None:

@@ -295,6 +295,40 @@ def test_a_request_of_one_ask_without_numbers_or_items_ends_after_its_first_call
     assert strategy._next_kwargs(state)["logit_bias"] == {"Observation": 2.5}
 
 
+def test_quoted_values_no_call_holds_yet_leave_the_further_call_to_the_model() -> None:
+    """Hand-written requests: two quoted values, one ask, no numbers, no list the list
+    reader reads. While a quoted value is left, ``one_call_unlisted`` does not end the
+    reply (the quotes may be a list it misses); once the calls hold them all, or with one
+    quoted value, it does."""
+    from callgate.graph.decide_react import FORCE_BIAS, ReactStrategy
+
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def exhibition(name: str, museum: str) -> str:
+        """Details of an exhibition."""
+        return name
+
+    strategy = ReactStrategy(text_model(), registry, end_turn_bias=2.5)
+    strategy.grammar = True  # as a llama.cpp model has it; nothing is decoded here
+
+    def after(*calls: tuple[str, str], request: str) -> dict[str, Any]:
+        lines = [f'Action: exhibition\nAction Input: {{"name": "{name}", "museum": "{museum}"}}'
+                 for name, museum in calls]
+        return {"messages": [HumanMessage(request)], "reply_text": "\n".join(lines),
+                "calls_written": len(calls), "chosen_tool": "exhibition"}
+
+    two = ("Tell me about the exhibition 'Night Skies' at the city gallery, and 'Old Maps' "
+           "at the harbour museum.")
+    first = after(("Night Skies", "city gallery"), request=two)
+    assert strategy._next_kwargs(first)["logit_bias"] == {"Observation": 2.5}
+    both = after(("Night Skies", "city gallery"), ("Old Maps", "harbour museum"), request=two)
+    assert strategy._next_kwargs(both)["logit_bias"] == {"Observation": FORCE_BIAS}
+    one = after(("Night Skies", "city gallery"),
+                request="Tell me about the exhibition 'Night Skies' at the city gallery.")
+    assert strategy._next_kwargs(one)["logit_bias"] == {"Observation": FORCE_BIAS}
+
+
 def test_a_further_call_is_decoded_without_a_bias() -> None:
     # A digit bias towards the unused numbers wrote "2222222222" into free strings; the
     # value chooser's reuse penalty (callgate.graph.choose_values) steers further calls.

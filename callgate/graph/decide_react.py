@@ -51,6 +51,8 @@ from callgate.tools.asks import (
     items_left,
     list_items_left,
     listed_items,
+    quoted_left,
+    quoted_values,
     sibling_lists,
 )
 from callgate.tools.asks import asks as asks_of
@@ -351,7 +353,9 @@ class ReactStrategy:
         # 1 down (a list the list reader misses: "'Wonder of Nature' in the Louvre museum,
         # and 'Age of Reptiles' in the British Museum"); validate 2 up, 0 down. The full
         # run with it, live_irrelevance too (a reply cut to one refused call answers):
-        # tune 6 up, 1 down; validate 3 up, 1 down (README).
+        # tune 6 up, 1 down; validate 3 up, 1 down (README). Not while the request quotes
+        # two values or more and a call holds none of one (``_quoted_left``): that down,
+        # back (tune 1 up, 0 down; no validate reply changed).
         self.one_call_unlisted = one_call_unlisted
         # One span of the conversation, and one number the request writes once, per
         # argument of a call (ValueChooser.distinct). Numbers (2026-11-29), on the questions
@@ -617,6 +621,14 @@ class ReactStrategy:
         left = unused_numbers(request, args) if numbers else []
         return left + (listed or [])
 
+    def _quoted_left(self, state: dict[str, Any]) -> bool:
+        """Whether the request quotes two values or more, one of which no call of the turn
+        holds yet: they may be items of a list the list reader misses ("'Wonder of Nature'
+        in the Louvre museum, and 'Age of Reptiles' in the British Museum")."""
+        request = self._request(state)
+        return len(quoted_values(request)) > 1 and bool(quoted_left(
+            request, [call["args"] for call in self.calls_so_far(state)]))
+
     def _next_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import next_action_grammar
 
@@ -632,7 +644,7 @@ class ReactStrategy:
             stalled = set(left) == set(self._numbers_left(state, skip_last=True) or [])
             bias = FORCE_BIAS if not left or stalled else 0.0
         elif self.one_call_unlisted and self.coverage and self.grammar and not self.plan(
-                state) and not _correcting(state):
+                state) and not _correcting(state) and not self._quoted_left(state):
             bias = FORCE_BIAS
         return self._kwargs(grammar=next_action_grammar(self.offered(state)), max_tokens=48,
                             logit_bias={"Observation": bias})

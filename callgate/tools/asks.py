@@ -39,7 +39,7 @@ from callgate.tools.relevance import (
 )
 
 __all__ = ["Ask", "asks", "item_key", "items_left", "list_items_left", "listed_items",
-           "listed_numbers", "segments", "sibling_lists"]
+           "listed_numbers", "quoted_left", "quoted_values", "segments", "sibling_lists"]
 
 # A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
 # an opening quote; not after a title, an initial or an abbreviation.
@@ -224,8 +224,24 @@ def items_left(text: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
     arguments hold."""
     args = list(calls_args)
     values = json.dumps(args, ensure_ascii=False).casefold()
-    quoted = [q for q in _QUOTED.findall(text) if q.strip().casefold() not in values]
-    return [*unused_numbers(text, args), *unused_names(text, values), *quoted]
+    return [*unused_numbers(text, args), *unused_names(text, values),
+            *quoted_left(text, args)]
+
+
+def quoted_values(text: str) -> list[str]:
+    """The values ``text`` quotes ("the exhibition named 'Wonder of Nature'"), once each
+    (as first written)."""
+    found: dict[str, str] = {}
+    for quoted in _QUOTED.findall(text):
+        if quoted.strip():
+            found.setdefault(quoted.strip().casefold(), quoted.strip())
+    return list(found.values())
+
+
+def quoted_left(text: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
+    """The values ``text`` quotes that no call's arguments hold."""
+    values = json.dumps(list(calls_args), ensure_ascii=False).casefold()
+    return [q for q in quoted_values(text) if q.casefold() not in values]
 
 
 # What joins the items of a list: a comma, "and", "or", "&", maybe "also" and a repeated
