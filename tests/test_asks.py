@@ -160,6 +160,15 @@ def test_quoted_values_are_read_once_and_left_until_a_call_holds_them() -> None:
     assert quoted_left(text, [{"names": ["Night Skies", "OLD MAPS"]}]) == []
 
 
+def test_a_month_of_a_named_day_is_no_list_item() -> None:
+    # Hand-written requests: the day says when; it is no place beside the city.
+    assert listed_items("Rent a car in Denver, CO, from May 14, at 9 am until May 16.") == []
+    assert listed_items("A flight on the 2nd of June with Delta and United?") == [
+        ["Delta", "United"]]
+    assert listed_items("Weather in Seattle and Los Angeles on March 3rd.") == [
+        ["Seattle", "Los Angeles"]]
+
+
 def test_lists_of_names_and_quoted_values_are_found_and_a_place_keeps_its_code() -> None:
     assert listed_items("Play songs from Taylor Swift and Maroon 5 for 20 minutes.") == [
         ["Taylor Swift", "Maroon 5"]]

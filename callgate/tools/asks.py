@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import Any
 
-from callgate.tools.grounding import unused_numbers
+from callgate.tools.grounding import date_time_spans, unused_numbers
 from callgate.tools.registry import Tool
 from callgate.tools.relevance import (
     PRESELECT,
@@ -254,15 +254,20 @@ _QUALIFIER = re.compile(r",\s*[A-Z]{2,3}\b")  # "New York City, NY", "Boston, US
 
 def _list_candidates(text: str) -> list[tuple[int, int, str]]:
     """The request's quoted values and names (``relevance.names_in``), with a place's code
-    ("Los Angeles, CA") kept with it, in order, as ``(start, end, kind)``."""
+    ("Los Angeles, CA") kept with it, in order, as ``(start, end, kind)``. A month of a day
+    the request names ("from April 22", "the 6th of March") is no name: the day is when,
+    not another item (SmolLM2 then called again with "city": "April 22, LA")."""
     found = [(m.start(), m.end(), "quoted") for m in _QUOTED.finditer(text)]
     taken = bytearray(len(text) + 1)  # the characters an item already covers
     for start, end, _ in found:
         taken[start:end] = b"\x01" * (end - start)
+    days = bytearray(len(text) + 1)
+    for start, end in date_time_spans(text):
+        days[start:end] = b"\x01" * (end - start)
     for name in dict.fromkeys(re.split(r"\.\s", name)[0] for name in names_in(text)):
         # (a run of capitals goes on past a full stop)
         for m in re.finditer(re.escape(name), text):
-            if taken[m.start()]:
+            if taken[m.start()] or days[m.start()]:
                 continue
             end = m.end()
             if (code := _QUALIFIER.match(text, end)) and code.group().strip(", ") != name:
