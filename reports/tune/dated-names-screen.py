@@ -12,25 +12,22 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from callgate.eval.bfcl_data import CATEGORIES, load_questions
+from screening import requests
+
 from callgate.tools import asks as asks_module
 
 
 def main(split: str, ids_out: str, data_dir: str) -> None:
     masked = asks_module.date_time_spans
     found = []
-    for category in CATEGORIES:
-        for question in load_questions(category, split=split, data_dir=data_dir):
-            said = [m["content"] for m in question.messages if m["role"] == "user"]
-            if not said or not isinstance(said[-1], str):
-                continue
-            now = asks_module.listed_items(said[-1])
-            asks_module.date_time_spans = lambda _text: []
-            before = asks_module.listed_items(said[-1])
-            asks_module.date_time_spans = masked
-            if now != before:
-                found.append(question.id)
-                print(question.id, before, "->", now)
+    for question, request in requests(split, data_dir):
+        now = asks_module.listed_items(request)
+        asks_module.date_time_spans = lambda _text: []
+        before = asks_module.listed_items(request)
+        asks_module.date_time_spans = masked
+        if now != before:
+            found.append(question.id)
+            print(question.id, before, "->", now)
     Path(ids_out).write_text("".join(f"{qid}\n" for qid in found))
     print(len(found), "questions")
 

@@ -13,8 +13,9 @@ import re
 import sys
 from pathlib import Path
 
+from screening import requests
+
 from callgate.eval.bfcl import question_registry
-from callgate.eval.bfcl_data import CATEGORIES, load_questions
 from callgate.tools import asks as asks_module
 
 
@@ -24,20 +25,16 @@ def main(split: str, ids_out: str, data_dir: str) -> None:
         "next|after|afterwards|", "next|after|afterwards?|later|subsequently|"), re.IGNORECASE)
     assert after.pattern != before.pattern
     found = []
-    for category in CATEGORIES:
-        for question in load_questions(category, split=split, data_dir=data_dir):
-            said = [m["content"] for m in question.messages if m["role"] == "user"]
-            if not said or not isinstance(said[-1], str):
-                continue
-            tools = list(question_registry(question))
-            read = []
-            for pattern in (before, after):
-                asks_module._MOVES_ON = pattern
-                read.append([(a.tools, a.start) for a in asks_module.asks(tools, said[-1])])
-            asks_module._MOVES_ON = before
-            if read[0] != read[1]:
-                found.append(question.id)
-                print(question.id, len(read[0]), "->", len(read[1]), read[1])
+    for question, request in requests(split, data_dir):
+        tools = list(question_registry(question))
+        read = []
+        for pattern in (before, after):
+            asks_module._MOVES_ON = pattern
+            read.append([(a.tools, a.start) for a in asks_module.asks(tools, request)])
+        asks_module._MOVES_ON = before
+        if read[0] != read[1]:
+            found.append(question.id)
+            print(question.id, len(read[0]), "->", len(read[1]), read[1])
     Path(ids_out).write_text("".join(f"{qid}\n" for qid in found))
     print(len(found), "questions")
 

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from screening import requests
+
 from callgate.eval.bfcl import question_registry
-from callgate.eval.bfcl_data import CATEGORIES, load_questions
 from callgate.tools.relevance import named_members, word_positions
 
 
@@ -36,25 +37,21 @@ def named_items(spec: Any, request: str) -> list[str]:
 def main(split: str, ids_out: str, report: str, data_dir: str) -> None:
     rows = {q["id"]: q for q in json.loads(Path(report).read_text())["questions"]}
     found = []
-    for category in CATEGORIES:
-        for question in load_questions(category, split=split, data_dir=data_dir):
-            said = [m["content"] for m in question.messages if m["role"] == "user"]
-            if not said or not isinstance(said[-1], str):
-                continue
-            registry = question_registry(question)
-            row = rows[question.id]
-            hit = False
-            for call in row["calls"]:
-                ((name, args),) = call.items()
-                tool = registry.get(name.replace(".", "_")) or registry.get(name)
-                properties = (tool.schema.get("properties") or {}) if tool else {}
-                for arg, spec in properties.items():
-                    named = named_items(spec, said[-1])
-                    if named and args.get(arg) != named:
-                        hit = True
-                        print(question.id, row["ok"], name, arg, args.get(arg), "->", named)
-            if hit:
-                found.append(question.id)
+    for question, request in requests(split, data_dir):
+        registry = question_registry(question)
+        row = rows[question.id]
+        hit = False
+        for call in row["calls"]:
+            ((name, args),) = call.items()
+            tool = registry.get(name.replace(".", "_")) or registry.get(name)
+            properties = (tool.schema.get("properties") or {}) if tool else {}
+            for arg, spec in properties.items():
+                named = named_items(spec, request)
+                if named and args.get(arg) != named:
+                    hit = True
+                    print(question.id, row["ok"], name, arg, args.get(arg), "->", named)
+        if hit:
+            found.append(question.id)
     Path(ids_out).write_text("".join(f"{qid}\n" for qid in found))
     print(len(found), "questions")
 

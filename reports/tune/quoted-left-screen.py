@@ -13,8 +13,9 @@ import json
 import sys
 from pathlib import Path
 
+from screening import requests
+
 from callgate.eval.bfcl import question_registry
-from callgate.eval.bfcl_data import CATEGORIES, load_questions
 from callgate.tools.asks import asks, listed_items, quoted_values
 from callgate.tools.grounding import numbers_in
 from callgate.tools.relevance import PRESELECT
@@ -23,19 +24,14 @@ from callgate.tools.relevance import PRESELECT
 def main(split: str, ids_out: str, report: str, data_dir: str) -> None:
     rows = {q["id"]: q for q in json.loads(Path(report).read_text())["questions"]}
     found = []
-    for category in CATEGORIES:
-        for question in load_questions(category, split=split, data_dir=data_dir):
-            said = [m["content"] for m in question.messages if m["role"] == "user"]
-            if not said or not isinstance(said[-1], str):
-                continue
-            request = said[-1]
-            if numbers_in(request) or listed_items(request) or len(quoted_values(request)) < 2:
-                continue
-            if len(asks(list(question_registry(question)), request, PRESELECT)) > 1:
-                continue
-            found.append(question.id)
-            row = rows[question.id]
-            print(question.id, row["ok"], json.dumps(row["calls"])[:200])
+    for question, request in requests(split, data_dir):
+        if numbers_in(request) or listed_items(request) or len(quoted_values(request)) < 2:
+            continue
+        if len(asks(list(question_registry(question)), request, PRESELECT)) > 1:
+            continue
+        found.append(question.id)
+        row = rows[question.id]
+        print(question.id, row["ok"], json.dumps(row["calls"])[:200])
     Path(ids_out).write_text("".join(f"{qid}\n" for qid in found))
     print(len(found), "questions")
 
