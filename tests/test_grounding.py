@@ -58,6 +58,17 @@ def test_strings_need_half_their_words_in_the_conversation() -> None:
     assert ungrounded_args({"value": ""}, {}, QUESTION) == [("value", "")]
 
 
+def test_a_version_or_an_address_is_grounded_only_whole() -> None:
+    # Hand-written: SmolLM2 wrote ".1.2.2" for "version 2.1.3", each of whose digits the
+    # request holds; a run of dotted digits must be written as the conversation writes it.
+    said = "Show project Orion, version 2.1.3. The server is at 10.0.4.17 (port 8080)."
+    for value in ("2.1.3", "v2.1.3", "Orion 2.1.3", "10.0.4.17", "http://10.0.4.17:8080"):
+        assert ungrounded_args({"x": value}, {}, said) == [], value
+    for value in (".1.2.2", "1.2.2", "2.1.3.4", "10.0.4.1", "10.0.17.4"):
+        assert ungrounded_args({"x": value}, {}, said) == [("x", value)], value
+    assert ungrounded_args({"x": 2.1}, {}, said) == []  # a number is read as a number
+
+
 @pytest.mark.parametrize(("value", "expected"), [
     ("Liverpool Football Club", True), ("Liverly Football Club", False),
     ("San Diego", True), ("SAN DIO", False), ("Manchester City", False),

@@ -76,6 +76,7 @@ CORRECTION_MARK = {"callgate_correction": True}
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.])-?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _UNIT_EXPONENT = re.compile(r"(?:[A-Za-z)]|(?<!\d)10)\^$")  # ends just before such an exponent
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
+_DOTTED = re.compile(r"(?<!\d)\d+(?:\.\d+){2,}(?!\.?\d)")  # "2.1.3", "192.168.0.1"
 _PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent\b)", re.IGNORECASE)
 
 # --- tables -------------------------------------------------------------------------------
@@ -484,6 +485,8 @@ class _Context:
                 self.words |= {s for w in group.words for s in word_forms(w)}
                 squashed.extend(group.squashed)
         self.squashed = "|".join(squashed)  # "|": no value matches across two forms
+        # Runs of digits joined by dots, as written: versions, addresses ("2.1.3").
+        self.dotted = {m.group() for m in _DOTTED.finditer(text)}
 
         self.numbers: set[float] = {v for m in _NUMBER.finditer(text)
                                     if (v := _to_float(m.group())) is not None}
@@ -544,6 +547,10 @@ class _Context:
         bare = stripped.strip("$€£%")
         if _NUMBER.fullmatch(bare):
             return self.has_number(_to_float(bare) or 0.0)
+        # A version or an address is given whole, not by its parts: SmolLM2 wrote
+        # ".1.2.2" for "version 2.1.3", whose 1s and 2s grounded it word by word.
+        if any(m.group() not in self.dotted for m in _DOTTED.finditer(value)):
+            return False
         words = _WORD.findall(fold(value))
         if not words:
             return False  # an empty (or punctuation-only) value: nothing was given
