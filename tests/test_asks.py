@@ -163,6 +163,7 @@ def test_quoted_values_are_read_once_and_left_until_a_call_holds_them() -> None:
 def test_a_month_of_a_named_day_is_no_list_item() -> None:
     # Hand-written requests: the day says when; it is no place beside the city.
     assert listed_items("Rent a car in Denver, CO, from May 14, at 9 am until May 16.") == []
+    assert listed_items("Book Paris on May 5 and Rome on May 9.") == []
     assert listed_items("A flight on the 2nd of June with Delta and United?") == [
         ["Delta", "United"]]
     assert listed_items("Weather in Seattle and Los Angeles on March 3rd.") == [

@@ -67,6 +67,11 @@ def test_a_version_or_an_address_is_grounded_only_whole() -> None:
     for value in (".1.2.2", "1.2.2", "2.1.3.4", "10.0.4.1", "10.0.17.4"):
         assert ungrounded_args({"x": value}, {}, said) == [("x", value)], value
     assert ungrounded_args({"x": 2.1}, {}, said) == []  # a number is read as a number
+    # A date written with dots is a day, whichever way the conversation writes it.
+    for value in ("17.04.2023", "2023.04.17"):
+        assert ungrounded_args({"date": value}, {}, "Book a table on April 17th, 2023") == []
+    assert ungrounded_args({"date": "18.04.2023"}, {}, "Book a table on April 17th, 2023") == [
+        ("date", "18.04.2023")]
 
 
 @pytest.mark.parametrize(("value", "expected"), [

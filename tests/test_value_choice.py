@@ -322,6 +322,15 @@ def test_a_place_the_request_says_where_it_is_keeps_what_the_user_wrote() -> Non
     # No qualifier, or a new sentence after the comma: the ranked code, as before.
     assert coded("Weather in Petaluma today", "Petaluma") == "Petaluma, CA"
     assert coded("I'm in Berkeley, Can you find a cafe?", "Berkeley") == "Berkeley, CA"
+    # A list going on, a day, a possessive: not where the place is.
+    assert coded("Weather in Boston, Chicago and Denver today?", "Boston") == "Boston, CA"
+    assert coded("What's the weather in Paris, Tomorrow?", "Paris") == "Paris, CA"
+    assert coded("Hotels in Springfield, Homer Simpson's town", "Springfield") == (
+        "Springfield, CA")
+    # Where the argument takes no countries, only a state or a code says where a place is.
+    assert coded("Homes in Portland, OR with a garage", "Portland", CITY_SCHEMA) == (
+        "Portland, OR")
+    assert coded("Homes in Austin, Downtown", "Austin", CITY_SCHEMA) == "Austin, CA"
     # Where the examples write countries as codes ('Paris, FR'), the model ranks the code.
     by_code = {"type": "object", "properties": {"city": {
         "type": "string", "description": "The city, as 'City, State' or 'City, Country'; "

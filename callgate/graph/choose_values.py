@@ -87,7 +87,12 @@ _PLACE = re.compile(r"[^,]+(?<! [A-Z]{2})")
 _TIMES = re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)")  # "512x512": two numbers
 # What a request writes after a place and a comma to say where it is: a code ("UK",
 # "USA") or one or two capitalised words ("Thailand", "New Zealand").
-_QUALIFIER = r"(?:[A-Z]{2,3}|[A-Z][a-z]+(?: [A-Z][a-z]+)?)\b(?! ?[A-Za-z]*\d)"
+_PLACE_QUALIFIER = r"(?:[A-Z]{2,3}|[A-Z][a-z]+(?: [A-Z][a-z]+)?)\b(?! ?[A-Za-z]*\d)"
+# Words for when, not where, after a place and a comma ("in Paris, Tomorrow").
+_WHEN = frozenset({
+    "today", "tonight", "tomorrow", "yesterday", "now", "monday", "tuesday", "wednesday",
+    "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april",
+    "may", "june", "july", "august", "september", "october", "november", "december"})
 # A US state written whole stands for its postal code where the argument asks for codes.
 _US_STATES = {
     "Alabama": "AL", "Alaska": "AK", "Arizona": "AZ", "Arkansas": "AR", "California": "CA",
@@ -736,19 +741,26 @@ def _stated_qualifier(place: str, request: str, description: str) -> str | None:
     """What ``request`` writes after ``place`` and a comma to say where it is, in the form
     the argument's ``description`` shows: a code as written ("London, UK"), a US state
     whole as its code ("Austin, Texas": "TX"), a country whole as written ("Bangkok,
-    Thailand") unless the examples write countries as codes ('Paris, FR'): then None, and
-    the model ranks the code. SmolLM2 wrote the city alone and ranked "Bangkok, TN" and
-    "Paris, CA" for the user's "Bangkok, Thailand" and "Paris, France"."""
-    found = re.search(rf"(?<!\w){re.escape(place)},\s*({_QUALIFIER})", request)
-    if found is None or STOP_WORDS & set(found.group(1).casefold().split()):
-        return None  # "in Berkeley, Can you …": a new sentence, not where Berkeley is
-    qualifier = found.group(1)
+    Thailand") where the description takes countries ('City, Country', 'Tokyo, Japan') and
+    its examples do not write them as codes ('Paris, FR'). None otherwise, and the model
+    ranks the code. SmolLM2 wrote the city alone and ranked "Bangkok, TN" and "Paris, CA"
+    for the user's "Bangkok, Thailand" and "Paris, France"."""
+    found = re.search(rf"(?<!\w){re.escape(place)},\s*({_PLACE_QUALIFIER})", request)
+    if found is None:
+        return None
+    qualifier, after = found.group(1), request[found.end():]
+    if re.match(r"'s\b|\s*(?:,|&|\band\b|\bor\b)\s*[A-Z]", after):
+        return None  # "Boston, Chicago and Denver": a list goes on; "Homer's": a possessive
     if qualifier.isupper() or qualifier in _US_STATES:
         return _US_STATES.get(qualifier, qualifier)
+    if STOP_WORDS & set(qualifier.casefold().split()) or qualifier.casefold() in _WHEN:
+        return None  # "in Berkeley, Can you …", "in Paris, Tomorrow": not where it is
     # The examples' qualifiers, not the format's names ('City, Country').
     shown = [q for city, q in _EXAMPLE.findall(description)
              if city.casefold() not in ("city", "town")]
-    if any(q.isupper() and q not in _US_STATES.values() for q in shown):
+    takes_countries = re.search(r"(?i)\bcountry\b", description) or any(
+        q not in _US_STATES.values() and not q.isupper() for q in shown)
+    if not takes_countries or any(q.isupper() and q not in _US_STATES.values() for q in shown):
         return None
     return qualifier
 

@@ -261,13 +261,13 @@ def _list_candidates(text: str) -> list[tuple[int, int, str]]:
     taken = bytearray(len(text) + 1)  # the characters an item already covers
     for start, end, _ in found:
         taken[start:end] = b"\x01" * (end - start)
-    days = bytearray(len(text) + 1)
+    when = bytearray(len(text) + 1)  # the characters of a day or a clock time
     for start, end in date_time_spans(text):
-        days[start:end] = b"\x01" * (end - start)
+        when[start:end] = b"\x01" * (end - start)
     for name in dict.fromkeys(re.split(r"\.\s", name)[0] for name in names_in(text)):
         # (a run of capitals goes on past a full stop)
         for m in re.finditer(re.escape(name), text):
-            if taken[m.start()] or days[m.start()]:
+            if taken[m.start()] or when[m.start()]:
                 continue
             end = m.end()
             if (code := _QUALIFIER.match(text, end)) and code.group().strip(", ") != name:

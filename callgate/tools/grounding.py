@@ -548,8 +548,10 @@ class _Context:
         if _NUMBER.fullmatch(bare):
             return self.has_number(_to_float(bare) or 0.0)
         # A version or an address is given whole, not by its parts: SmolLM2 wrote
-        # ".1.2.2" for "version 2.1.3", whose 1s and 2s grounded it word by word.
-        if any(m.group() not in self.dotted for m in _DOTTED.finditer(value)):
+        # ".1.2.2" for "version 2.1.3", whose 1s and 2s grounded it word by word. A date
+        # written with dots ("17.04.2023") is a day the conversation names, in any form.
+        if any(m.group() not in self.dotted and day_of(m.group()) not in self.days
+               for m in _DOTTED.finditer(value)):
             return False
         words = _WORD.findall(fold(value))
         if not words:

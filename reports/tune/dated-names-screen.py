@@ -23,8 +23,10 @@ def main(split: str, ids_out: str, data_dir: str) -> None:
     for question, request in requests(split, data_dir):
         now = asks_module.listed_items(request)
         asks_module.date_time_spans = lambda _text: []
-        before = asks_module.listed_items(request)
-        asks_module.date_time_spans = masked
+        try:
+            before = asks_module.listed_items(request)
+        finally:
+            asks_module.date_time_spans = masked
         if now != before:
             found.append(question.id)
             print(question.id, before, "->", now)

@@ -21,6 +21,7 @@ from callgate.tools.grounding import _DOTTED
 
 
 def strings(value: Any) -> Iterator[str]:
+    """Every string inside ``value`` (a call's arguments)."""
     if isinstance(value, dict):
         for item in value.values():
             yield from strings(item)

@@ -28,10 +28,12 @@ def main(split: str, ids_out: str, data_dir: str) -> None:
     for question, request in requests(split, data_dir):
         tools = list(question_registry(question))
         read = []
-        for pattern in (before, after):
-            asks_module._MOVES_ON = pattern
-            read.append([(a.tools, a.start) for a in asks_module.asks(tools, request)])
-        asks_module._MOVES_ON = before
+        try:
+            for pattern in (before, after):
+                asks_module._MOVES_ON = pattern
+                read.append([(a.tools, a.start) for a in asks_module.asks(tools, request)])
+        finally:
+            asks_module._MOVES_ON = before
         if read[0] != read[1]:
             found.append(question.id)
             print(question.id, len(read[0]), "->", len(read[1]), read[1])
