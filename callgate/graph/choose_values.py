@@ -58,6 +58,7 @@ from callgate.tools.candidates import (
 from callgate.tools.grounding import (
     date_in_format,
     date_time_spans,
+    days_and_times,
     numbers_in,
     stated,
     time_in_format,
@@ -88,11 +89,6 @@ _TIMES = re.compile(r"(?<=\d)\s*[x×]\s*(?=\d)")  # "512x512": two numbers
 # What a request writes after a place and a comma to say where it is: a code ("UK",
 # "USA") or one or two capitalised words ("Thailand", "New Zealand").
 _PLACE_QUALIFIER = r"(?:[A-Z]{2,3}|[A-Z][a-z]+(?: [A-Z][a-z]+)?)\b(?! ?[A-Za-z]*\d)"
-# Words for when, not where, after a place and a comma ("in Paris, Tomorrow").
-_WHEN = frozenset({
-    "today", "tonight", "tomorrow", "yesterday", "now", "monday", "tuesday", "wednesday",
-    "thursday", "friday", "saturday", "sunday", "january", "february", "march", "april",
-    "may", "june", "july", "august", "september", "october", "november", "december"})
 # A US state written whole stands for its postal code where the argument asks for codes.
 _US_STATES = {
     "Alabama": "AL", "Alaska": "AK", "Arizona": "AZ", "Arkansas": "AR", "California": "CA",
@@ -753,7 +749,7 @@ def _stated_qualifier(place: str, request: str, description: str) -> str | None:
         return None  # "Boston, Chicago and Denver": a list goes on; "Homer's": a possessive
     if qualifier.isupper() or qualifier in _US_STATES:
         return _US_STATES.get(qualifier, qualifier)
-    if STOP_WORDS & set(qualifier.casefold().split()) or qualifier.casefold() in _WHEN:
+    if STOP_WORDS & set(qualifier.casefold().split()) or any(days_and_times(qualifier)):
         return None  # "in Berkeley, Can you …", "in Paris, Tomorrow": not where it is
     # The examples' qualifiers, not the format's names ('City, Country').
     shown = [q for city, q in _EXAMPLE.findall(description)
