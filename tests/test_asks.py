@@ -9,7 +9,7 @@ model slot; grammar decoding is switched on by hand, as a llama.cpp model would 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -21,6 +21,7 @@ from callgate.tools.asks import (
     items_left,
     list_items_left,
     listed_items,
+    listed_members,
     listed_numbers,
     quoted_left,
     quoted_values,
@@ -307,3 +308,42 @@ def test_a_dropped_repeat_takes_the_thought_that_opened_it_along() -> None:
     state = {"reply_text": first + '\nThought: Also in Rome.\nAction: weather\n'
                                    'Action Input: {"city": "Paris"}\n', "calls_written": 1}
     assert ReactStrategy._drop_repeat(state)["reply_text"] == first
+
+
+def test_enum_members_the_request_names_are_a_list() -> None:
+    genotype = {"type": "string", "enum": ["AA", "Aa", "aa"]}
+    listed = "Give the frequency of genotype (AA), genotype (Aa), and genotype (aa)."
+    assert listed_members(genotype, listed) == ["AA", "Aa", "aa"]
+    # Alike but for case, a member counts only as written; one member is no list.
+    assert listed_members(genotype, "What is the frequency of the AA genotype?") == []
+    details = {"type": "string", "enum": ["status", "trial_date"]}
+    assert listed_members(details, "the status and trial date of case 12") == [
+        "status", "trial_date"]
+    assert listed_members({"type": "string"}, "the status and trial date") == []
+
+
+def test_a_listed_option_no_call_took_keeps_the_turn_going() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def case_info(case_number: str,
+                  details: Literal["status", "trial_date"] = "status") -> str:
+        """The status or trial date of a court case."""
+        return "ok"
+
+    request = "What is the status and trial date of case XY12?"
+    strategy = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry)
+    strategy.grammar = True
+    one = _state(request, ("case_info", {"case_number": "XY12", "details": "status"}),
+                 tool="case_info")
+    assert strategy._numbers_left(one) == ["trial_date"]
+    # The same case with the other option is a new call, not a restatement.
+    assert not strategy._restates(one, {"case_number": "XY12", "details": "trial_date"})
+    assert strategy._restates(one, {"case_number": "XY12", "details": "status"})
+    both = _state(request, ("case_info", {"case_number": "XY12", "details": "status"}),
+                  ("case_info", {"case_number": "XY12", "details": "trial_date"}))
+    assert strategy._numbers_left(both) == []
+    off = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry,
+                        member_items=False)
+    off.grammar = True
+    assert off._numbers_left(one) is None

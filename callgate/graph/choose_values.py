@@ -265,7 +265,7 @@ class ValueChooser:
     def vary(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
              schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
              items: Sequence[Callable[[Any], bool]], request: str = "",
-             siblings: Sequence[set[str]] = ()) -> dict[str, Any]:
+             siblings: Sequence[set[str]] = (), options: bool = False) -> dict[str, Any]:
         """A further call that restates earlier ones made to move on. ``items``: the
         request's items no call has used, in the user's order, each as a test of a value.
         The first item some argument holding an earlier call's value can take goes to the
@@ -274,14 +274,15 @@ class ValueChooser:
         that held 10), else to the argument for which it costs least (the log-probability
         of its value less that of the item), and the arguments after that one are chosen
         again with it in place (the model then reads on from the item: "60 kilograms"
-        brings "1.65 meters"). ``args`` as they are when no argument can take any item."""
+        brings "1.65 meters"). With ``options`` an enum argument may take an item too (an
+        option the user listed). ``args`` as they are when no argument can take any item."""
         properties = schema.get("properties") or {}
         ranked: dict[str, tuple[float, dict[str, float], dict[str, Any]]] = {}
         for index, (name, value) in enumerate(args.items()):
             spec = properties.get(name)
             offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
             used = [call[name] for call in earlier if name in call]
-            if offer is None or offer.closed or value not in used or isinstance(
+            if offer is None or (offer.closed and not options) or value not in used or isinstance(
                     value, bool) or isinstance(value, str) != offer.quoted:
                 continue
             # A number the user listed moves into a number, or into a string that holds one

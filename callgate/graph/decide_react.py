@@ -51,6 +51,7 @@ from callgate.tools.asks import (
     items_left,
     list_items_left,
     listed_items,
+    listed_members,
     quoted_left,
     quoted_values,
     sibling_lists,
@@ -236,7 +237,7 @@ class ReactStrategy:
                  percent_rates: bool = True, time_formats: bool = True,
                  terse_format: bool = True, filled_lists: bool = True,
                  part_items: bool = True, grounded_answers: bool = True,
-                 checked_answers: bool = True) -> None:
+                 checked_answers: bool = True, member_items: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -371,6 +372,10 @@ class ReactStrategy:
         # Los Angeles": ``callgate.tools.asks.listed_items``) are items a further call is
         # for, like the request's numbers, once a call has taken one of them alone.
         self.listed_items = listed_items
+        # Likewise (``member_items``) the members of an enum argument the request lists
+        # ("genotype (AA), ... (Aa), and ... (aa)"), once a call has taken one. On the
+        # questions with such a list: tune 1 up, 0 down; validate 1 up, 0 down (README).
+        self.member_items = member_items
         # A request whose words name a tool this strongly (``relevance.tool_scores``: three
         # for each word of its name, one for each of its description's) gets a call, not an
         # answer, as the turn's first choice: SmolLM2 answered "Can you fetch the latest news
@@ -616,10 +621,37 @@ class ReactStrategy:
             calls = calls[:-1]
         args = [call["args"] for call in calls]
         listed = list_items_left(listed_items(request), args) if self.listed_items else None
-        if not numbers and listed is None:
+        members = self._members_left(state, calls)
+        if not numbers and listed is None and members is None:
             return None
         left = unused_numbers(request, args) if numbers else []
-        return left + (listed or [])
+        return left + (listed or []) + [m for m in members or [] if m not in (listed or [])]
+
+    def _members_left(self, state: dict[str, Any], calls: list[Call] | None = None
+                      ) -> list[str] | None:
+        """With ``member_items``: the members of an enum argument of a tool this turn
+        called that the request lists (``asks.listed_members``), where a call of that tool
+        holds one of them, less those any call holds; None when no call holds such a
+        member."""
+        if not self.member_items:
+            return None
+        request = self._request(state)
+        calls = self.calls_so_far(state) if calls is None else calls
+        held = {value for call in calls for value in call["args"].values()
+                if isinstance(value, str)}
+        left: list[str] | None = None
+        for name in dict.fromkeys(call["name"] for call in calls):
+            tool = self.registry.get(name)
+            properties = (tool.schema.get("properties") or {}) if tool is not None else {}
+            taken = {args.get(arg) for arg in properties for args in (
+                call["args"] for call in calls if call["name"] == name)
+                if isinstance(args.get(arg), str)}
+            for spec in properties.values():
+                members = listed_members(spec, request)
+                if set(members) & taken:
+                    left = left or []
+                    left += [m for m in members if m not in held and m not in left]
+        return left
 
     def _quoted_left(self, state: dict[str, Any]) -> bool:
         """Whether the request quotes two values or more, one of which no call of the turn
@@ -810,18 +842,22 @@ class ReactStrategy:
                                 request=request)
         numbers = self._numbers_left(state) if serving is None else unused_numbers(
             serving.text, [c["args"] for c in self.calls_so_far(state)])
+        members = (self._members_left(state) or []) if serving is None else []
         # A number item is keyed as a number ("64725.0"), so it moves into number arguments
         # only: keyed as written too, string arguments (ids) took leftover numbers ("2023",
         # "03" as alert ids) and no reply gained (tune: 5 changed, 0 up; reports/README.md).
-        left = [_item_keys(item) for item in numbers or []]
+        # An enum member is itself, case and all ("Aa" is not "AA").
+        tests = [lambda value, keys=keys: bool(_leaves(value) & keys)
+                 for keys in (_item_keys(item) for item in numbers or [] if item not in members)
+                 ] + [lambda value, member=member: value == member for member in members]
         # Not in a reply to a correction: there a restated call is how the model gives up
         # (moved on, it became a call on BFCL's irrelevance questions).
-        if self.move_on and earlier and left and not _correcting(state) and (
+        if self.move_on and earlier and tests and not _correcting(state) and (
                 self._repeats(state, chosen) or self._restates(state, chosen)):
-            tests = [lambda value, keys=keys: bool(_leaves(value) & keys) for keys in left]
             siblings = sibling_lists(request) if self.listed_items else []
             chosen = chooser.vary(prompt, "Action Input: ", chosen, schema, context,
-                                  earlier, request=request, items=tests, siblings=siblings)
+                                  earlier, request=request, items=tests, siblings=siblings,
+                                  options=bool(members))
         return json.dumps(chosen, ensure_ascii=False)
 
     def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
@@ -841,6 +877,9 @@ class ReactStrategy:
         args = _args_of(raw) if isinstance(raw, str) else raw
         if not earlier or args is None:
             return False
+        if {v for v in args.values() if isinstance(v, str)} & set(
+                self._members_left(state) or []):
+            return False  # an option the user listed that no call has taken
         items = self._items(tool, args)
         if not items:  # nothing to list (no arguments, or options only): a new tool is new
             return any(call["name"] == tool for call in earlier)

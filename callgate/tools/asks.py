@@ -32,6 +32,7 @@ from callgate.tools.grounding import date_time_spans, unused_numbers
 from callgate.tools.registry import Tool
 from callgate.tools.relevance import (
     PRESELECT,
+    named_members,
     names_in,
     relevant_tools,
     unused_names,
@@ -39,7 +40,8 @@ from callgate.tools.relevance import (
 )
 
 __all__ = ["Ask", "asks", "item_key", "items_left", "list_items_left", "listed_items",
-           "listed_numbers", "quoted_left", "quoted_values", "segments", "sibling_lists"]
+           "listed_members", "listed_numbers", "quoted_left", "quoted_values", "segments",
+           "sibling_lists"]
 
 # A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
 # an opening quote; not after a title, an initial or an abbreviation.
@@ -332,6 +334,40 @@ def list_items_left(lists: Iterable[list[str]], calls_args: Iterable[dict[str, A
         left = (left or []) + [item for item, key in zip(items, folded, strict=True)
                                if not any(key in value for value in held)]
     return left
+
+
+def listed_members(spec: Any, request: str) -> list[str]:
+    """The members of a string enum argument the request lists, two or more of them named
+    (``relevance.named_members``) one after another, a comma, "and", "&" or "/" and at
+    most four words between each two: options the user lists, a call for each ("the
+    status and scheduled trial date", "(AA), heterozygous genotype (Aa), and ... (aa)"), not
+    two the request names apart ("usage instructions for troubleshooting"). Members alike
+    but for case ("AA", "aa") count only as written; numbers are items of their own."""
+    members = spec.get("enum") if isinstance(spec, dict) else None
+    if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+        return []
+    folded = [m.casefold() for m in members]
+    found: list[tuple[int, int, str]] = []
+    for member in named_members(members, request):
+        if re.fullmatch(r"-?\d+(?:\.\d+)?", member):
+            continue  # a number: the request's numbers are items already
+        alike = folded.count(member.casefold()) > 1
+        words = re.findall(r"[^\W_]+", member)
+        pattern = r"(?<![^\W_])" + r"[\W_]+".join(
+            re.escape(w) + r"(?:e?s)?" for w in words) + r"(?![^\W_])"
+        match = re.search(pattern, request, 0 if alike else re.IGNORECASE)
+        if match is None:
+            return []  # named by a form this reader does not place: no list it can vouch for
+        found.append((match.start(), match.end(), member))
+    found.sort()
+    joined = all(_MEMBER_JOIN.search(gap) and len(re.findall(r"[^\W_]+", gap)) <= 4
+                 for gap in (request[a[1]:b[0]] for a, b in pairwise(found)))
+    return [member for _, _, member in found] if len(found) > 1 and joined else []
+
+
+# Not "or": "music concerts or theater plays" asks for either (tune: one call expected
+# there, two for "music or theater events"; reports/README.md).
+_MEMBER_JOIN = re.compile(r",|&|/|\band\b", re.IGNORECASE)
 
 
 _LISTED_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w.]*\d)")
