@@ -637,18 +637,18 @@ class ReactStrategy:
             return None
         request = self._request(state)
         calls = self.calls_so_far(state) if calls is None else calls
-        held = {value for call in calls for value in call["args"].values()
-                if isinstance(value, str)}
+
+        def strings(of: list[Call]) -> set[str]:
+            return {v for call in of for v in call["args"].values() if isinstance(v, str)}
+
+        held = strings(calls)
         left: list[str] | None = None
         for name in dict.fromkeys(call["name"] for call in calls):
             tool = self.registry.get(name)
-            properties = (tool.schema.get("properties") or {}) if tool is not None else {}
-            taken = {args.get(arg) for arg in properties for args in (
-                call["args"] for call in calls if call["name"] == name)
-                if isinstance(args.get(arg), str)}
-            for spec in properties.values():
+            taken = strings([call for call in calls if call["name"] == name])
+            for spec in ((tool.schema.get("properties") or {}) if tool else {}).values():
                 members = listed_members(spec, request)
-                if set(members) & taken:
+                if taken & set(members):
                     left = left or []
                     left += [m for m in members if m not in held and m not in left]
         return left
