@@ -320,6 +320,16 @@ def test_enum_members_the_request_names_are_a_list() -> None:
     assert listed_members(details, "the status and trial date of case 12") == [
         "status", "trial_date"]
     assert listed_members({"type": "string"}, "the status and trial date") == []
+    # Named apart, or as a choice, they are no list; a member the request writes only in
+    # another case is not named, and the others still are.
+    assert listed_members(details, "the status report of case 12, and its trial date") == []
+    assert listed_members(details, "the status, or the trial date of case 12") == []
+    assert listed_members(genotype, "the frequency of AA and aa genotypes") == ["AA", "aa"]
+    # A member in capitals is found as written ("us" in "Tell us" is not "US"); numbers
+    # are items of their own; a nullable enum is read for its strings.
+    places = {"type": "string", "enum": ["US", "UK", "2", "3", None]}
+    assert listed_members(places, "Tell us the GDP for the US and UK") == ["US", "UK"]
+    assert listed_members(places, "2 and 3 rooms in the US") == []
 
 
 def test_a_listed_option_no_call_took_keeps_the_turn_going() -> None:

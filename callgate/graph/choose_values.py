@@ -265,7 +265,8 @@ class ValueChooser:
     def vary(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
              schema: dict[str, Any], context: str, earlier: list[dict[str, Any]], *,
              items: Sequence[Callable[[Any], bool]], request: str = "",
-             siblings: Sequence[set[str]] = (), options: bool = False) -> dict[str, Any]:
+             siblings: Sequence[set[str]] = (), members: frozenset[str] = frozenset()
+             ) -> dict[str, Any]:
         """A further call that restates earlier ones made to move on. ``items``: the
         request's items no call has used, in the user's order, each as a test of a value.
         The first item some argument holding an earlier call's value can take goes to the
@@ -274,21 +275,22 @@ class ValueChooser:
         that held 10), else to the argument for which it costs least (the log-probability
         of its value less that of the item), and the arguments after that one are chosen
         again with it in place (the model then reads on from the item: "60 kilograms"
-        brings "1.65 meters"). With ``options`` an enum argument may take an item too (an
-        option the user listed). ``args`` as they are when no argument can take any item."""
+        brings "1.65 meters"). An enum argument may take only an item of ``members`` (the
+        options the user listed). ``args`` as they are when no argument can take any item."""
         properties = schema.get("properties") or {}
         ranked: dict[str, tuple[float, dict[str, float], dict[str, Any]]] = {}
         for index, (name, value) in enumerate(args.items()):
             spec = properties.get(name)
             offer = self._offer(name, spec, context, request) if isinstance(spec, dict) else None
             used = [call[name] for call in earlier if name in call]
-            if offer is None or (offer.closed and not options) or value not in used or isinstance(
+            if offer is None or (offer.closed and not members) or value not in used or isinstance(
                     value, bool) or isinstance(value, str) != offer.quoted:
                 continue
             # A number the user listed moves into a number, or into a string that holds one
             # (an id, a version), not into a name ("Los Angeles, CA" to "4.1").
             values = {t: v for t, v in zip(offer.texts, offer.values, strict=True)
-                      if any(item(v) for item in items) and not (
+                      if any(item(v) for item in items) and (not offer.closed or v in members)
+                      and not (
                           isinstance(v, str) and _NUMBERISH.fullmatch(v)
                           and not re.search(r"\d", str(value)))}
             if not values:

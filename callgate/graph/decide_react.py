@@ -857,7 +857,7 @@ class ReactStrategy:
             siblings = sibling_lists(request) if self.listed_items else []
             chosen = chooser.vary(prompt, "Action Input: ", chosen, schema, context,
                                   earlier, request=request, items=tests, siblings=siblings,
-                                  options=bool(members))
+                                  members=frozenset(members))
         return json.dumps(chosen, ensure_ascii=False)
 
     def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
@@ -877,8 +877,7 @@ class ReactStrategy:
         args = _args_of(raw) if isinstance(raw, str) else raw
         if not earlier or args is None:
             return False
-        if {v for v in args.values() if isinstance(v, str)} & set(
-                self._members_left(state) or []):
+        if self._takes_member(tool, args, state):
             return False  # an option the user listed that no call has taken
         items = self._items(tool, args)
         if not items:  # nothing to list (no arguments, or options only): a new tool is new
@@ -892,6 +891,15 @@ class ReactStrategy:
                                  for call in earlier if call["name"] == tool))
             new = {item for item in new if not _part_of(item, same)}
         return not new
+
+    def _takes_member(self, tool: str, args: dict[str, Any], state: dict[str, Any]) -> bool:
+        """Whether an enum argument of the call holds a listed member no call has taken
+        (``_members_left``)."""
+        left = set(self._members_left(state) or [])
+        spec = self.registry.get(tool)
+        properties = (spec.schema.get("properties") or {}) if spec else {}
+        return any(isinstance(value, str) and value in left and "enum" in (
+            properties.get(name) or {}) for name, value in args.items())
 
     def _serving(self, state: dict[str, Any]) -> Ask | None:
         """The ask the call being written is for (``next_ask``), where it is for its tools."""

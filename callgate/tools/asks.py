@@ -339,13 +339,13 @@ def list_items_left(lists: Iterable[list[str]], calls_args: Iterable[dict[str, A
 def listed_members(spec: Any, request: str) -> list[str]:
     """The members of a string enum argument the request lists, two or more of them named
     (``relevance.named_members``) one after another, a comma, "and", "&" or "/" and at
-    most four words between each two: options the user lists, a call for each ("the
-    status and scheduled trial date", "(AA), heterozygous genotype (Aa), and ... (aa)"), not
-    two the request names apart ("usage instructions for troubleshooting"). Members alike
-    but for case ("AA", "aa") count only as written; numbers are items of their own."""
-    members = spec.get("enum") if isinstance(spec, dict) else None
-    if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
-        return []
+    most four words between each two, and no "or": options the user lists, a call for each
+    ("the status and scheduled trial date", "(AA), heterozygous genotype (Aa), and ...
+    (aa)"), not two the request names apart ("usage instructions for troubleshooting") or
+    as a choice ("music concerts or theater plays"). Members alike but for case ("AA",
+    "aa") count only as written; numbers are items of their own."""
+    enum = spec.get("enum") if isinstance(spec, dict) else None
+    members = [m for m in enum if isinstance(m, str)] if isinstance(enum, list) else []
     folded = [m.casefold() for m in members]
     found: list[tuple[int, int, str]] = []
     for member in named_members(members, request):
@@ -355,12 +355,18 @@ def listed_members(spec: Any, request: str) -> list[str]:
         words = re.findall(r"[^\W_]+", member)
         pattern = r"(?<![^\W_])" + r"[\W_]+".join(
             re.escape(w) + r"(?:e?s)?" for w in words) + r"(?![^\W_])"
-        match = re.search(pattern, request, 0 if alike else re.IGNORECASE)
+        # As written where case tells members apart, or where the member is in capitals
+        # ("US" is not the "us" of "Tell us"), as ``named_members`` reads them.
+        match = re.search(pattern, request,
+                          0 if alike or member.isupper() else re.IGNORECASE)
         if match is None:
+            if alike:
+                continue  # named only through its case-alike twin ("Aa" for "aa")
             return []  # named by a form this reader does not place: no list it can vouch for
         found.append((match.start(), match.end(), member))
     found.sort()
-    joined = all(_MEMBER_JOIN.search(gap) and len(re.findall(r"[^\W_]+", gap)) <= 4
+    joined = all(_MEMBER_JOIN.search(gap) and not _CHOICE.search(gap)
+                 and len(re.findall(r"[^\W_]+", gap)) <= 4
                  for gap in (request[a[1]:b[0]] for a, b in pairwise(found)))
     return [member for _, _, member in found] if len(found) > 1 and joined else []
 
@@ -368,6 +374,7 @@ def listed_members(spec: Any, request: str) -> list[str]:
 # Not "or": "music concerts or theater plays" asks for either (tune: one call expected
 # there, two for "music or theater events"; reports/README.md).
 _MEMBER_JOIN = re.compile(r",|&|/|\band\b", re.IGNORECASE)
+_CHOICE = re.compile(r"\bor\b", re.IGNORECASE)  # ", or" too
 
 
 _LISTED_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w.]*\d)")
