@@ -1160,3 +1160,29 @@ def test_a_required_enum_takes_the_one_member_the_request_names_by_a_word() -> N
         PROMPT, "Action Input: ", {"type": "Psychiatrist"}, schema, request, [],
         request=request)
     assert off == {"type": "Psychiatrist"}
+
+
+def test_a_restated_call_moves_its_enum_argument_only_to_a_listed_member() -> None:
+    # Hand-written: "(AA), (Aa), and (aa)" lists three members of ``genotype``; a further
+    # call that restates the first ({"genotype": "AA"}) moves to a member no call took.
+    schema = {"type": "object", "properties": {
+        "frequency": {"type": "number"},
+        "genotype": {"type": "string", "enum": ["AA", "Aa", "aa", "XX"]}},
+        "required": ["frequency", "genotype"]}
+    request = "At allele frequency 0.7, give genotypes (AA), (Aa), and (aa)."
+    first = {"frequency": 0.7, "genotype": "AA"}
+    ranker = FixedRanker({"AA": -0.1, "Aa": -0.5, "aa": -0.9, "XX": -0.2})
+    left = ["Aa", "aa"]
+    tests = [lambda value, member=member: value == member for member in left]
+    out = ValueChooser(ranker).vary(PROMPT, "Action Input: ", dict(first), schema, request,
+                                    [first], items=tests, request=request,
+                                    members=frozenset(left))
+    assert out == {"frequency": 0.7, "genotype": "Aa"}
+    # Without listed members an enum argument is an option, never an item to move to.
+    assert ValueChooser(ranker).vary(PROMPT, "Action Input: ", dict(first), schema, request,
+                                     [first], items=tests, request=request) == first
+    # A member the tests take but the list does not name stays out of reach.
+    everything = [lambda value: isinstance(value, str)]
+    assert ValueChooser(ranker).vary(PROMPT, "Action Input: ", dict(first), schema, request,
+                                     [first], items=everything, request=request,
+                                     members=frozenset(left))["genotype"] in left
