@@ -589,6 +589,50 @@ def test_numbers_in_a_date_or_a_formula_are_not_held() -> None:
     assert choose_booking(ranker, request, args, distinct=False)["venue"] == "Moonlight Room"
 
 
+SLOPE = {"type": "object", "properties": {
+    "function": {"type": "string"}, "value": {"type": "integer"},
+    "precision": {"type": "integer"}},
+    "required": ["function", "value"]}
+
+
+def choose_slope(ranker: FixedRanker, request: str, args: dict[str, Any],
+                 **options: Any) -> dict[str, Any]:
+    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: slope\n")]
+    return ValueChooser(ranker, **options).choose(prompt, "Action Input: ", args, SLOPE,
+                                                  request, [], request=request)
+
+
+def test_a_formula_the_call_holds_keeps_its_numbers() -> None:
+    # Hand-written after SmolLM2's slip: the 2 of "2x^2" taken for the point, which the
+    # model ranks first; the formula holds it, so the point is the 1 the user gives.
+    ranker = PerArgumentRanker({"value": {" 2": -0.1, " 1": -0.5, " 7": -0.6}})
+    request = "What is the slope of 2x^2 + 7 where x is 1?"
+    args = {"function": "2x^2 + 7", "value": 2}
+    assert choose_slope(ranker, request, args) == {"function": "2x^2 + 7", "value": 1}
+    assert choose_slope(ranker, request, args, formula_numbers=False) == args
+    # An optional number the request writes only in the formula is left to the default;
+    # with no other number at all, a required one stays the model's.
+    args = {"function": "2x^2 + 7", "value": 1, "precision": 7}
+    assert choose_slope(ranker, request, args) == {"function": "2x^2 + 7", "value": 1}
+    assert choose_slope(ranker, "The slope of 2x^2 + 7?", {"function": "2x^2 + 7", "value": 2}
+                        ) == {"function": "2x^2 + 7", "value": 2}
+
+
+def test_a_number_the_request_also_writes_outside_the_formula_is_offered() -> None:
+    ranker = PerArgumentRanker({"value": {" 2": -0.1, " 1": -0.5}})
+    for request in ("What is the slope of 2x^2 + 1 where x is 2?",  # 2 stated apart
+                    "What is the slope of 2x + 1 where x is 1?",  # a formula with no power
+                    ):
+        function = request.split("of ")[1].split(" where")[0]
+        args = {"function": function, "value": 2}
+        out = choose_slope(ranker, request, args)
+        assert out["value"] == (2 if "is 2" in request else 1), request
+    # A formula the model rewrote ("2*x**2" for "2x^2") is not the request's: no number
+    # is taken from the user.
+    args = {"function": "2*x**2", "value": 2}
+    assert choose_slope(ranker, "The slope of 2x^2 where x is 1?", args) == args
+
+
 WAVE = {"type": "object", "properties": {
     "start": {"type": "integer"}, "end": {"type": "integer"},
     "frequency": {"type": "integer"}, "amplitude": {"type": "integer"}},

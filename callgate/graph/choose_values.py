@@ -108,6 +108,7 @@ _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1",
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")  # "{user_id}": a template's slot
 _WORDS = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")  # "1kg": 1 and kg; "1.5" one number
 _FORMULA = re.compile(r"[\^*+=]")  # "3x^2 + 2x - 1" holds its numbers as a formula
+_VARIABLE = re.compile(r"(?<![^\W\d_])[a-z](?![^\W\d_])")  # the x of "2x^2", "x**2", "3*y"
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,11 @@ class ValueChooser:
     # the other does not hold) moves; where neither can, both stay (a hotel's name may hold
     # its city). Tune: all 13 questions with such a call were wrong.
     uncontained: bool = True
+    # A formula another argument of the call holds ("2x^2", "5y^3 - 4y + 2") holds its own
+    # numbers: those the request writes nowhere else are no values for the call's number
+    # arguments (``_formula_numbers``). SmolLM2 took the 2 of "the derivative of 2x^2 at
+    # x = 1" for ``value``, the 5 of "'5y^3 - 4y + 2' at the value of 3".
+    formula_numbers: bool = True
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -221,6 +227,15 @@ class ValueChooser:
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
                 continue
+            formula: set[float] = set()
+            if self.formula_numbers and not (offer.quoted or offer.closed):
+                strings = [v for n, v in {**args, **chosen}.items()
+                           if n != name and isinstance(v, str)]
+                formula = _formula_numbers(strings, self.focus or request)
+            if formula:
+                kept = [(t, v) for t, v in zip(offer.texts, offer.values, strict=True)
+                        if float(v) not in formula]
+                offer = _Offer([t for t, _ in kept], [v for _, v in kept], quoted=False)
             # A member another argument of the call holds is not named for this one
             # ("100 USD to euros": ``to_currency`` is not USD too).
             held = {v for v in chosen.values() if isinstance(v, str)}
@@ -240,7 +255,11 @@ class ValueChooser:
             prefill = _prefill(prompt, head, chosen, name, offer)
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
-            chosen[name] = self._best(prefill, offer, value, used, name, schema, context)
+            best = self._best(prefill, offer, value, used, name, schema, context,
+                              refused=formula)
+            if _as_float(best) in formula and name not in required:
+                continue  # an optional number the request states only in a formula: the default
+            chosen[name] = best
             if not offer.closed:
                 offers_of[name] = (prefill, offer)
         if self.distinct:
@@ -468,15 +487,18 @@ class ValueChooser:
         return None
 
     def _best(self, prefill: list[AnyMessage], offer: _Offer, wish: Any, used: list[Any],
-              name: str, schema: dict[str, Any], context: str) -> Any:
+              name: str, schema: dict[str, Any], context: str,
+              refused: set[float] | frozenset[float] = frozenset()) -> Any:
         """The supported value with the highest score, or the model's own ``wish`` when it
-        is unsupported yet ``margin`` more likely than every supported one."""
+        is unsupported yet ``margin`` more likely than every supported one. A number of
+        ``refused`` is no support for the wish."""
         if isinstance(wish, str) != offer.quoted or isinstance(wish, bool):
             return wish  # a value of another kind than the offer: not ours to replace
         own = _text(wish, offer.quoted)
         values = dict(zip(offer.texts, offer.values, strict=True))
         supported = own in values or (
-            not ungrounded_args({name: wish}, schema, context)
+            _as_float(wish) not in refused
+            and not ungrounded_args({name: wish}, schema, context)
             and not (self.word_for_word and isinstance(wish, str) and wish != _default(
                 schema, name) and not stated(wish, context)))
         if isinstance(wish, str) and _PLACEHOLDER.search(wish) and own not in values:
@@ -486,7 +508,9 @@ class ValueChooser:
         if supported and self.keep_supported and not used and not offer.closed and (
                 self._in_focus(wish)):
             return wish
-        if own not in values:
+        # A refused number is another value's (a formula's): no candidate, whatever the odds.
+        refused_wish = _as_float(wish) in refused
+        if own not in values and not refused_wish:
             values[own] = wish
         repeated = {_text(u, offer.quoted) for u in used if isinstance(u, str) == offer.quoted}
 
@@ -507,7 +531,7 @@ class ValueChooser:
         if not ranked:
             return wish
         best = max(ranked, key=lambda item: item.logprob - penalty(item.text))
-        if not supported and best.text != own and best.logprob < self.floor:
+        if not (supported or refused_wish) and best.text != own and best.logprob < self.floor:
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
 
@@ -515,6 +539,21 @@ class ValueChooser:
 @lru_cache(maxsize=64)
 def _numbers_of(text: str) -> frozenset[float]:
     return frozenset(number_readings(text))
+
+
+def _formula_numbers(values: Sequence[str], request: str) -> set[float]:
+    """The numbers of the formulas among ``values`` (a variable and an operator: "2x^2",
+    "5y^3 - 4y + 2"; an exponent is no number, ``grounding.numbers_in``) that ``request``
+    (the part of it the call is for, where it asks for several things) writes nowhere
+    outside them. A formula it does not hold word for word gives none: its numbers may be
+    the user's too."""
+    formulas = [v for v in values if _FORMULA.search(v) and _VARIABLE.search(v) and v in request]
+    rest = request
+    for formula in formulas:
+        rest = rest.replace(formula, " ")
+    outside = _numbers_of(rest)
+    written = {float(n.replace(",", "").replace("_", "")) for f in formulas for n in numbers_in(f)}
+    return {n for n in written if n not in outside and abs(n) not in outside}
 
 
 _RATE_WORDS = frozenset({"rate", "yield", "return", "decimal", "fraction", "ratio"})

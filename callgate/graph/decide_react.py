@@ -237,7 +237,8 @@ class ReactStrategy:
                  percent_rates: bool = True, time_formats: bool = True,
                  terse_format: bool = True, filled_lists: bool = True,
                  part_items: bool = True, grounded_answers: bool = True,
-                 checked_answers: bool = True, member_items: bool = True) -> None:
+                 checked_answers: bool = True, member_items: bool = True,
+                 formula_numbers: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -388,6 +389,9 @@ class ReactStrategy:
         self.percent_rates = percent_rates
         # A clock time written as the 'HH:MM' its argument names (ValueChooser.time_formats).
         self.time_formats = time_formats
+        # A formula's numbers are no values for the call's number arguments
+        # (ValueChooser.formula_numbers).
+        self.formula_numbers = formula_numbers
         # A required list argument without a default has at least one item (required by
         # the schema or by ``mentioned_required``; grammar.args_grammar's ``filled_lists``):
         # SmolLM2 wrote ``"progression": []`` for "C, F and G".
@@ -829,7 +833,8 @@ class ReactStrategy:
                                unstated_flags=self.unstated_flags,
                                distinct=self.distinct_args,
                                percent_rates=self.percent_rates,
-                               time_formats=self.time_formats)
+                               time_formats=self.time_formats,
+                               formula_numbers=self.formula_numbers)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
