@@ -610,27 +610,81 @@ def test_a_formula_the_call_holds_keeps_its_numbers() -> None:
     args = {"function": "2x^2 + 7", "value": 2}
     assert choose_slope(ranker, request, args) == {"function": "2x^2 + 7", "value": 1}
     assert choose_slope(ranker, request, args, formula_numbers=False) == args
-    # An optional number the request writes only in the formula is left to the default;
-    # with no other number at all, a required one stays the model's.
+    # However unlikely the model finds the point the request states apart from the formula.
+    unlikely = PerArgumentRanker({"value": {" 2": -0.1, " 1": -9.0}})
+    assert choose_slope(unlikely, request, args)["value"] == 1
+    # An optional number the request writes only in the formula is left to the default,
+    # not moved to the point (one span per argument is off, so this rule alone decides).
     args = {"function": "2x^2 + 7", "value": 1, "precision": 7}
-    assert choose_slope(ranker, request, args) == {"function": "2x^2 + 7", "value": 1}
-    assert choose_slope(ranker, "The slope of 2x^2 + 7?", {"function": "2x^2 + 7", "value": 2}
-                        ) == {"function": "2x^2 + 7", "value": 2}
+    assert choose_slope(ranker, request, args, distinct=False) == {
+        "function": "2x^2 + 7", "value": 1}
 
 
-def test_a_number_the_request_also_writes_outside_the_formula_is_offered() -> None:
+def test_one_span_per_argument_does_not_bring_a_formulas_number_back() -> None:
+    # "order 1" and the point, first chosen as 1, hold one number written once: the point
+    # moves on, to the 3, not back to the model's 2 that the formula holds.
+    schema = {"type": "object", "properties": {
+        "function": {"type": "string"}, "value": {"type": "integer"},
+        "order": {"type": "integer"}}, "required": ["function", "value", "order"]}
+    request = "The slope of order 1 of 2x^2 + 7 at x = 3?"
+    ranker = PerArgumentRanker({"value": {" 2": -0.1, " 1": -0.5, " 3": -3.0}})
+    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: slope\n")]
+    args = {"function": "2x^2 + 7", "value": 2, "order": 1}
+    out = ValueChooser(ranker).choose(prompt, "Action Input: ", args, schema, request, [],
+                                      request=request)
+    assert out == {"function": "2x^2 + 7", "value": 3, "order": 1}
+
+
+def test_a_formulas_number_stays_where_nothing_else_fits() -> None:
+    # With no other number at all, a required argument keeps the model's value.
+    ranker = PerArgumentRanker({"value": {" 2": -0.1}})
+    args = {"function": "2x^2 + 7", "value": 2}
+    assert choose_slope(ranker, "The slope of 2x^2 + 7?", args) == args
+    # Nor does a number of another part of the request, below the floor, take its place.
+    request = "Round to 4 places. Then give the slope of 2x^2 + 7 where x is 1."
+    far = PerArgumentRanker({"value": {" 2": -0.1, " 4": -5.0, " 1": -12.0}})
+    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: slope\n")]
+    chooser = ValueChooser(far, focus="Round to 4 places.")
+    out = chooser.choose(prompt, "Action Input: ", args, SLOPE, request, [], request=request)
+    assert out["value"] == 2
+
+
+def test_a_number_written_outside_the_formula_is_offered() -> None:
     ranker = PerArgumentRanker({"value": {" 2": -0.1, " 1": -0.5}})
-    for request in ("What is the slope of 2x^2 + 1 where x is 2?",  # 2 stated apart
-                    "What is the slope of 2x + 1 where x is 1?",  # a formula with no power
-                    ):
-        function = request.split("of ")[1].split(" where")[0]
-        args = {"function": function, "value": 2}
-        out = choose_slope(ranker, request, args)
-        assert out["value"] == (2 if "is 2" in request else 1), request
-    # A formula the model rewrote ("2*x**2" for "2x^2") is not the request's: no number
-    # is taken from the user.
+    # 2 stated apart from the formula: the model's 2 stays.
+    args = {"function": "2x^2 + 1", "value": 2}
+    assert choose_slope(ranker, "The slope of 2x^2 + 1 where x is 2?", args) == args
+    # A tool's result writing it counts too.
+    request = "The slope of 2x^2 + 1 where x is the root."
+    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: slope\n")]
+    context = request + "\nroot: x = 2"
+    out = ValueChooser(ranker).choose(prompt, "Action Input: ", args, SLOPE, context, [],
+                                      request=request)
+    assert out == args
+    # A formula with no power is one too; a formula the model rewrote ("2*x**2" for
+    # "2x^2") is not the request's, and takes no number from the user.
+    args = {"function": "2x + 1", "value": 2}
+    assert choose_slope(ranker, "The slope of 2x + 1 where x is 1?", args)["value"] == 1
     args = {"function": "2*x**2", "value": 2}
     assert choose_slope(ranker, "The slope of 2x^2 where x is 1?", args) == args
+
+
+def test_formula_numbers_read_a_formula_not_words_or_dice() -> None:
+    from callgate.graph.choose_values import _formula_numbers
+
+    def refused(formula: str, request: str) -> set[float]:
+        return set(_formula_numbers([formula], request, request, request).refused)
+
+    # Its numbers in either sign, not its powers.
+    assert refused("x**3 - 6x + 1", "Roots of x**3 - 6x + 1?") == {6, -6, 1, -1}
+    assert refused("5y^3 - 4y + 2", "'5y^3 - 4y + 2' at 3") == {5, -5, 4, -4, 2, -2}
+    # A sign written elsewhere stays offered: -1 is a limit, 1 only the formula's.
+    assert refused("2x^2+3x-1", "'2x^2+3x-1' between -1 and 3") == {2, -2, -3, 1}
+    # No variable: an article, dice, a name.
+    for text in ("Romeo + a 2nd act", "2d6+3", "Room 12 + 3"):
+        assert refused(text, f"Book {text} for 3") == set(), text
+    # Not written as the request writes it.
+    assert refused("2x^2", "The slope of 2 x^2") == set()
 
 
 WAVE = {"type": "object", "properties": {

@@ -108,7 +108,20 @@ _NUMBERISH = re.compile(r"[\d.,:/ +-]+")  # a value that is digits alone: "4.1",
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")  # "{user_id}": a template's slot
 _WORDS = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")  # "1kg": 1 and kg; "1.5" one number
 _FORMULA = re.compile(r"[\^*+=]")  # "3x^2 + 2x - 1" holds its numbers as a formula
-_VARIABLE = re.compile(r"(?<![^\W\d_])[a-z](?![^\W\d_])")  # the x of "2x^2", "x**2", "3*y"
+_VARIABLE = re.compile(r"(?<![^\W\d_])[a-z](?![^\W_])")  # a lone letter: the x of "2x^2"
+_POWER = re.compile(r"\s*(?:\^|\*)")  # what follows a variable: "x^2", "x**2", "x * y"
+_EXPONENT = re.compile(r"(?:\^|\*\*)\s*-?\d+(?:\.\d+)?")  # "^2", "** 3": a power, no number
+
+
+@dataclass(frozen=True)
+class _Formula:
+    """What the formulas a call holds mean for its number arguments (``formula_numbers``)."""
+
+    refused: frozenset[float]  # the formulas' own numbers: no values for them
+    apart: frozenset[float]  # the numbers the call's ask states outside the formulas
+
+
+_NO_FORMULA = _Formula(frozenset(), frozenset())
 
 
 @dataclass(frozen=True)
@@ -194,9 +207,14 @@ class ValueChooser:
     # its city). Tune: all 13 questions with such a call were wrong.
     uncontained: bool = True
     # A formula another argument of the call holds ("2x^2", "5y^3 - 4y + 2") holds its own
-    # numbers: those the request writes nowhere else are no values for the call's number
-    # arguments (``_formula_numbers``). SmolLM2 took the 2 of "the derivative of 2x^2 at
-    # x = 1" for ``value``, the 5 of "'5y^3 - 4y + 2' at the value of 3".
+    # numbers: those the conversation writes nowhere else are no values for the call's
+    # number arguments (``_formula_numbers``): not offered, no support for the model's
+    # value, and given way to an offer above the floor or, for a required argument, to a
+    # number the call's ask states apart from the formula however unlikely; else the
+    # model's value stays, or an optional argument is left to the tool's default. SmolLM2
+    # took the 2 of "the derivative of 2x^2 at x = 1" for ``value``, the 5 of "'5y^3 - 4y +
+    # 2' at the value of 3". BFCL's tools beside a formula take points and limits, never
+    # its coefficients.
     formula_numbers: bool = True
     max_expansions: int = 48
 
@@ -214,6 +232,7 @@ class ValueChooser:
         chosen: dict[str, Any] = dict(settled or {})
         # The open offers (spans, numbers) of the arguments chosen among them.
         offers_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}
+        wishes = dict(args)  # the model's values, less those a formula holds
         asked = set(mentioned_arguments(schema, request)) | set(
             affirmed_flags(schema, request)) if self.unstated_flags and request else None
         for name, value in args.items():
@@ -227,15 +246,17 @@ class ValueChooser:
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
                 continue
-            formula: set[float] = set()
+            formula = _NO_FORMULA
             if self.formula_numbers and not (offer.quoted or offer.closed):
                 strings = [v for n, v in {**args, **chosen}.items()
                            if n != name and isinstance(v, str)]
-                formula = _formula_numbers(strings, self.focus or request)
-            if formula:
+                formula = _formula_numbers(strings, self.focus or request, request, context)
+            if formula.refused:
                 kept = [(t, v) for t, v in zip(offer.texts, offer.values, strict=True)
-                        if float(v) not in formula]
+                        if float(v) not in formula.refused]
                 offer = _Offer([t for t, _ in kept], [v for _, v in kept], quoted=False)
+                if _as_float(value) in formula.refused:
+                    wishes[name] = None
             # A member another argument of the call holds is not named for this one
             # ("100 USD to euros": ``to_currency`` is not USD too).
             held = {v for v in chosen.values() if isinstance(v, str)}
@@ -256,16 +277,16 @@ class ValueChooser:
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             best = self._best(prefill, offer, value, used, name, schema, context,
-                              refused=formula)
-            if _as_float(best) in formula and name not in required:
+                              formula=formula)
+            if _as_float(best) in formula.refused and name not in required:
                 continue  # an optional number the request states only in a formula: the default
             chosen[name] = best
             if not offer.closed:
                 offers_of[name] = (prefill, offer)
         if self.distinct:
-            chosen = self._distinct(args, chosen, offers_of, required, self.focus or request)
+            chosen = self._distinct(wishes, chosen, offers_of, required, self.focus or request)
         if self.uncontained:
-            chosen = self._uncontained(args, chosen, offers_of)
+            chosen = self._uncontained(wishes, chosen, offers_of)
         if self.date_formats:
             chosen = {name: _in_format(value, properties.get(name))
                       for name, value in chosen.items()}
@@ -488,10 +509,13 @@ class ValueChooser:
 
     def _best(self, prefill: list[AnyMessage], offer: _Offer, wish: Any, used: list[Any],
               name: str, schema: dict[str, Any], context: str,
-              refused: set[float] | frozenset[float] = frozenset()) -> Any:
+              formula: _Formula = _NO_FORMULA) -> Any:
         """The supported value with the highest score, or the model's own ``wish`` when it
-        is unsupported yet ``margin`` more likely than every supported one. A number of
-        ``refused`` is no support for the wish."""
+        is unsupported yet ``margin`` more likely than every supported one. A number
+        ``formula`` refuses is no support for the wish, nor a candidate: it stays where no
+        offer is above the floor, but for a required argument a number the formula's ask
+        states apart from it (the point of "the derivative of 2x^2 at x = 1")."""
+        refused, apart = formula.refused, formula.apart
         if isinstance(wish, str) != offer.quoted or isinstance(wish, bool):
             return wish  # a value of another kind than the offer: not ours to replace
         own = _text(wish, offer.quoted)
@@ -508,9 +532,8 @@ class ValueChooser:
         if supported and self.keep_supported and not used and not offer.closed and (
                 self._in_focus(wish)):
             return wish
-        # A refused number is another value's (a formula's): no candidate, whatever the odds.
         refused_wish = _as_float(wish) in refused
-        if own not in values and not refused_wish:
+        if own not in values:
             values[own] = wish
         repeated = {_text(u, offer.quoted) for u in used if isinstance(u, str) == offer.quoted}
 
@@ -525,13 +548,16 @@ class ValueChooser:
             # Scores only fall from here on: an item with no penalty beats all the rest.
             return penalty(item.text) == 0.0
 
-        ranked = self.model.rank(prefill, list(values), STRING_END if offer.quoted
+        candidates = [t for t in values if not (refused_wish and t == own)]
+        ranked = self.model.rank(prefill, candidates, STRING_END if offer.quoted
                                  else NUMBER_END, until=settled,
                                  max_expansions=self.max_expansions)
         if not ranked:
             return wish
         best = max(ranked, key=lambda item: item.logprob - penalty(item.text))
-        if not (supported or refused_wish) and best.text != own and best.logprob < self.floor:
+        if not supported and best.text != own and best.logprob < self.floor and not (
+                refused_wish and _as_float(values[best.text]) in apart
+                and name in (schema.get("required") or ())):
             best = Ranked(own, 0.0)  # nothing the conversation offers fits: keep the wish
         return values[best.text]
 
@@ -541,19 +567,39 @@ def _numbers_of(text: str) -> frozenset[float]:
     return frozenset(number_readings(text))
 
 
-def _formula_numbers(values: Sequence[str], request: str) -> set[float]:
+def _formula_numbers(values: Sequence[str], ask: str, request: str, context: str) -> _Formula:
     """The numbers of the formulas among ``values`` (a variable and an operator: "2x^2",
-    "5y^3 - 4y + 2"; an exponent is no number, ``grounding.numbers_in``) that ``request``
-    (the part of it the call is for, where it asks for several things) writes nowhere
-    outside them. A formula it does not hold word for word gives none: its numbers may be
+    "5y^3 - 4y + 2"; an exponent is no number) that the conversation writes nowhere outside
+    them: not ``ask`` (the part of ``request`` the call is for), nor, where the ask states
+    no number apart, the rest of ``request``, nor ``context`` beyond the request (tool
+    results). A formula the ask does not hold word for word gives none: its numbers may be
     the user's too."""
-    formulas = [v for v in values if _FORMULA.search(v) and _VARIABLE.search(v) and v in request]
-    rest = request
-    for formula in formulas:
-        rest = rest.replace(formula, " ")
-    outside = _numbers_of(rest)
-    written = {float(n.replace(",", "").replace("_", "")) for f in formulas for n in numbers_in(f)}
-    return {n for n in written if n not in outside and abs(n) not in outside}
+    formulas = [v for v in values if _FORMULA.search(v) and _has_variable(v) and v in ask]
+    if not formulas:
+        return _NO_FORMULA
+
+    def outside(text: str) -> frozenset[float]:
+        for formula in formulas:
+            text = text.replace(formula, " ")
+        return _numbers_of(text)
+
+    apart = outside(ask)
+    elsewhere = apart or outside(request)
+    elsewhere |= outside(context.replace(request, " ")) if request else frozenset()
+    written = {float(n.replace(",", "").replace("_", "")) for f in formulas
+               for n in numbers_in(_EXPONENT.sub(" ", f))}
+    # Either sign: "x^2 - 4" writes 4, which a call may take as -4 too; a sign the
+    # conversation writes elsewhere ("between -1 and 3") stays offered.
+    refused = {r for n in written for r in (n, -n) if r not in elsewhere}
+    return _Formula(frozenset(refused), apart)
+
+
+def _has_variable(text: str) -> bool:
+    """Whether ``text`` writes a variable: a lone lowercase letter glued to a coefficient,
+    a power or a bracket ("2x", "x^2", "x**2", "3*y", "(x"), not an article ("a") or a
+    letter with a digit after it ("2d6")."""
+    return any(m.start() and text[m.start() - 1] in "0123456789^*(" or _POWER.match(text, m.end())
+               for m in _VARIABLE.finditer(text))
 
 
 _RATE_WORDS = frozenset({"rate", "yield", "return", "decimal", "fraction", "ratio"})
