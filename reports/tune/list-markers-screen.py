@@ -1,6 +1,7 @@
 """The questions the list-marker reading can touch (README, the row "list markers"): the
 request opens two lines or more with a numbered list's marker ("1. ", "2) "), which
-grounding's number reading (``grounding._unmarked``) blanks.
+grounding's number reading blanks with ``list-markers.patch`` (``grounding._unmarked``;
+not committed).
 
     .venv/bin/python reports/tune/list-markers-screen.py SPLIT IDS_OUT DATA_DIR
 
