@@ -640,13 +640,16 @@ def test_a_formulas_number_stays_where_nothing_else_fits() -> None:
     ranker = PerArgumentRanker({"value": {" 2": -0.1}})
     args = {"function": "2x^2 + 7", "value": 2}
     assert choose_slope(ranker, "The slope of 2x^2 + 7?", args) == args
-    # Nor does a number of another part of the request, below the floor, take its place.
-    request = "Round to 4 places. Then give the slope of 2x^2 + 7 where x is 1."
-    far = PerArgumentRanker({"value": {" 2": -0.1, " 4": -5.0, " 1": -12.0}})
+    # Where the call's ask states no number apart, a number of another part of the request
+    # takes its place only above the floor: the floor, not the refusal, decides.
+    request = "Round to 4 places. Then give the slope of 2x^2 + 7."
     prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: slope\n")]
-    chooser = ValueChooser(far, focus="Round to 4 places.")
-    out = chooser.choose(prompt, "Action Input: ", args, SLOPE, request, [], request=request)
-    assert out["value"] == 2
+    for score, value in ((-5.0, 2), (-1.0, 4)):
+        ranker = PerArgumentRanker({"value": {" 2": -0.1, " 4": score}})
+        chooser = ValueChooser(ranker, focus="Then give the slope of 2x^2 + 7.")
+        out = chooser.choose(prompt, "Action Input: ", args, SLOPE, request, [],
+                             request=request)
+        assert out["value"] == value, score
 
 
 def test_a_number_written_outside_the_formula_is_offered() -> None:
