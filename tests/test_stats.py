@@ -155,14 +155,14 @@ def test_graph_records_every_figure() -> None:
         tool_call("lookup", {"term": "x", "limit": True}, call_id="c1"),  # invalid: bool
         tool_call("lookup", {"term": "x", "limit": 2}, call_id="c2"),  # corrected: runs
         tool_call("lookup", {"term": "x", "limit": 2}, call_id="c3"),  # duplicate
-        tool_call("slow", {"seconds": 2}, call_id="c4"),  # times out after 0.2 s
+        tool_call("slow", {"seconds": 30}, call_id="c4"),  # times out after 0.2 s
         AIMessage("Found x [R1]."),
     ]
     stats = UsageStats(None)
     agent = build_agent(ScriptedChatModel(script=script), registry, stats=stats)
     started = time.perf_counter()
     result = agent.invoke({"messages": [("user", "look x up")]})
-    assert time.perf_counter() - started < 1.8, "the timeout must not wait for the tool"
+    assert time.perf_counter() - started < 10, "the timeout must not wait for the tool"
     assert result["status"] == "done", result
     events = result["tool_events"]
     assert [(e["tool"], e["outcome"], bool(e["repeat_of"])) for e in events] == [
