@@ -41,10 +41,12 @@ _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system
 # Without "final", only with a colon ("The answer is: 4", "Answer:"): "The answer is 4." is
 # a sentence. "Final:" or "Final 2:" is the label garbled (the bundled model's "The capital
 # of France is Paris.\n\nFinal 2: The capital of France is Paris."); "Final score: 3-1"
-# is not.
+# is not. So is one word ending in "answer" ("FenlAnswer:", the bundled model's `callgate
+# ask "Tell me a joke"`), and a misspelt "final" before "answer:" ("Fenl answer:").
 _ANSWER_LABEL = re.compile(
     r"(?i)^\s*(?:(?:the\s+)?(?:final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)"
-    r"|answer(?:\s+(?:is|was))?\s*:)|final(?:[ \t]+\d+)?[ \t]*:)\s*")
+    r"|answer(?:\s+(?:is|was))?\s*:)|final(?:[ \t]+\d+)?[ \t]*:"
+    r"|[^\W\d_]{1,8}answer[ \t]*:|f[^\W\d_]{2,4}[ \t]+answer[ \t]*:)\s*")
 # The loop's labels, as a reply the model goes on writing starts them again.
 _LABEL_STARTS = ("final answer", "the final answer", "the answer is", "answer", "action input",
                  "action", "thought", "observation", "sources")
@@ -152,6 +154,8 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
             whole_line = False
             continue
         key = " ".join(_WORD.findall(part.lower()))
+        if not key and part != "\n" and last_cut == len(kept):
+            continue  # what is left of a cut sentence: its closing quote or bracket
         if key:
             seen[key] = seen.get(key, 0) + 1
             if seen[key] > most:
@@ -200,7 +204,11 @@ def drop_answer_labels(text: str) -> tuple[str, bool]:
     two-word label in capitals at a sentence's end ("42 FINAL ANSWER:" becomes "42": the
     model starting the reply format again)."""
     kept, dropped = [], False
+    gone = False  # the sentence before was dropped whole
     for part in _SENTENCE.findall(text):
+        if gone and part != "\n" and not _WORD.search(part):
+            continue  # what is left of it: its closing quote or bracket
+        gone = True
         if label := _CAPITAL_LABEL.search(part):
             dropped = True
             part = part[:label.start()]
@@ -214,6 +222,7 @@ def drop_answer_labels(text: str) -> tuple[str, bool]:
             if _NOTHING.match(rest) or any(_WORD.findall(k.lower()) == said for k in kept):
                 continue
             part = rest
+        gone = False
         kept.append(part)
     return _tidy("".join(kept)), dropped
 
@@ -246,9 +255,10 @@ def drop_unfinished(text: str) -> tuple[str, bool]:
     """Remove a last sentence that stops on a word no sentence ends on ("The reason for
     the"), without its full stop, where other text is left: the answer ran out of tokens
     there. A last sentence with a figure loses only those words ("Memory usage is 2.4% of
-    the" keeps "Memory usage is 2.4%"); a last line that is a label with nothing after it
-    goes too ("2\n\nSystem_Stats:"). An answer of that one sentence stays (it is all there
-    is)."""
+    the" keeps "Memory usage is 2.4%"), and so does an answer of that one sentence ("2.5%
+    of 23.7% of 252.0 GiB of", seen from the bundled model); a last line that is a label
+    with nothing after it goes too ("2\n\nSystem_Stats:"). An answer of one such sentence
+    without a figure stays (it is all there is)."""
     parts = _SENTENCE.findall(re.sub(r"(?:\s*\[R\d+\])+\s*\Z", "", text))
     last = max((i for i, p in enumerate(parts) if p.strip()), default=None)
     if last is not None and _DANGLING.fullmatch(parts[last]) and (
@@ -256,19 +266,20 @@ def drop_unfinished(text: str) -> tuple[str, bool]:
         left = _tidy("".join(parts[:last]))
         if _WORD.search(left):
             return left, True
-    # A sentence of its own: after a blank or a line break, not the rest of "x.org/the".
-    if last is None or re.search(r"[.!?:;)\]\"'%]\s*$", parts[last]) or not (
-            parts[last][:1].isspace() or (last and parts[last - 1] == "\n")):
+    if last is None or re.search(r"[.!?:;)\]\"'%]\s*$", parts[last]):
         return text, False
     words = _WORD.findall(parts[last].lower())
-    left = _tidy("".join(parts[:last]))
-    if not words or words[-1] not in _OPEN_ENDS or not _WORD.search(left):
+    if not words or words[-1] not in _OPEN_ENDS:
         return text, False
-    if re.search(r"\d", parts[last]):
+    left = _tidy("".join(parts[:last]))
+    alone = not _WORD.search(left)  # the whole answer
+    # A sentence of its own: after a blank or a line break, not the rest of "x.org/the".
+    own = parts[last][:1].isspace() or (last and parts[last - 1] == "\n")
+    if re.search(r"\d", parts[last]) and (own or alone):
         trimmed = _OPEN_TAIL.sub("", parts[last])
         return (_tidy("".join([*parts[:last], trimmed])), True) if re.search(
-            r"\d", trimmed) else (text, False)
-    return left, True
+            r"\d", trimmed) and trimmed != parts[last] else (text, False)
+    return (left, True) if own and not alone else (text, False)
 
 
 # Words of a sentence about the loop's record rather than the question ("a summary of the

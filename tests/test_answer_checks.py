@@ -357,7 +357,12 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     assert drop_answer_labels("Paris is the capital.\n\nFinal 2: Paris is the capital.") == (
         "Paris is the capital.", True)
     assert drop_answer_labels("Final: 42") == ("42", True)
-    for sentence in ["Final score: 3-1.", "The final: Spain won.", "Finally: yes."]:
+    # Garbled into one word, or "final" misspelt (the bundled model's `callgate ask "Tell me
+    # a joke"` wrote "FenlAnswer:"); other words before "answer:" are a sentence's.
+    for label in ["FenlAnswer:", "FinalAnswer :", "finalanswer:", "Fenl Answer:"]:
+        assert drop_answer_labels(f"{label} 42") == ("42", True), label
+    for sentence in ["Final score: 3-1.", "The final: Spain won.", "Finally: yes.",
+                     "Short answer: yes.", "Questions and answers: many.", "My answer: no."]:
         assert drop_answer_labels(sentence) == (sentence, False), sentence
     # A two-word loop label in capitals at a sentence's end: the model starting the reply
     # format again; what comes before it stays.
@@ -369,6 +374,19 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     for sentence in ["All sales are FINAL.", "Lakers 110, Celtics 102, FINAL.",
                      "The FINAL score was 3-1.", "It is the final.", "He shouted: ACTION!"]:
         assert drop_answer_labels(sentence) == (sentence, False), sentence
+
+
+def test_a_garbled_label_and_the_quotes_of_cut_sentences_leave_nothing_behind() -> None:
+    # The bundled model's answer to `callgate ask "Tell me a joke"` (no tool offered): a
+    # sentence in quotes, then twice again after a garbled "Final Answer:" label.
+    said = '"What\'s the most important thing you can do to your life?"'
+    draft = f"{said}\n\nFenlAnswer: {said}\n\nFenlAnswer: {said}"
+    check = check_answer(draft, results=[], user=["Tell me a joke"])
+    assert check.text == said
+    assert "answer label removed" in check.notes and "repetition cut" in check.notes
+    # A sentence cut takes its closing quote or bracket along, not the next sentence.
+    assert cut_repetition('"Go." "Go." "Go." (Stop.)') == ('"Go." "Go." (Stop.)', True)
+    assert drop_answer_labels('"Go."\nAnswer: "Go."\nNext.') == ('"Go."\n\nNext.', True)
 
 
 def test_the_question_said_again_goes_and_a_label_leaves_no_double() -> None:
@@ -613,10 +631,16 @@ def test_a_last_sentence_the_token_budget_cut_short_is_removed() -> None:
     check = check_answer("2.4%\n\nThe reason for the", results=["[system_stats] memory 2.4%"],
                          user=["What percentage of memory is in use?"])
     assert check.text == "2.4%" and "unfinished sentence removed" in check.notes
-    # A finished sentence, one that ends on a content word, a lone sentence (all there is),
-    # or the rest of an address after its dot: kept.
-    for fine in ("It is 12.", "The answer is 391", "It is 12 and", "2.4%\n\nMemory is low",
-                 "See https://example.org/the", "Load 0.5 (low) and the",
+    # A lone sentence with a figure loses only its open end (the bundled model's "How full
+    # is the disk of this computer?", answer set at 0780a52, with memory at 2.5%).
+    assert drop_unfinished("2.5% of 23.7% of 252.0 GiB of") == (
+        "2.5% of 23.7% of 252.0 GiB", True)
+    assert drop_unfinished("It is 12 and") == ("It is 12", True)
+    assert drop_unfinished("Load 0.5 (low) and the") == ("Load 0.5 (low)", True)
+    # A finished sentence, one that ends on a content word, a lone sentence without a
+    # figure (all there is), or the rest of an address after its dot: kept.
+    for fine in ("It is 12.", "The answer is 391", "It is the", "2.4%\n\nMemory is low",
+                 "See https://example.org/the", "192.168.1.1/the",
                  "2.4%\n\nThe machine is switched on", "2.4%. You may want to work on this",
                  "2.4%\n\nIt is time to upgrade to"):
         assert drop_unfinished(fine) == (fine, False), fine
