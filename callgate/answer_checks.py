@@ -289,6 +289,26 @@ _RECORD_WORDS = re.compile(r"(?i)\b(?:command|summar(?:y|ies)|output|available|t
                            r"function)s?\b")
 
 
+# A numbered list written inline ("1. The car is red. 2. It is fast."): its first item at
+# the start of the text or a line, each later one after a sentence's end.
+_LIST_START = re.compile(r"(?m)^[ \t]*1[.)][ \t]+\S")
+_INLINE_ITEM = re.compile(r"(?<=[.!?])[ \t]+\d{1,2}[.)](?=[ \t]+[^\W\d_])")
+# An item with nothing after it but further such items or the end: the model numbering on
+# where it had nothing more to say ("… a 2018 model. 2. 3. 4.").
+_EMPTY_ITEM = re.compile(
+    r"(?<=[.!?])[ \t]+\d{1,2}[.)](?=[ \t]*(?:\d{1,2}[.)](?:[ \t]|\Z)|\Z))"
+    r"|\n[ \t]*\d{1,2}[.)][ \t]*(?=\n|\Z)")  # or a line of its own
+
+
+def drop_empty_items(text: str) -> tuple[str, bool]:
+    """Remove the empty items that end a numbered list ("1. It is red. 2. 3." becomes "1.
+    It is red."). Only in a list that starts with "1.": a lone "42." is an answer."""
+    if not _LIST_START.search(text):
+        return text, False
+    kept = _EMPTY_ITEM.sub("", text)
+    return (_tidy(kept), True) if kept != text else (text, False)
+
+
 def drop_tool_talk(text: str, results: Iterable[str]) -> tuple[str, bool]:
     """Remove sentences without a number that name a result's ``[tool]`` tag and talk about
     it (its command, summary, output, being available): the loop's record, not
@@ -356,11 +376,14 @@ _DOTTED = re.compile(r"(?<![\w.,])\d+(?:\.\d+){2,}(?![\w.]*\d)")
 def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     """Numbers of ``text`` found in none of ``evidence`` (results, the user's words).
 
-    Citation ids (``[R1]``) are not numbers; small counting words like list markers
-    (``1.`` at a line start) are ignored. A whole number of more digits than a float holds
-    (``_exact``) is known only as some evidence writes it, digit for digit, or near a
-    figure written as a float (``1.2193263111263501e+17``)."""
+    Citation ids (``[R1]``) are not numbers; list markers (``1.`` at a line start, and a
+    later ``2.`` after a sentence's end in a list that starts with ``1.``) are ignored. A
+    whole number of more digits than a float holds (``_exact``) is known only as some
+    evidence writes it, digit for digit, or near a figure written as a float
+    (``1.2193263111263501e+17``)."""
     text = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
+    if _LIST_START.search(text):  # an inline list's later markers are no figures either
+        text = _INLINE_ITEM.sub(" ", text)
     text = re.sub(r"(?m)^\s*\d+[.)]\s", " ", text)
     evidence = list(evidence)
     written = [n for e in evidence for n in numbers_in(e)]
@@ -769,6 +792,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, unfinished = drop_unfinished(check.text)
     if unfinished:
         check.notes.append("unfinished sentence removed")
+    check.text, empty = drop_empty_items(check.text)
+    if empty:
+        check.notes.append("empty list items removed")
     check.invented_numbers = invented_numbers(check.text, [*results, *user])
     if check.invented_numbers:
         check.notes.append("numbers in no result or question: "

@@ -15,6 +15,7 @@ from callgate.answer_checks import (
     cut_repetition,
     drop_answer_labels,
     drop_echoes,
+    drop_empty_items,
     drop_question,
     drop_source_lines,
     drop_tool_talk,
@@ -387,6 +388,25 @@ def test_a_garbled_label_and_the_quotes_of_cut_sentences_leave_nothing_behind() 
     # A sentence cut takes its closing quote or bracket along, not the next sentence.
     assert cut_repetition('"Go." "Go." "Go." (Stop.)') == ('"Go." "Go." (Stop.)', True)
     assert drop_answer_labels('"Go."\nAnswer: "Go."\nNext.') == ('"Go."\n\nNext.', True)
+
+
+def test_empty_items_that_end_a_numbered_list_go_and_its_markers_are_no_figures() -> None:
+    # The bundled model's answer to `callgate ask "What do my notes say about the car?"`
+    # with no documents indexed (so no rag_search): it numbers on after its one item.
+    check = check_answer("1. The car was a 2018 Ferrari 420 GTB. 2. 3. 4.", results=[],
+                         user=["What do my notes say about the car?"])
+    assert check.text == "1. The car was a 2018 Ferrari 420 GTB."
+    assert "empty list items removed" in check.notes
+    assert check.invented_numbers == ["2018", "420"]  # the markers are not figures
+    # Its answer to "Summarize my documents about the car": the next item's marker, cut off.
+    said = "1. The car is red. 2. It is a luxury vehicle."
+    assert drop_empty_items(f"{said} 3.") == (said, True)
+    assert check_answer(said, results=[], user=["q"]).invented_numbers == []
+    assert drop_empty_items("1. Red.\n2. Blue.\n3.") == ("1. Red.\n2. Blue.", True)
+    # Not in a list that starts with "1.", nor an item with words: kept.
+    for kept in ["42.", "It is 12. 3.", "Version 2.0. 3. Next", "1. Red. 2. Blue.",
+                 "Scores: 1. 2. 3."]:
+        assert drop_empty_items(kept) == (kept, False), kept
 
 
 def test_the_question_said_again_goes_and_a_label_leaves_no_double() -> None:
