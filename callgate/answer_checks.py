@@ -166,12 +166,30 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
         whole_line = False
         kept.append(part)
     # ("That's a joke." x3, then "Fin"): the start of a label or of a cut sentence; other
-    # text is content ("Disk 7%", "Thanks").
-    after = [i for i in range(last_cut, len(kept)) if kept[i].strip()] if last_cut >= 0 else []
-    fragment = kept[-1].strip().lower() if after == [len(kept) - 1] else ""
-    if _FRAGMENT.fullmatch(fragment) and any(start.startswith(fragment) for start in starts):
+    # text is content ("Disk 7%", "Thanks"). Without a cut, the start of an earlier
+    # sentence or list item, where decoding stopped ("- Searching for" after "- Searching
+    # for news, facts and anything recent"); not of a label ("It is 5. Fin" may mean it).
+    nonblank = [i for i, part in enumerate(kept) if part.strip()]
+    if last_cut >= 0:
+        after = [i for i in nonblank if i >= last_cut]
+        fragment = _bare(kept[-1]) if after == [len(kept) - 1] else ""
+    elif len(nonblank) > 1 and nonblank[-1] == len(kept) - 1:
+        fragment = _bare(kept[-1])
+        starts = [_bare(part) for part in kept[:-1] if part.strip()]
+    else:
+        fragment = ""
+    if _FRAGMENT.fullmatch(fragment) and any(
+            _bare(start).startswith(fragment) for start in starts):
         kept.pop()
     return _tidy("".join(kept)), cut
+
+
+_BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])[ \t]*")
+
+
+def _bare(part: str) -> str:
+    """A sentence or line without its list bullet, in lower case."""
+    return _BULLET.sub("", part.strip().lower())
 
 
 def _tidy(text: str) -> str:
@@ -766,11 +784,14 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     ``user`` what the user wrote (the last is the question)."""
     results, user = list(results), list(user)
     check = AnswerCheck(text)
+    before = check.text
     check.text, cut = cut_repetition(check.text, most=1)
     if cut:
         check.notes.append("repetition cut")
         if not re.search(r"[^\W\d_]", check.text):  # a looped number, no word left
             check.text = ""
+    elif check.text != _tidy(before):  # no loop, but the start of one, where decoding stopped
+        check.notes.append("unfinished sentence removed")
     check.text, echoed = drop_echoes(check.text)
     if echoed:
         check.notes.append("echoed instructions removed")
@@ -790,7 +811,7 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     if tool_talk:
         check.notes.append("sentences about a tool's record removed")
     check.text, unfinished = drop_unfinished(check.text)
-    if unfinished:
+    if unfinished and "unfinished sentence removed" not in check.notes:
         check.notes.append("unfinished sentence removed")
     check.text, empty = drop_empty_items(check.text)
     if empty:

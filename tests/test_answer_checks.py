@@ -192,6 +192,16 @@ def test_the_checks_one_by_one() -> None:
     assert cut_repetition("A joke. B.\n\nB.\n\nB.\n\nFin", most=1) == ("A joke. B.", True)
     assert cut_repetition("B. B. B. Done.", most=1) == ("B. Done.", True)
     assert cut_repetition("It is 5. Fin") == ("It is 5. Fin", False)  # no loop: kept
+    # Without a loop, a last fragment that starts an earlier sentence or list item is where
+    # decoding stopped (the bundled model's `callgate ask "What can you do?"`); other short
+    # text is content.
+    helps = "I can help with:\n- Searching for news, facts and anything recent"
+    assert cut_repetition(f"{helps}\n- Searching for") == (helps, False)
+    check = check_answer(f"{helps}\n- Searching for", results=[], user=["What can you do?"])
+    assert check.text == helps and check.notes == ["unfinished sentence removed"]
+    assert cut_repetition("The answer is Paris. The answer") == ("The answer is Paris.", False)
+    for kept in ["It is raining. Thanks", "It is 5. It is.", "Paris"]:
+        assert cut_repetition(kept) == (kept, False), kept
     assert cut_repetition("It is fine. It is fine. It is", most=1) == ("It is fine.", True)
     # Other text after a loop is content, and a cut line takes its break along.
     assert cut_repetition("Hope it helps\nHope it helps\nThanks", most=1)[0] == (
