@@ -46,7 +46,19 @@ _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system
 _ANSWER_LABEL = re.compile(
     r"(?i)^\s*(?:(?:the\s+)?(?:final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)"
     r"|answer(?:\s+(?:is|was))?\s*:)|final(?:[ \t]+\d+)?[ \t]*:"
-    r"|[^\W\d_]{1,8}answer[ \t]*:|f[^\W\d_]{2,4}[ \t]+answer[ \t]*:)\s*")
+    r"|[^\W\d_]{1,8}answer[ \t]*:|(?P<final>f[^\W\d_]{2,4})[ \t]+answer[ \t]*:)\s*")
+
+
+def _misspelt_final(word: str) -> bool:
+    """Whether ``word`` is "final" with at most two letters changed, added or dropped
+    ("Fenl"; not "First" or "Full", whose "answer:" heads a sentence's own list)."""
+    word = word.lower()
+    row = list(range(len("final") + 1))
+    for i, a in enumerate(word, 1):
+        prev, row[0] = row[0], i
+        for j, b in enumerate("final", 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (a != b))
+    return row[-1] <= 2
 # The loop's labels, as a reply the model goes on writing starts them again.
 _LABEL_STARTS = ("final answer", "the final answer", "the answer is", "answer", "action input",
                  "action", "thought", "observation", "sources")
@@ -233,6 +245,8 @@ def drop_answer_labels(text: str) -> tuple[str, bool]:
             if not part.strip():
                 continue
         label = _ANSWER_LABEL.match(part)
+        if label and label["final"] and not _misspelt_final(label["final"]):
+            label = None
         if label:
             dropped = True
             rest = part[label.end():]

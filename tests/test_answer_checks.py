@@ -373,7 +373,8 @@ def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:
     for label in ["FenlAnswer:", "FinalAnswer :", "finalanswer:", "Fenl Answer:"]:
         assert drop_answer_labels(f"{label} 42") == ("42", True), label
     for sentence in ["Final score: 3-1.", "The final: Spain won.", "Finally: yes.",
-                     "Short answer: yes.", "Questions and answers: many.", "My answer: no."]:
+                     "Short answer: yes.", "Questions and answers: many.", "My answer: no.",
+                     "First answer: yes.", "Full answer: it depends."]:
         assert drop_answer_labels(sentence) == (sentence, False), sentence
     # A two-word loop label in capitals at a sentence's end: the model starting the reply
     # format again; what comes before it stays.
