@@ -47,18 +47,6 @@ _ANSWER_LABEL = re.compile(
     r"(?i)^\s*(?:(?:the\s+)?(?:final\s+answer(?:\s*:|\s+(?:is|was)\b\s*:?)"
     r"|answer(?:\s+(?:is|was))?\s*:)|final(?:[ \t]+\d+)?[ \t]*:"
     r"|[^\W\d_]{1,8}answer[ \t]*:|(?P<final>f[^\W\d_]{2,4})[ \t]+answer[ \t]*:)\s*")
-
-
-def _misspelt_final(word: str) -> bool:
-    """Whether ``word`` is "final" with at most two letters changed, added or dropped
-    ("Fenl"; not "First" or "Full", whose "answer:" heads a sentence's own list)."""
-    word = word.lower()
-    row = list(range(len("final") + 1))
-    for i, a in enumerate(word, 1):
-        prev, row[0] = row[0], i
-        for j, b in enumerate("final", 1):
-            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (a != b))
-    return row[-1] <= 2
 # The loop's labels, as a reply the model goes on writing starts them again.
 _LABEL_STARTS = ("final answer", "the final answer", "the answer is", "answer", "action input",
                  "action", "thought", "observation", "sources")
@@ -227,6 +215,18 @@ def drop_echoes(text: str) -> tuple[str, bool]:
     return _tidy("".join(kept)), dropped
 
 
+def _misspelt_final(word: str) -> bool:
+    """Whether ``word`` is "final" with at most two letters changed, added or dropped
+    ("Fenl"; not "First" or "Full", whose "answer:" heads a sentence's own list)."""
+    word = word.lower()
+    row = list(range(len("final") + 1))
+    for i, a in enumerate(word, 1):
+        prev, row[0] = row[0], i
+        for j, b in enumerate("final", 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (a != b))
+    return row[-1] <= 2
+
+
 def drop_answer_labels(text: str) -> tuple[str, bool]:
     """Remove the answer label from sentences that start with it ("The final answer is:
     391" becomes "391"), and sentences that say no more than it ("The final answer is
@@ -306,7 +306,7 @@ def drop_unfinished(text: str) -> tuple[str, bool]:
     left = _tidy("".join(parts[:last]))
     alone = not _WORD.search(left)  # the whole answer
     # A sentence of its own: after a blank or a line break, not the rest of "x.org/the".
-    own = parts[last][:1].isspace() or (last and parts[last - 1] == "\n")
+    own = parts[last][:1].isspace() or (bool(last) and parts[last - 1] == "\n")
     if re.search(r"\d", parts[last]) and (own or alone):
         trimmed = _OPEN_TAIL.sub("", parts[last])
         return (_tidy("".join([*parts[:last], trimmed])), True) if re.search(
