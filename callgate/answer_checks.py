@@ -793,10 +793,14 @@ def _tool_key(name: str) -> str:
     return re.sub(r"[\s_.-]+", "_", name.strip().lower())
 
 
-def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> AnswerCheck:
+def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
+                 earlier: Iterable[str] = ()) -> AnswerCheck:
     """Apply every check; ``results`` are this turn's ok result summaries and previews,
-    ``user`` what the user wrote (the last is the question)."""
-    results, user = list(results), list(user)
+    ``user`` what the user wrote (the last is the question), ``earlier`` the results of the
+    thread's earlier turns: a number they hold is not invented ("144", the answer to "And
+    divide that by 4?" after "What is 12 * 12?" — wrong, but the conversation's), though
+    only this turn's results can stand in for the answer."""
+    results, user, earlier = list(results), list(user), list(earlier)
     check = AnswerCheck(text)
     before = check.text
     check.text, cut = cut_repetition(check.text, most=1)
@@ -830,7 +834,7 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str]) -> A
     check.text, empty = drop_empty_items(check.text)
     if empty:
         check.notes.append("empty list items removed")
-    check.invented_numbers = invented_numbers(check.text, [*results, *user])
+    check.invented_numbers = invented_numbers(check.text, [*results, *user, *earlier])
     if check.invented_numbers:
         check.notes.append("numbers in no result or question: "
                            + ", ".join(check.invented_numbers))

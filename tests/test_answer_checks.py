@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 
 from callgate import build_agent
 from callgate.answer_checks import (
@@ -66,6 +67,28 @@ def test_invented_numbers_give_way_to_the_results() -> None:
     assert out["final_answer"].startswith("Here is what the tools returned: [system_stats]")
     assert "cpu_percent: 12.5" in out["final_answer"] and "core 49" not in out["final_answer"]
     assert any(note.startswith("numbers in no result") for note in out["answer_checks"])
+
+
+def test_a_number_of_an_earlier_turns_result_is_not_invented() -> None:
+    # Scripted model, one thread, two turns (`callgate chat`: "What is 12 * 12?", then "And
+    # divide that by 4", which the bundled model answered "144" without a call): the answer
+    # is wrong, but its number is the conversation's, not made up; only this turn's results
+    # could stand in for it.
+    def square(expression: str) -> str:
+        """Exact arithmetic."""
+        return "144"
+
+    agent = build_agent(ScriptedChatModel(script=[
+        tool_call("square", {"expression": "12 * 12"}), AIMessage("144 [R1]"),
+        AIMessage("144")]), [square], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "earlier-results"}}
+    agent.invoke({"messages": [HumanMessage("What is 12 * 12?")]}, config)
+    out = agent.invoke({"messages": [HumanMessage("And divide that by 4")]}, config)
+    assert out["final_answer"] == "144" and out["answer_checks"] == []
+    assert check_answer("144", results=[], user=["And divide that by 4"]).invented_numbers == [
+        "144"]  # without the earlier turn, nothing holds it
+    assert check_answer("145", results=[], user=["q"], earlier=["[square] 144"]
+                        ).invented_numbers == ["145"]
 
 
 def test_numbers_from_the_results_or_the_question_are_fine() -> None:

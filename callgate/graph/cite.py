@@ -61,7 +61,8 @@ def make_cite(settings: LoopSettings):
 
     def cite(state: AgentState, runtime: Runtime[Context],
              config: RunnableConfig) -> dict[str, Any]:
-        turn = (state.get("tool_events") or [])[state.get("turn_start", 0):]
+        events = state.get("tool_events") or []
+        turn = events[state.get("turn_start", 0):]
         usable = {e["id"]: e for e in turn if e["outcome"] == "ok"}
         alias = {e["id"]: e["id"] for e in usable.values()}
         alias.update({e["id"]: e["repeat_of"] for e in turn
@@ -75,7 +76,10 @@ def make_cite(settings: LoopSettings):
                                  results=[t for e in usable.values()
                                           for t in (e["summary"], e["preview"],
                                                     json.dumps(e["args"], default=str))],
-                                 user=user_texts(state.get("messages") or []))
+                                 user=user_texts(state.get("messages") or []),
+                                 earlier=[t for e in events[:state.get("turn_start", 0)]
+                                          if e["outcome"] == "ok"
+                                          for t in (e["summary"], e["preview"])])
         else:  # the loop's own words (a failure, a cancellation): nothing to check
             check = AnswerCheck(draft)
         text, cited = cite_text(check.text, alias)
