@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from callgate.eval.bfcl_checker import (
@@ -406,7 +407,6 @@ def test_ground_truth_passes_and_perturbation_fails(question: BfclQuestion) -> N
 
 
 def test_ground_truth_calls_validate_against_converted_schemas() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     invalid = set()
     for question in QUESTIONS:
         schemas = {f["name"]: to_json_schema(f["parameters"]) for f in question.functions}

@@ -6,6 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from callgate.eval import bfcl_data
@@ -284,7 +285,6 @@ def test_env_dir_used_by_load_questions(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_all_data_schemas_are_valid_json_schema() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     for category in CATEGORIES:
         for q in load_questions(category, VENDORED_DIR):
             for f in q.functions:
@@ -294,7 +294,6 @@ def test_all_data_schemas_are_valid_json_schema() -> None:
 def test_schema_conversion_makes_contradictory_enums_satisfiable() -> None:
     """Schemas written by hand in BFCL's style whose enum contradicts the type: as
     written no value validates; converted, the enum's members do."""
-    jsonschema = pytest.importorskip("jsonschema")
     bfcl = {"type": "dict", "properties": {
         "flag": {"type": "boolean", "enum": ["True", "False", "dontcare"]},
         "seats": {"type": "integer", "enum": ["1", "2", "dontcare"], "default": "dontcare"},
@@ -315,7 +314,6 @@ def test_schema_conversion_makes_contradictory_enums_satisfiable() -> None:
 
 
 def test_every_enum_of_the_data_has_a_member_that_validates() -> None:
-    jsonschema = pytest.importorskip("jsonschema")
 
     def walk(schema: dict) -> None:
         if isinstance(schema.get("enum"), list):
