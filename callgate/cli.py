@@ -21,12 +21,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 from rich.console import Console, Group, RenderableType
 from rich.spinner import Spinner
 from rich.text import Text
 from typing_extensions import TypedDict
+
+if TYPE_CHECKING:
+    from callgate.tools.builtin import BuiltinStatus
 
 T = TypeVar("T")
 
@@ -165,6 +168,7 @@ class Result(TypedDict, total=False):
     problems: list[dict[str, Any]]
     answer_source: str | None
     answer_checks: list[str]
+    not_offered: list[str]
 
 
 @dataclass
@@ -481,6 +485,7 @@ class Session:
     events: EventSink
     approver: Approver
     ctrl_c: CtrlC
+    statuses: list[BuiltinStatus] = field(default_factory=list)
     show_tokens: bool = True
     tokens_seen: list[str] = field(default_factory=list)
 
@@ -599,8 +604,13 @@ class Session:
             self.display.status("answering")
 
 
-def result_of(values: dict[str, Any], thread_id: str) -> Result:
-    """The machine-readable result of the thread's last turn."""
+def result_of(values: dict[str, Any], thread_id: str,
+              statuses: list[BuiltinStatus] | None = None) -> Result:
+    """The machine-readable result of the thread's last turn; ``statuses``: the built-ins',
+    to name those not offered that the turn's request asks for (``not_offered``)."""
+    from callgate.tools.builtin import not_offered_for
+    from callgate.tools.grounding import user_texts
+
     events = list(values.get("tool_events") or [])
     start = values.get("turn_start")
     turn = events[start:] if isinstance(start, int) else events
@@ -612,14 +622,20 @@ def result_of(values: dict[str, Any], thread_id: str) -> Result:
     if values.get("answer_source"):
         out["answer_source"] = values["answer_source"]
         out["answer_checks"] = list(values.get("answer_checks") or [])
+    request = (user_texts(values.get("messages") or []) or [""])[-1]
+    if off := not_offered_for(request, statuses or []):
+        out["not_offered"] = [str(status) for status in off]
     return out
 
 
-def _checks_line(out: Result) -> str | None:
-    """What the answer checks found, for stderr: a number no result holds is flagged, not
-    removed, so a reader should know (``answer_checks``)."""
+def _notes_lines(out: Result) -> list[str]:
+    """What the answer checks found (a number no result holds is flagged, not removed, so
+    a reader should know: ``answer_checks``), and the built-ins the request asked for that
+    are not offered, with how to turn them on (``not_offered``): for stderr."""
     notes = out.get("answer_checks") or []
-    return f"[answer checks: {'; '.join(notes)}]" if notes else None
+    lines = [f"[answer checks: {'; '.join(notes)}]"] if notes else []
+    lines += [f"[not offered: {why}]" for why in out.get("not_offered") or []]
+    return lines
 
 
 # -- building the agent ------------------------------------------------------------------------
@@ -661,9 +677,10 @@ def _home() -> Path:
 
 
 def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSink,
-           ctrl_c: CtrlC) -> Any:
+           ctrl_c: CtrlC) -> tuple[Any, list[BuiltinStatus]]:
     """The agent for ``args``, with the model loaded (a llama.cpp model is loaded here,
-    under a "loading model" status, rather than silently at its first call)."""
+    under a "loading model" status, rather than silently at its first call), and the
+    built-in tools' statuses."""
     import inspect
 
     from callgate import build_agent
@@ -693,11 +710,12 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
     if "store" in inspect.signature(build_agent).parameters:  # the graph keeps results there
         options["store"] = db.store
     with _phase(ModelError, ValueError, TypeError):
-        return build_agent(model, toolset.registry, tool_format=tool_format,
-                           grammar=False if args.no_grammar else config.grammar,
-                           tool_choice=args.tool_choice, max_steps=args.max_steps,
-                           checkpointer=db.checkpointer, auto_approve=args.yes,
-                           stats=UsageStats(home / "stats.sqlite"), **options)
+        agent = build_agent(model, toolset.registry, tool_format=tool_format,
+                            grammar=False if args.no_grammar else config.grammar,
+                            tool_choice=args.tool_choice, max_steps=args.max_steps,
+                            checkpointer=db.checkpointer, auto_approve=args.yes,
+                            stats=UsageStats(home / "stats.sqlite"), **options)
+    return agent, toolset.statuses
 
 
 @contextmanager
@@ -720,11 +738,11 @@ def _session(args: argparse.Namespace, prefix: str) -> Iterator[Session]:
     events.write(CliStatusEvent(event="status", phase="loading_model", step=0))
     try:
         with ctrl_c.installed(), _database(args.db) as db:
-            agent = _build(args, db, display, events, ctrl_c)
+            agent, statuses = _build(args, db, display, events, ctrl_c)
             thread_id = args.thread or f"{prefix}-{uuid.uuid4().hex[:8]}"
             ctrl_c.thread_id = thread_id
             yield Session(agent, thread_id, display, events,
-                          Approver(display, events, args.yes), ctrl_c)
+                          Approver(display, events, args.yes), ctrl_c, statuses)
     except (Cancelled, KeyboardInterrupt):
         ctrl_c.exit_now()
     finally:
@@ -741,15 +759,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
         session.show_tokens = not (args.json or args.events)
         values = session.run(payload)
         session.display.stop()
-        out = result_of(values, session.thread_id)
+        out = result_of(values, session.thread_id, session.statuses)
     if args.events:
         session.events.write({"event": "result", **out})
     elif args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2, default=str))
     else:
         print(out.get("final_answer") or "")
-        if checks := _checks_line(out):
-            session.display.line(checks)
+        for line in _notes_lines(out):
+            session.display.line(line)
         if out.get("status") != "done":
             session.display.line(f"[status: {out.get('status')}]")
     return 0 if out.get("status") in ("done", "step_limit") else 1
@@ -775,13 +793,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
             values = session.run(payload)
             display.stop()
             display.clear_preview()
-            out = result_of(values, session.thread_id)
+            out = result_of(values, session.thread_id, session.statuses)
             if args.json:
                 print(json.dumps(out, ensure_ascii=False, default=str), flush=True)
             else:
                 print(out.get("final_answer") or "", flush=True)
-                if checks := _checks_line(out):
-                    display.line(checks)
+                for line in _notes_lines(out):
+                    display.line(line)
                 if out.get("status") != "done":
                     display.line(f"[status: {out.get('status')}]")
     return 0

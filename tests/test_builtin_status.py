@@ -184,3 +184,20 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
     rule = next(line for line in gbnf.splitlines() if line.startswith("expression ::="))
     assert "[0-9]" in rule and "{" not in rule  # the pattern, compiled (not dropped)
     compile_grammar(gbnf)
+
+
+def test_a_request_names_the_built_ins_it_asks_for_that_are_not_offered(
+        env: pytest.MonkeyPatch) -> None:
+    env.setattr(builtin, "ddgs_installed", lambda: False)
+    found = builtin_tools()[1]
+
+    def asked(request: str) -> list[str]:
+        return [s.name for s in builtin.not_offered_for(request, found)]
+
+    assert asked("What do my notes say about the car?") == ["rag_search"]
+    assert asked("Search my documents and the web for the launch date") == [
+        "web_search", "rag_search"]
+    assert asked("Draw a picture of a cat") == ["generate_image"]
+    # whole words only, and a built-in that is offered is never named
+    assert asked("Explain photosynthesis in a notebook-free way") == []
+    assert asked("What is 17 * 23?") == [] and asked("How many CPUs does it have?") == []

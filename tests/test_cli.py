@@ -31,6 +31,7 @@ SCRIPTS = {
                 "Final Answer: I could not compute it."],
     "inventor": ["Final Answer: It is booked for 12 nights.\n\nThat's all.\n\nThat's all."
                  "\n\nFin"],
+    "notes": ["Final Answer: The car is red."],
 }
 MODELS_YAML = yaml.safe_dump({"models": {
     name: {"provider": "custom", "class": "callgate.models.scripted:ScriptedChatModel",
@@ -211,6 +212,28 @@ def test_what_the_answer_checks_found_is_said(home: Path) -> None:
     out = json.loads(callgate("ask", question, "--model", "inventor", "--json",
                               home=home).stdout)
     assert out["answer_source"] == "model" and out["answer_checks"] == checks.split("; ")
+
+
+def test_a_request_for_a_tool_not_offered_says_how_to_turn_it_on(home: Path) -> None:
+    # Scripted: the model, offered no rag_search (nothing indexed), answers from nothing.
+    # The user is told which built-in the request asked for and how to turn it on.
+    question = "What do my notes say about the car?"
+    plain = callgate("ask", question, "--model", "notes", home=home)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == "The car is red.\n"
+    line = next(x for x in plain.stderr.splitlines() if x.startswith("[not offered:"))
+    assert line.startswith("[not offered: rag_search: no documents indexed: run `callgate "
+                           "index PATH` (index: ") and line.endswith("index.sqlite)]")
+    out = json.loads(callgate("ask", question, "--model", "notes", "--json", home=home).stdout)
+    assert [why.split(":")[0] for why in out["not_offered"]] == ["rag_search"]
+    # a request that asks for no built-in off, or one with its tool on, gets no such line
+    calc = json.loads(callgate("ask", "What is 17*23?", "--model", "calc", "--json",
+                               home=home).stdout)
+    assert "not_offered" not in calc
+    (home / "notes.md").write_text("# Car\nThe car is blue and parked at home.\n")
+    assert callgate("index", "notes.md", home=home).returncode == 0
+    indexed = callgate("ask", question, "--model", "notes", home=home)
+    assert "[not offered:" not in indexed.stderr
 
 
 # -- chat ----------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,6 +173,25 @@ def _calculator(s: BuiltinSettings) -> tuple[Tool | None, str]:
     from callgate.tools.builtin.calculator import calculator_tool
 
     return calculator_tool(), "exact arithmetic, no backend needed"
+
+
+# Words with which a request asks for what a built-in does. The model is offered only the
+# tools that are configured, so with nothing indexed "What do my notes say about the car?"
+# got an invented car; ``callgate ask`` and ``chat`` then say which tool is off and how to
+# turn it on (``not_offered_for``). Whole words, as "photosynthesis" asks for no photo.
+ASKED_BY: dict[str, re.Pattern[str]] = {
+    "web_search": re.compile(r"\b(?:web|internet|online|google|news)\b", re.IGNORECASE),
+    "rag_search": re.compile(r"\b(?:notes?|documents?|docs|files?|pdfs?|indexed)\b",
+                             re.IGNORECASE),
+    "generate_image": re.compile(r"\b(?:images?|pictures?|photos?|drawings?|draw|paint|"
+                                 r"illustrations?|illustrate)\b", re.IGNORECASE),
+}
+
+
+def not_offered_for(request: str, statuses: list[BuiltinStatus]) -> list[BuiltinStatus]:
+    """The built-ins not offered whose job ``request`` asks for (``ASKED_BY``)."""
+    return [s for s in statuses if not s.available
+            and (words := ASKED_BY.get(s.name)) is not None and words.search(request)]
 
 
 def ddgs_installed() -> bool:
