@@ -319,6 +319,7 @@ _RECORD_WORDS = re.compile(r"(?i)\b(?:command|summar(?:y|ies)|output|available|t
 # A numbered list written inline ("1. The car is red. 2. It is fast."): its first item at
 # the start of the text or a line, each later one after a sentence's end.
 _LIST_START = re.compile(r"(?m)^[ \t]*1[.)][ \t]+\S")
+_LINE_MARKER = re.compile(r"(?m)^[ \t]*\d+[.)](?=\s)")
 _INLINE_ITEM = re.compile(r"(?<=[.!?])[ \t]+\d{1,2}[.)](?=[ \t]+[^\W\d_])")
 # An item with nothing after it but further such items or the end: the model numbering on
 # where it had nothing more to say ("… a 2018 model. 2. 3. 4.").
@@ -403,15 +404,19 @@ _DOTTED = re.compile(r"(?<![\w.,])\d+(?:\.\d+){2,}(?![\w.]*\d)")
 def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     """Numbers of ``text`` found in none of ``evidence`` (results, the user's words).
 
-    Citation ids (``[R1]``) are not numbers; list markers (``1.`` at a line start, and a
-    later ``2.`` after a sentence's end in a list that starts with ``1.``) are ignored. A
+    Citation ids (``[R1]``) are not numbers; list markers (``1.`` at a line start in a list
+    that starts with ``1.`` or numbers two lines or more, and a later ``2.`` after a
+    sentence's end in a list that starts with ``1.``) are ignored. A
     whole number of more digits than a float holds (``_exact``) is known only as some
     evidence writes it, digit for digit, or near a figure written as a float
     (``1.2193263111263501e+17``)."""
     text = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
-    if _LIST_START.search(text):  # an inline list's later markers are no figures either
+    listed = _LIST_START.search(text) is not None
+    if listed:  # an inline list's later markers are no figures either
         text = _INLINE_ITEM.sub(" ", text)
-    text = re.sub(r"(?m)^\s*\d+[.)]\s", " ", text)
+    # A number opening a line is a marker only in a list: "42." alone is an answer.
+    if listed or len(_LINE_MARKER.findall(text)) > 1:
+        text = _LINE_MARKER.sub(" ", text)
     evidence = list(evidence)
     written = [n for e in evidence for n in numbers_in(e)]
     floats = {v for n in written if not _exact(n) and (v := _value(n)) is not None}

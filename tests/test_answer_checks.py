@@ -246,6 +246,10 @@ def test_the_checks_one_by_one() -> None:
     assert drop_source_lines("x\n**Sources:** [R1] fake\ny")[0] == "x\n\ny"
     assert invented_numbers("It is 391 [R1], or 12.", ["[calc] 391"]) == ["12"]
     assert invented_numbers("1. first\n2. second", []) == []
+    assert invented_numbers("3. third\n4. fourth", []) == []  # a list's later part
+    # A number opening a line with no list around it is an answer, not a marker.
+    assert invented_numbers("42.\nThat is all.", []) == ["42"]
+    assert invented_numbers("42. It is booked.", []) == ["42"]
     assert invented_numbers("about 21.6", ["bmi 21.58"]) == []
     assert check_answer("plain words", results=[], user=[]).notes == []
 
