@@ -124,8 +124,9 @@ class AnswerCheck:
 
 
 def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
-    """Keep each sentence or line at most ``most`` times; also cut a phrase repeated
-    back to back (``a()a()a()…``). After the last sentence cut, a last fragment of two
+    """Keep each sentence or line at most ``most`` times, and at most ``most`` of a run
+    that counts (``_counting_loops``); also cut a phrase repeated back to back
+    (``a()a()a()…``). After the last sentence cut, a last fragment of two
     words or fewer that starts a label or a cut sentence goes too: the loop's next round
     where decoding stopped ("Fin" of "Final Answer"). A cut line takes its break along."""
     loops = 0
@@ -150,7 +151,9 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
     last_cut = -1  # where in ``kept`` the last sentence cut would have gone
     whole_line = False  # the sentence just cut was a line of its own: its break goes too
     starts = list(_LABEL_STARTS)  # what a next round of the loop begins with
-    for part in _SENTENCE.findall(text):
+    parts = _SENTENCE.findall(text)
+    counting = _counting_loops(parts, most)
+    for index, part in enumerate(parts):
         if part == "\n" and whole_line:
             whole_line = False
             continue
@@ -159,7 +162,7 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
             continue  # what is left of a cut sentence: its closing quote or bracket
         if key:
             seen[key] = seen.get(key, 0) + 1
-            if seen[key] > most:
+            if seen[key] > most or index in counting:
                 cut, last_cut = True, len(kept)
                 whole_line = not kept or kept[-1].endswith("\n")
                 starts.append(part.strip().lower())
@@ -183,6 +186,37 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
             _bare(start).startswith(fragment) for start in starts):
         kept.pop()
     return _tidy("".join(kept)), cut
+
+
+COUNT_LOOP = 4  # sentences alike but for a number counting up, this many in a row: a loop
+_DIGITS = re.compile(r"\d+")
+
+
+def _counting_loops(parts: list[str], most: int) -> set[int]:
+    """The indexes of the ``parts`` (sentences, line breaks) that go of a loop that counts:
+    ``COUNT_LOOP`` sentences or more in a row, each the one before it with its one number
+    one up ("Write a haiku about autumn." got "FinaL 1", "FinaL 2", … "FinaL 36", a line
+    each, which no sentence repeats); all but the first ``most`` of each such run go."""
+    out: set[int] = set()
+    run: list[int] = []
+    shape, last = "", 0
+    for index, part in enumerate(parts):
+        words = " ".join(_WORD.findall(part.lower()))
+        if not words:
+            continue  # a line break or a lone mark does not end a run
+        numbers = _DIGITS.findall(words)
+        counted = len(numbers) == 1 and re.search(r"[^\W\d_]", words) is not None
+        if counted and run and _DIGITS.sub("#", words) == shape and int(numbers[0]) == last + 1:
+            run.append(index)
+        else:
+            if len(run) >= COUNT_LOOP:
+                out.update(run[most:])
+            run = [index] if counted else []
+        if counted:
+            shape, last = _DIGITS.sub("#", words), int(numbers[0])
+    if len(run) >= COUNT_LOOP:
+        out.update(run[most:])
+    return out
 
 
 _BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])[ \t]*")

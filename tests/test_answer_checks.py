@@ -201,6 +201,26 @@ def test_a_looping_answer_with_its_own_sources_line_is_cut() -> None:
     assert "repetition cut" in out["answer_checks"]
 
 
+def test_a_loop_that_counts_is_cut() -> None:
+    # Scripted: the bundled model's reply to `callgate ask "Write a haiku about autumn."`
+    # (no tool fits): "1", then "FinaL 1" to "FinaL 36", a line each. No line repeats, but
+    # each is the one before with its number one up: a loop, kept once and noted.
+    counted = "1\n" + "\n".join(f"FinaL {n}" for n in range(1, 37))
+    out = run([AIMessage(counted)], [system_stats], "Write a haiku about autumn.")
+    assert out["final_answer"] == "1\nFinaL 1"
+    assert "repetition cut" in out["answer_checks"]
+    assert runs_away("1\nFinaL 1\nFinaL 2\nFinaL 3\nFinaL 4")  # decoding stops there
+    # Four in a row make the loop; a list whose lines differ in more than one number, in
+    # words, or that does not count up is content.
+    assert not runs_away("1\nFinaL 1\nFinaL 2\nFinaL 3")
+    for kept in ["CPU 1: 5%\nCPU 2: 7%\nCPU 3: 2%\nCPU 4: 9%",
+                 "Step 1: mix. Step 2: bake. Step 3: cool. Step 4: eat.",
+                 "Room 4\nRoom 2\nRoom 7\nRoom 9", "Day 1\nDay 2\nDay 3"]:
+        assert cut_repetition(kept, most=1) == (kept, False), kept
+    assert cut_repetition("Day 1\nDay 2\nDay 3\nDay 4\nDone.", most=1) == (
+        "Day 1\nDone.", True)
+
+
 def test_the_loops_own_instruction_is_never_the_answer() -> None:
     echoed = "no, no tool fits this question. " + answer_now_instruction("step_limit")
     out = run([AIMessage(echoed)], [system_stats], "Search the web for the latest Python")
