@@ -54,7 +54,8 @@ _LABEL_STARTS = ("final answer", "the final answer", "the answer is", "answer", 
 # One of the loop's two-word labels in capitals ending a sentence ("42 FINAL ANSWER:").
 # Not one word alone: "All sales are FINAL." is a sentence.
 _CAPITAL_LABEL = re.compile(r"[ \t]*\b(?:FINAL[ \t]+ANSWER|ACTION[ \t]+INPUT)[ \t]*:?[ \t]*$")
-_FRAGMENT = re.compile(r"[^\W\d_]+(?:[ \t]+[^\W\d_]+)?")  # one or two words, no digits
+# One or two words, no digits; a word may hold an apostrophe ("I'm" of "I'm here to help").
+_FRAGMENT = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?(?:[ \t]+[^\W\d_]+(?:['’][^\W\d_]+)?)?")
 _NOTHING = re.compile(r"(?i)^\W*(?:empty|blank|none|nothing|null|n/?a|unknown)?\W*$")
 NUMBER_LOOP = 8  # a number written this many times over, with blanks between, is a loop
 NGRAM = 6  # words shared with an instruction that make a sentence an echo of it

@@ -246,6 +246,9 @@ def test_the_checks_one_by_one() -> None:
     for kept in ["It is raining. Thanks", "It is 5. It is.", "Paris"]:
         assert cut_repetition(kept) == (kept, False), kept
     assert cut_repetition("It is fine. It is fine. It is", most=1) == ("It is fine.", True)
+    # The bundled model's reply to "Hi!" ended, after its loop, in the next round's "I'm".
+    hello = "I'm glad to help. I'm here to help you. I'm here to help you. I'm"
+    assert cut_repetition(hello, most=1) == ("I'm glad to help. I'm here to help you.", True)
     # Other text after a loop is content, and a cut line takes its break along.
     assert cut_repetition("Hope it helps\nHope it helps\nThanks", most=1)[0] == (
         "Hope it helps\nThanks")
