@@ -116,6 +116,7 @@ class AnswerCheck:
     misattributed_numbers: list[str] = field(default_factory=list)
     missed_figure: str | None = None  # the names asked about whose figure the answer lacks
     false_equations: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # one-number results the answer lacks
     copied_summary: bool = False
 
     @property
@@ -800,6 +801,25 @@ def _same(a: float, b: float, left: str, right: str) -> bool:
     return abs(a - b) <= tolerance + 1e-12
 
 
+def left_out(text: str, outputs: Iterable[str]) -> list[str]:
+    """The results that are one number each which the answer does not state, where the turn
+    has two such results or more, of different values: SmolLM2 answered "What is 7 + 8, and
+    what is 9 * 9?" with "15" after both calculator calls had run. A number the answer
+    rounds counts as stated; one result alone is the answer's to word as it likes."""
+    figures: dict[float, str] = {}
+    for output in outputs:
+        if _NUMBER.fullmatch(number := output.strip()) and (
+                value := _value(number.lstrip("+"))) is not None:
+            figures.setdefault(value, number)
+    if len(figures) < 2:
+        return []
+    cleaned = _DOTTED.sub(" ", re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
+    stated = [v for m in _NUMBER.finditer(cleaned) if (v := _value(m.group().lstrip("+")))
+              is not None]
+    return [number for value, number in figures.items()
+            if not any(_near(v, [value]) for v in stated)]
+
+
 def copies_summary(text: str, results: Iterable[str]) -> bool:
     """Whether the answer starts (after citation ids) with the ``[tool]`` tag a result's
     summary starts with: the model is copying the loop's summary line, and its copy drifts
@@ -829,12 +849,13 @@ def _tool_key(name: str) -> str:
 
 
 def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
-                 earlier: Iterable[str] = ()) -> AnswerCheck:
+                 earlier: Iterable[str] = (), outputs: Iterable[str] = ()) -> AnswerCheck:
     """Apply every check; ``results`` are this turn's ok result summaries and previews,
     ``user`` what the user wrote (the last is the question), ``earlier`` the results of the
     thread's earlier turns: a number they hold is not invented ("144", the answer to "And
     divide that by 4?" after "What is 12 * 12?" — wrong, but the conversation's), though
-    only this turn's results can stand in for the answer."""
+    only this turn's results can stand in for the answer; ``outputs`` this turn's ok
+    results as they came back, one text each (``left_out``)."""
     results, user, earlier = list(results), list(user), list(earlier)
     check = AnswerCheck(text)
     before = check.text
@@ -883,6 +904,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
     check.false_equations = false_equations(check.text)
     if check.false_equations:
         check.notes.append("arithmetic that does not hold: " + "; ".join(check.false_equations))
+    check.left_out = left_out(check.text, outputs)
+    if check.left_out:
+        check.notes.append("results the answer leaves out: " + ", ".join(check.left_out))
     if check.copied_summary:
         check.notes.append("the answer copied a result's summary line")
     return check
@@ -892,11 +916,11 @@ def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     """Whether the results' summaries should replace the model's answer: it was left
     empty, it copies a summary line (the summaries themselves say it without drift), it
     gives a result's figure to the wrong name or none of the figure asked about, writes out
-    arithmetic that does not hold, or states numbers no result holds — several of them (one
-    or two are only flagged, since a model may compute a figure: 2**10 = 1024 from the
-    question)."""
+    arithmetic that does not hold, leaves out a result that is one number, or states
+    numbers no result holds — several of them (one or two are only flagged, since a model
+    may compute a figure: 2**10 = 1024 from the question)."""
     if not has_results:
         return False
     return (check.degenerate or check.copied_summary or bool(check.misattributed_numbers)
-            or bool(check.false_equations)
+            or bool(check.false_equations) or bool(check.left_out)
             or check.missed_figure is not None or len(check.invented_numbers) >= INVENTED_LIMIT)

@@ -24,6 +24,7 @@ from callgate.answer_checks import (
     false_equations,
     gives_way,
     invented_numbers,
+    left_out,
     misattributed_numbers,
     missed_figure,
     runs_away,
@@ -199,6 +200,30 @@ def test_a_looping_answer_with_its_own_sources_line_is_cut() -> None:
     assert "made up" not in out["final_answer"]
     assert out["final_answer"].count("Sources:") == 1  # callgate's own
     assert "repetition cut" in out["answer_checks"]
+
+
+def test_an_answer_that_leaves_out_a_result_gives_way_to_the_results() -> None:
+    # Scripted: the bundled model's answer to `callgate ask "What is 7 + 8, and what is
+    # 9 * 9?"` after both calculator calls had run: "15", the second result left out.
+    def calculator(expression: str) -> str:
+        """Exact arithmetic."""
+        return {"7 + 8": "15", "9 * 9": "81"}[expression]
+
+    script = [AIMessage("", tool_calls=[
+        {"name": "calculator", "args": {"expression": "7 + 8"}, "id": "c1"},
+        {"name": "calculator", "args": {"expression": "9 * 9"}, "id": "c2"}]),
+        AIMessage("15")]
+    out = run(script, [calculator], "What is 7 + 8, and what is 9 * 9?")
+    assert out["answer_source"] == "results"
+    assert "results the answer leaves out: 81" in out["answer_checks"]
+    assert out["final_answer"].startswith(
+        "Here is what the tools returned: [calculator] 15 [R1]; [calculator] 81 [R2]")
+    # Both stated (one rounded), or one result alone: the model's answer stands.
+    assert left_out("7 + 8 = 15 and 9 * 9 = 81.0", ["15", "81"]) == []
+    assert left_out("It is 3.33.", ["3.3333333333", "81"]) == ["81"]
+    assert left_out("Fifteen.", ["15"]) == [] and left_out("15", ["15", "15"]) == []
+    assert left_out("Both are done.", ["15", "81"]) == ["15", "81"]
+    assert left_out("15 and 81", ["15", "[1, 2]"]) == []  # one result is one number
 
 
 def test_a_loop_that_counts_is_cut() -> None:

@@ -79,7 +79,8 @@ def make_cite(settings: LoopSettings):
                                  user=user_texts(state.get("messages") or []),
                                  earlier=[t for e in events[:state.get("turn_start", 0)]
                                           if e["outcome"] == "ok"
-                                          for t in (e["summary"], e["preview"])])
+                                          for t in (e["summary"], e["preview"])],
+                                 outputs=[e["preview"] for e in usable.values()])
         else:  # the loop's own words (a failure, a cancellation): nothing to check
             check = AnswerCheck(draft)
         text, cited = cite_text(check.text, alias)
@@ -195,7 +196,7 @@ def _from_results(found: list[ToolEvent]) -> str:
     """When the model gave no answer text, what the tools found is the answer."""
     if not found:
         return ""
-    return "Here is what the tools returned: " + " ".join(
+    return "Here is what the tools returned: " + "; ".join(
         f"{e['summary']} [{e['id']}]" for e in found)
 
 
