@@ -246,6 +246,18 @@ def test_a_loop_that_counts_is_cut() -> None:
         "Day 1\nDone.", True)
 
 
+def test_a_long_phrase_said_twice_at_once_is_a_loop() -> None:
+    # The bundled model's answer to the answer set's "How full is the disk of this
+    # computer?" (2026-11-30): its list twice over, one sentence, which no sentence repeats.
+    said = "2.5% of 23.5 GiB, 78.2 GiB of 252.0 GiB"
+    assert cut_repetition(f"{said}, {said}", most=1) == (said, True)
+    assert runs_away(f"{said}, {said}")
+    # Four words at least, said again at once: "New York, New York" is a name.
+    for kept in ["New York, New York is a song.", "Bye now bye now.",
+                 "The answer is 42 and the answer is 42"]:
+        assert cut_repetition(kept, most=1) == (kept, False), kept
+
+
 def test_the_loops_own_instruction_is_never_the_answer() -> None:
     echoed = "no, no tool fits this question. " + answer_now_instruction("step_limit")
     out = run([AIMessage(echoed)], [system_stats], "Search the web for the latest Python")
