@@ -121,6 +121,7 @@ class AnswerCheck:
     missed_figure: str | None = None  # the names asked about whose figure the answer lacks
     false_equations: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # one-number results the answer lacks
+    others_figure: str | None = None  # the answer's first figure, another name's
     copied_summary: bool = False
 
     @property
@@ -721,6 +722,37 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     return " ".join(n for n in asked if wanted <= figures[n]) or asked[0]
 
 
+def others_figure(text: str, question: str, results: Iterable[str]) -> str | None:
+    """The answer's first number, where the question asks about names the results give
+    figures and the results give this number to other names only, none standing next to
+    it in the answer: "2.5% of 23.5 GiB, 78.2 GiB of 252.0 GiB" for "How full is the disk of
+    this computer?", where 2.5 is the CPU's and the memory's percentage and the disk's is
+    22.9 (SmolLM2 opened with the summary's first figures whatever was asked). A number the
+    question writes is passed over; a number no result holds is ``invented_numbers``'
+    concern, one with a name beside it ("2 CPUs", "cpu 2.5%") ``misattributed_numbers``'."""
+    results = list(results)
+    figures = _figures(results)
+    asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
+             if figures.get(w) and w not in _NOT_NAMES]
+    if not asked:
+        return None
+    given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
+    cleaned = _DOTTED.sub(" ", re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
+    first = next((m for m in _NUMBER.finditer(cleaned)
+                  if (v := _value(m.group().lstrip("+"))) is not None and not _near(v, given)),
+                 None)
+    if first is None or (value := _value(first.group().lstrip("+"))) is None:
+        return None
+    others = {v for name, values in figures.items() if name not in asked for v in values}
+    before = _NAME_BEFORE.search(cleaned, max(0, first.start() - 40), first.start())
+    after = _NAME_AFTER.match(cleaned, first.end()) or _COUNTED.match(cleaned, first.end())
+    named = bool(before and before[1].lower() in figures) or bool(after and any(
+        word_forms(after[1].lower()) & word_forms(name) for name in figures))
+    if named or not _near(value, others) or any(_near(value, figures[n]) for n in asked):
+        return None
+    return first.group().lstrip("+")
+
+
 # Questions that ask for a share of a whole; "How full is the disk?" is not among them (the
 # free and total sizes answer it too).
 _ASKS_SHARE = re.compile(r"(?i)\b(?:how busy|how loaded|utili[sz]ation|percent(?:age)?)\b|%")
@@ -916,6 +948,10 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
     check.false_equations = false_equations(check.text)
     if check.false_equations:
         check.notes.append("arithmetic that does not hold: " + "; ".join(check.false_equations))
+    check.others_figure = others_figure(check.text, user[-1] if user else "", results)
+    if check.others_figure:
+        check.notes.append(f"the answer opens with {check.others_figure}, a figure of "
+                           "something the question does not ask about")
     check.left_out = left_out(check.text, outputs)
     if check.left_out:
         check.notes.append("results the answer leaves out: " + ", ".join(check.left_out))
@@ -927,12 +963,14 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
 def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     """Whether the results' summaries should replace the model's answer: it was left
     empty, it copies a summary line (the summaries themselves say it without drift), it
-    gives a result's figure to the wrong name or none of the figure asked about, writes out
-    arithmetic that does not hold, leaves out a result that is one number, or states
+    gives a result's figure to the wrong name or none of the figure asked about, or opens
+    with another name's, writes out arithmetic that does not hold, leaves out a result that
+    is one number, or states
     numbers no result holds — several of them (one or two are only flagged, since a model
     may compute a figure: 2**10 = 1024 from the question)."""
     if not has_results:
         return False
     return (check.degenerate or check.copied_summary or bool(check.misattributed_numbers)
             or bool(check.false_equations) or bool(check.left_out)
+            or check.others_figure is not None
             or check.missed_figure is not None or len(check.invented_numbers) >= INVENTED_LIMIT)

@@ -27,6 +27,7 @@ from callgate.answer_checks import (
     left_out,
     misattributed_numbers,
     missed_figure,
+    others_figure,
     runs_away,
 )
 from callgate.models.scripted import ScriptedChatModel, tool_call
@@ -224,6 +225,38 @@ def test_an_answer_that_leaves_out_a_result_gives_way_to_the_results() -> None:
     assert left_out("Fifteen.", ["15"]) == [] and left_out("15", ["15", "15"]) == []
     assert left_out("Both are done.", ["15", "81"]) == ["15", "81"]
     assert left_out("15 and 81", ["15", "[1, 2]"]) == []  # one result is one number
+
+
+def test_an_answer_that_opens_with_another_names_figure_gives_way() -> None:
+    # Scripted: the bundled model's answer to the answer set's "How full is the disk of
+    # this computer?" (2026-11-30, the CPU and the memory both at 2.5%): it opens with the
+    # memory's figures, and the disk's percentage is nowhere.
+    def system_stats() -> dict[str, Any]:
+        """CPU, memory and disk usage of this computer."""
+        return {"cpu_percent": 2.5, "memory_percent": 2.5, "memory_total_gib": 23.5,
+                "disk_percent": 22.9, "disk_free_gib": 78.2, "disk_total_gib": 252.0}
+
+    answer = "2.5% of 23.5 GiB, 78.2 GiB of 252.0 GiB"
+    out = run([tool_call("system_stats", {}), AIMessage(answer)], [system_stats],
+              "How full is the disk of this computer?")
+    assert out["answer_source"] == "results" and "disk_percent: 22.9" in out["final_answer"]
+    assert ("the answer opens with 2.5, a figure of something the question does not ask "
+            "about") in out["answer_checks"]
+    summary = ("[system_stats] cpu 2.5%, memory 2.5%, disk 22.9% (/), load 0.96 0.9 0.8, "
+               "2 CPUs, memory free 22.9 of 23.5 GiB, disk free 78.2 of 252.0 GiB")
+    results = [summary, '{"memory_total_gib":23.5,"disk_total_gib":252.0}']
+    disk = "How full is the disk of this computer?"
+    assert others_figure(answer, disk, results) == "2.5"
+    # The asked name's figure first, a name beside the figure, a question about no name
+    # of the results, or a number no result holds: not this check's.
+    for said, question in [("22.9%, 78.2 GiB of 252.0 GiB free", disk),
+                           ("Memory 2.5%, disk 22.9%", disk), ("2 CPUs, load 0.96",
+                                                               "What is the load average?"),
+                           ("2.5%", "How busy is the CPU right now?"),
+                           ("2.5% of 23.5 GiB", "How is this computer doing?"),
+                           ("42% full", disk)]:
+        assert others_figure(said, question, results) is None, said
+    assert others_figure("2.5%", "What is the load average?", results) == "2.5"
 
 
 def test_a_loop_that_counts_is_cut() -> None:
