@@ -731,12 +731,15 @@ def others_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     question writes is passed over; a number no result holds is ``invented_numbers``'
     concern, one with a name beside it ("2 CPUs", "cpu 2.5%") ``misattributed_numbers``'."""
     results = list(results)
-    figures = _figures(results)
+    given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
+    # As in ``missed_figure``, a figure the question gives is an input ("7 cubed" names 7
+    # in the call's expression: "cubed" is no name 343 belongs to).
+    figures = {name: kept for name, values in _figures(results).items()
+               if (kept := {v for v in values if not _near(v, given)})}
     asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
              if figures.get(w) and w not in _NOT_NAMES]
     if not asked:
         return None
-    given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
     cleaned = _DOTTED.sub(" ", re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
     first = next((m for m in _NUMBER.finditer(cleaned)
                   if (v := _value(m.group().lstrip("+"))) is not None and not _near(v, given)),

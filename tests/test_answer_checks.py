@@ -257,6 +257,10 @@ def test_an_answer_that_opens_with_another_names_figure_gives_way() -> None:
                            ("42% full", disk)]:
         assert others_figure(said, question, results) is None, said
     assert others_figure("2.5%", "What is the load average?", results) == "2.5"
+    # A figure the question gives is an input: the calculator's "7 cubed" makes "cubed" no
+    # name of 343 (the answer set's "What is 7 cubed?", answered "343").
+    calc = ["[calculator] = 343", "343", '{"expression": "7 cubed"}']
+    assert others_figure("343", "What is 7 cubed?", calc) is None
 
 
 def test_a_loop_that_counts_is_cut() -> None:
