@@ -38,7 +38,9 @@ _LOOPED = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)  # a phrase back to 
 # A phrase of four words or more said again at once, a comma apart at most: "2.5% of 23.5
 # GiB, 78.2 GiB of 252.0 GiB, 2.5% of 23.5 GiB, 78.2 GiB of 252.0 GiB" (the answer set's
 # "How full is the disk of this computer?"), which ``_LOOPED`` lets by under four rounds.
-_DOUBLED = re.compile(r"(?<!\S)(\S[^\n]{14,200}?\S)(?:,?[ \t]+\1)+(?=[\s,.;:!?]|$)")
+# Inside one sentence: a sentence said again is for the sentence count (``most``).
+_DOUBLED = re.compile(r"(?<!\S)(\S(?:(?![.!?](?:\s|$))[^\n]){14,200}?[^\s.!?])"
+                      r"(?:,?[ \t]+\1)+(?=[\s,.;:!?]|$)")
 _LEADING_TAG = re.compile(r"\s*(?:\[R\d+\]\s*)*(\[[\w.:-]+\])")  # "[R1] [system_stats]"
 # The loop's answer label written again inside the answer ("The final answer is: 391"),
 # and what SmolLM2 writes after it when it has nothing (echoing "The Final Answer was empty").
@@ -154,7 +156,7 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
 
     def twice(match: re.Match[str]) -> str:
         nonlocal loops
-        if match[1].count(" ") < 3:  # "bye now bye now": too short to be a loop
+        if len(match[1].split()) < 4:  # "Massachusetts Avenue, Massachusetts Avenue"
             return match[0]
         loops += 1
         return match[1]
@@ -203,15 +205,16 @@ def cut_repetition(text: str, most: int = 2) -> tuple[str, bool]:
     return _tidy("".join(kept)), cut
 
 
-COUNT_LOOP = 4  # sentences alike but for a number counting up, this many in a row: a loop
+COUNT_LOOP = NUMBER_LOOP  # sentences alike but for a number counting up, in a row: a loop
 _DIGITS = re.compile(r"\d+")
 
 
 def _counting_loops(parts: list[str], most: int) -> set[int]:
-    """The indexes of the ``parts`` (sentences, line breaks) that go of a loop that counts:
+    """The indexes of the ``parts`` (sentences, line breaks) to cut as a loop that counts:
     ``COUNT_LOOP`` sentences or more in a row, each the one before it with its one number
     one up ("Write a haiku about autumn." got "FinaL 1", "FinaL 2", … "FinaL 36", a line
-    each, which no sentence repeats); all but the first ``most`` of each such run go."""
+    each, which no sentence repeats); all but the first ``most`` of each such run. A short
+    list that counts ("iPhone 12" to "iPhone 15") is no loop."""
     out: set[int] = set()
     run: list[int] = []
     shape, last = "", 0
@@ -221,14 +224,16 @@ def _counting_loops(parts: list[str], most: int) -> set[int]:
             continue  # a line break or a lone mark does not end a run
         numbers = _DIGITS.findall(words)
         counted = len(numbers) == 1 and re.search(r"[^\W\d_]", words) is not None
-        if counted and run and _DIGITS.sub("#", words) == shape and int(numbers[0]) == last + 1:
+        # (the words lose a minus sign: "Floor -2" after "Floor -1" counts down)
+        number = int(numbers[0]) * (-1 if re.search(r"-\d", part) else 1) if counted else 0
+        if counted and run and _DIGITS.sub("#", words) == shape and number == last + 1:
             run.append(index)
         else:
             if len(run) >= COUNT_LOOP:
                 out.update(run[most:])
             run = [index] if counted else []
         if counted:
-            shape, last = _DIGITS.sub("#", words), int(numbers[0])
+            shape, last = _DIGITS.sub("#", words), number
     if len(run) >= COUNT_LOOP:
         out.update(run[most:])
     return out
@@ -459,13 +464,7 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     whole number of more digits than a float holds (``_exact``) is known only as some
     evidence writes it, digit for digit, or near a figure written as a float
     (``1.2193263111263501e+17``)."""
-    text = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
-    listed = _LIST_START.search(text) is not None
-    if listed:  # an inline list's later markers are no figures either
-        text = _INLINE_ITEM.sub(" ", text)
-    # A number opening a line is a marker only in a list: "42." alone is an answer.
-    if listed or len(_LINE_MARKER.findall(text)) > 1:
-        text = _LINE_MARKER.sub(" ", text)
+    text = _without_markers(re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
     evidence = list(evidence)
     written = [n for e in evidence for n in numbers_in(e)]
     floats = {v for n in written if not _exact(n) and (v := _value(n)) is not None}
@@ -481,6 +480,18 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
             continue
         found.append(number)
     return list(dict.fromkeys(found))
+
+
+def _without_markers(text: str) -> str:
+    """``text`` without its list markers: an inline list's ("1. Red. 2. Blue.") and those
+    opening lines of a list; a number opening a line is a marker only in a list (one that
+    starts with "1." or numbers two lines or more): "42." alone is an answer."""
+    listed = _LIST_START.search(text) is not None
+    if listed:
+        text = _INLINE_ITEM.sub(" ", text)
+    if listed or len(_LINE_MARKER.findall(text)) > 1:
+        text = _LINE_MARKER.sub(" ", text)
+    return text
 
 
 _CLIPPED = re.compile(r"\.?…")
@@ -740,18 +751,22 @@ def others_figure(text: str, question: str, results: Iterable[str]) -> str | Non
              if figures.get(w) and w not in _NOT_NAMES]
     if not asked:
         return None
-    cleaned = _DOTTED.sub(" ", re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
+    cleaned = _without_markers(_DOTTED.sub(" ", re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)))
     first = next((m for m in _NUMBER.finditer(cleaned)
                   if (v := _value(m.group().lstrip("+"))) is not None and not _near(v, given)),
                  None)
     if first is None or (value := _value(first.group().lstrip("+"))) is None:
         return None
+    # Another name's figure as written, to its last decimal: a whole number rounds too many
+    # figures to tell ("1 minute" is not the load's 0.96, "2" not the 2.5%).
+    decimals = len(first.group().partition(".")[2])
     others = {v for name, values in figures.items() if name not in asked for v in values}
+    theirs = any(round(v, decimals) == value and (decimals or v == value) for v in others)
     before = _NAME_BEFORE.search(cleaned, max(0, first.start() - 40), first.start())
     after = _NAME_AFTER.match(cleaned, first.end()) or _COUNTED.match(cleaned, first.end())
     named = bool(before and before[1].lower() in figures) or bool(after and any(
         word_forms(after[1].lower()) & word_forms(name) for name in figures))
-    if named or not _near(value, others) or any(_near(value, figures[n]) for n in asked):
+    if named or not theirs or any(_near(value, figures[n]) for n in asked):
         return None
     return first.group().lstrip("+")
 
@@ -968,9 +983,8 @@ def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     empty, it copies a summary line (the summaries themselves say it without drift), it
     gives a result's figure to the wrong name or none of the figure asked about, or opens
     with another name's, writes out arithmetic that does not hold, leaves out a result that
-    is one number, or states
-    numbers no result holds — several of them (one or two are only flagged, since a model
-    may compute a figure: 2**10 = 1024 from the question)."""
+    is one number, or states numbers no result holds — several of them (one or two are only
+    flagged, since a model may compute a figure: 2**10 = 1024 from the question)."""
     if not has_results:
         return False
     return (check.degenerate or check.copied_summary or bool(check.misattributed_numbers)

@@ -225,6 +225,18 @@ def test_an_answer_that_leaves_out_a_result_gives_way_to_the_results() -> None:
     assert left_out("Fifteen.", ["15"]) == [] and left_out("15", ["15", "15"]) == []
     assert left_out("Both are done.", ["15", "81"]) == ["15", "81"]
     assert left_out("15 and 81", ["15", "[1, 2]"]) == []  # one result is one number
+    # A result a later call took is a step: "What is 15% of 240, plus 10?" called
+    # "0.15 * 240" (36), then "36 + 10" (46); "46" answers it.
+    steps = {"0.15 * 240": "36", "36 + 10": "46"}
+
+    def calc(expression: str) -> str:
+        """Exact arithmetic."""
+        return steps[expression]
+
+    chained = run([tool_call("calc", {"expression": "0.15 * 240"}),
+                   tool_call("calc", {"expression": "36 + 10"}), AIMessage("46 [R2]")],
+                  [calc], "What is 15% of 240, plus 10?")
+    assert chained["answer_source"] == "model" and chained["final_answer"].startswith("46")
 
 
 def test_an_answer_that_opens_with_another_names_figure_gives_way() -> None:
@@ -257,6 +269,11 @@ def test_an_answer_that_opens_with_another_names_figure_gives_way() -> None:
                            ("42% full", disk)]:
         assert others_figure(said, question, results) is None, said
     assert others_figure("2.5%", "What is the load average?", results) == "2.5"
+    # A list's marker is no figure, and a whole number is another name's only as written:
+    # "1" is not the load's 0.96.
+    for said in ["1. Disk usage: 22.9%\n2. Free: 78.2 GiB of 252.0 GiB",
+                 "Over the last 1 minute the disk was 22.9% full"]:
+        assert others_figure(said, disk, results) is None, said
     # A figure the question gives is an input: the calculator's "7 cubed" makes "cubed" no
     # name of 343 (the answer set's "What is 7 cubed?", answered "343").
     calc = ["[calculator] = 343", "343", '{"expression": "7 cubed"}']
@@ -271,16 +288,20 @@ def test_a_loop_that_counts_is_cut() -> None:
     out = run([AIMessage(counted)], [system_stats], "Write a haiku about autumn.")
     assert out["final_answer"] == "1\nFinaL 1"
     assert "repetition cut" in out["answer_checks"]
-    assert runs_away("1\nFinaL 1\nFinaL 2\nFinaL 3\nFinaL 4")  # decoding stops there
-    # Four in a row make the loop; a list whose lines differ in more than one number, in
-    # words, or that does not count up is content.
-    assert not runs_away("1\nFinaL 1\nFinaL 2\nFinaL 3")
-    for kept in ["CPU 1: 5%\nCPU 2: 7%\nCPU 3: 2%\nCPU 4: 9%",
+    eight = "1\n" + "\n".join(f"FinaL {n}" for n in range(1, 9))
+    assert runs_away(eight)  # decoding stops at the eighth
+    # Eight in a row make the loop (a short list that counts is content: "iPhone 12" to
+    # "iPhone 15"); so is a list whose lines differ in more than one number, in words, or
+    # that does not count up ("Floor -1", "Floor -2": down).
+    assert not runs_away(eight[:eight.rindex("\n")])
+    for kept in ["- iPhone 12\n- iPhone 13\n- iPhone 14\n- iPhone 15",
+                 "CPU 1: 5%\nCPU 2: 7%\nCPU 3: 2%\nCPU 4: 9%",
                  "Step 1: mix. Step 2: bake. Step 3: cool. Step 4: eat.",
-                 "Room 4\nRoom 2\nRoom 7\nRoom 9", "Day 1\nDay 2\nDay 3"]:
+                 "Room 4\nRoom 2\nRoom 7\nRoom 9",
+                 "\n".join(f"Floor -{n}" for n in range(1, 10))]:
         assert cut_repetition(kept, most=1) == (kept, False), kept
-    assert cut_repetition("Day 1\nDay 2\nDay 3\nDay 4\nDone.", most=1) == (
-        "Day 1\nDone.", True)
+    days = "\n".join(f"Day {n}" for n in range(1, 9))
+    assert cut_repetition(f"{days}\nDone.", most=1) == ("Day 1\nDone.", True)
 
 
 def test_a_long_phrase_said_twice_at_once_is_a_loop() -> None:
@@ -289,10 +310,14 @@ def test_a_long_phrase_said_twice_at_once_is_a_loop() -> None:
     said = "2.5% of 23.5 GiB, 78.2 GiB of 252.0 GiB"
     assert cut_repetition(f"{said}, {said}", most=1) == (said, True)
     assert runs_away(f"{said}, {said}")
-    # Four words at least, said again at once: "New York, New York" is a name.
-    for kept in ["New York, New York is a song.", "Bye now bye now.",
+    # Four words at least ("Massachusetts Avenue" twice is an address, said at length),
+    # said again at once, inside one sentence: a sentence said twice is the sentence
+    # count's (``most``).
+    for kept in ["Massachusetts Avenue, Massachusetts Avenue", "New York, New York is a song.",
                  "The answer is 42 and the answer is 42"]:
         assert cut_repetition(kept, most=1) == (kept, False), kept
+    twice = "I do not know the answer. I do not know the answer."
+    assert cut_repetition(twice) == (twice, False) and not runs_away(twice)
 
 
 def test_the_loops_own_instruction_is_never_the_answer() -> None:

@@ -198,6 +198,12 @@ def test_a_request_names_the_built_ins_it_asks_for_that_are_not_offered(
     assert asked("Search my documents and the web for the launch date") == [
         "web_search", "rag_search"]
     assert asked("Draw a picture of a cat") == ["generate_image"]
-    # whole words only, and a built-in that is offered is never named
-    assert asked("Explain photosynthesis in a notebook-free way") == []
-    assert asked("What is 17 * 23?") == [] and asked("How many CPUs does it have?") == []
+    assert asked("Draw me a fox") == ["generate_image"]
+    # whole words only; the user's documents, not any notes or files; "draw" with an object
+    for request in ["Explain photosynthesis in a notebook-free way", "What is 17 * 23?",
+                    "How many CPUs does it have?", "What notes are in a C major chord?",
+                    "How many files are in /tmp?", "Who won the draw?"]:
+        assert asked(request) == [], request
+    # a built-in that is offered is never named
+    on = [builtin.BuiltinStatus("rag_search", True, "index i.sqlite (3 chunks)")]
+    assert builtin.not_offered_for("What do my notes say?", on) == []

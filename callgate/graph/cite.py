@@ -80,7 +80,7 @@ def make_cite(settings: LoopSettings):
                                  earlier=[t for e in events[:state.get("turn_start", 0)]
                                           if e["outcome"] == "ok"
                                           for t in (e["summary"], e["preview"])],
-                                 outputs=[e["preview"] for e in usable.values()])
+                                 outputs=_answers_of(turn))
         else:  # the loop's own words (a failure, a cancellation): nothing to check
             check = AnswerCheck(draft)
         text, cited = cite_text(check.text, alias)
@@ -145,6 +145,20 @@ def _restates_refused(text: str, invented: list[str], refused: list[str]) -> boo
     words = re.sub(r"[\d.,%+-]+", " ", text)
     return any(re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", refusals) for n in invented) or (
         not re.search(r"[^\W\d_]", words))
+
+
+def _answers_of(turn: list[ToolEvent]) -> list[str]:
+    """The ok results of the turn, as they came back, that no later call of it took as an
+    argument: the 36 of "0.15 * 240" that the next call's "36 + 10" took is a step, not an
+    answer the user must be given (``left_out``)."""
+    out = []
+    for index, event in enumerate(turn):
+        result = event["preview"].strip()
+        later = " ".join(json.dumps(e["args"], default=str) for e in turn[index + 1:])
+        if event["outcome"] == "ok" and not (result and re.search(
+                rf"(?<![\w.]){re.escape(result)}(?![\w.]|\.\d)", later)):
+            out.append(result)
+    return out
 
 
 def problems_of(events: list[ToolEvent]) -> list[Problem]:

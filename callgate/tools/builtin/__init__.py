@@ -178,13 +178,17 @@ def _calculator(s: BuiltinSettings) -> tuple[Tool | None, str]:
 # Words with which a request asks for what a built-in does. The model is offered only the
 # tools that are configured, so with nothing indexed "What do my notes say about the car?"
 # got an invented car; ``callgate ask`` and ``chat`` then say which tool is off and how to
-# turn it on (``not_offered_for``). Whole words, as "photosynthesis" asks for no photo.
+# turn it on (``not_offered_for``). Whole words, as "photosynthesis" asks for no photo;
+# documents are the user's ("my notes", "the docs"), not "the notes of a C major chord";
+# "draw" asks for a picture with its object ("Draw me a cat"), not in "Who won the draw?".
 ASKED_BY: dict[str, re.Pattern[str]] = {
     "web_search": re.compile(r"\b(?:web|internet|online|google|news)\b", re.IGNORECASE),
-    "rag_search": re.compile(r"\b(?:notes?|documents?|docs|files?|pdfs?|indexed)\b",
+    "rag_search": re.compile(r"\b(?:(?:my|our|your|the|these|those)\s+(?:own\s+)?"
+                             r"(?:notes?|documents?|docs|files?|pdfs?)|indexed)\b",
                              re.IGNORECASE),
-    "generate_image": re.compile(r"\b(?:images?|pictures?|photos?|drawings?|draw|paint|"
-                                 r"illustrations?|illustrate)\b", re.IGNORECASE),
+    "generate_image": re.compile(r"\b(?:images?|pictures?|photos?|drawings?|illustrations?|"
+                                 r"illustrate|(?:draw|paint|sketch)\s+(?:me|us|a|an|the|"
+                                 r"some|my))\b", re.IGNORECASE),
 }
 
 
