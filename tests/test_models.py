@@ -457,7 +457,7 @@ def test_resolve_tool_format(chat: ChatLlamaCppText) -> None:
 
 
 def test_resolve_tool_format_community_llamacpp() -> None:
-    # langchain-community is a required dependency: a plain import, so a broken install fails
+    # langchain-community is a dev dependency: a plain import, so a broken install fails
     from langchain_community.chat_models import llamacpp as community
 
     # model_construct skips loading weights; bind_tools(tool_choice="auto") raises first.
