@@ -458,10 +458,8 @@ _DOTTED = re.compile(r"(?<![\w.,])\d+(?:\.\d+){2,}(?![\w.]*\d)")
 def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     """Numbers of ``text`` found in none of ``evidence`` (results, the user's words).
 
-    Citation ids (``[R1]``) are not numbers; list markers (``1.`` at a line start in a list
-    that starts with ``1.`` or numbers two lines or more, and a later ``2.`` after a
-    sentence's end in a list that starts with ``1.``) are ignored. A
-    whole number of more digits than a float holds (``_exact``) is known only as some
+    Citation ids (``[R1]``) are not numbers, nor are list markers (``_without_markers``).
+    A whole number of more digits than a float holds (``_exact``) is known only as some
     evidence writes it, digit for digit, or near a figure written as a float
     (``1.2193263111263501e+17``)."""
     text = _without_markers(re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
