@@ -34,6 +34,7 @@ _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citation
 # A sentence ends at ".", "!", "?" or a line break, not at a decimal point ("load 0.15 1.15").
 _SENTENCE = re.compile(r"(?:\d\.(?=\d)|[^.!?\n])+[.!?]?|\n")
 _WORD = re.compile(r"\w+")
+_CITATION_IDS = re.compile(r"\[R\d+(?:,\s*R\d+)*\]")  # "[R1]", "[R1, R2]": no numbers
 _LOOPED = re.compile(r"(.{3,80}?)(?:\s*\1){3,}", re.DOTALL)  # a phrase back to back
 # A phrase of four words or more said again at once, a comma apart at most: "2.5% of 23.5
 # GiB, 78.2 GiB of 252.0 GiB, 2.5% of 23.5 GiB, 78.2 GiB of 252.0 GiB" (the answer set's
@@ -462,7 +463,7 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     A whole number of more digits than a float holds (``_exact``) is known only as some
     evidence writes it, digit for digit, or near a figure written as a float
     (``1.2193263111263501e+17``)."""
-    text = _without_markers(re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
+    text = _without_markers(_CITATION_IDS.sub(" ", text))
     evidence = list(evidence)
     written = [n for e in evidence for n in numbers_in(e)]
     floats = {v for n in written if not _exact(n) and (v := _value(n)) is not None}
@@ -663,6 +664,20 @@ def _counts(results: Iterable[str], second: bool = False) -> dict[str, set[float
     return counts
 
 
+def _asked_figures(question: str, results: list[str]
+                   ) -> tuple[set[float], dict[str, set[float]], list[str]]:
+    """The numbers the question gives, the results' figures by name less those (a figure
+    the question gives is an input, not what it asks for: "What is 7 cubed?" has the call's
+    "7 cubed" name 7, not the 343 answered), and the names the question asks about: those
+    of its words the results give figures."""
+    given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
+    figures = {name: {v for v in values if not _near(v, given)}
+               for name, values in _figures(results).items()}
+    asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
+             if figures.get(w) and w not in _NOT_NAMES]
+    return given, figures, asked
+
+
 def missed_figure(text: str, question: str, results: Iterable[str]) -> str | None:
     """The name the question asks about, where the results give it figures and the answer
     states numbers, none of them that name's: "2.0%" for "How full is the disk?" where the
@@ -677,14 +692,8 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     the results, or one number of the asked figures (rounded too) passes; the names asked
     are returned."""
     results = list(results)
-    # A figure the question gives is an input, not what it asks for ("What is 7 cubed?":
-    # the call's "7 cubed" names 7, the answer is 343).
-    given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
-    figures = {name: {v for v in values if not _near(v, given)}
-               for name, values in _figures(results).items()}
-    asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
-             if figures.get(w) and w not in _NOT_NAMES]
-    cleaned = re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)
+    given, figures, asked = _asked_figures(question, results)
+    cleaned = _CITATION_IDS.sub(" ", text)
     outside = _DOTTED.sub(" ", cleaned)
     # Each number stated, and whether it is written as a percentage.
     stated = [(v, bool(_PERCENT.match(outside, m.end()))) for m in _NUMBER.finditer(outside)
@@ -739,17 +748,10 @@ def others_figure(text: str, question: str, results: Iterable[str]) -> str | Non
     22.9 (SmolLM2 opened with the summary's first figures whatever was asked). A number the
     question writes is passed over; a number no result holds is ``invented_numbers``'
     concern, one with a name beside it ("2 CPUs", "cpu 2.5%") ``misattributed_numbers``'."""
-    results = list(results)
-    given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
-    # As in ``missed_figure``, a figure the question gives is an input ("7 cubed" names 7
-    # in the call's expression: "cubed" is no name 343 belongs to).
-    figures = {name: kept for name, values in _figures(results).items()
-               if (kept := {v for v in values if not _near(v, given)})}
-    asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
-             if figures.get(w) and w not in _NOT_NAMES]
+    given, figures, asked = _asked_figures(question, list(results))
     if not asked:
         return None
-    cleaned = _without_markers(_DOTTED.sub(" ", re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text)))
+    cleaned = _without_markers(_DOTTED.sub(" ", _CITATION_IDS.sub(" ", text)))
     first = next((m for m in _NUMBER.finditer(cleaned)
                   if (v := _value(m.group().lstrip("+"))) is not None and not _near(v, given)),
                  None)
@@ -873,7 +875,7 @@ def left_out(text: str, outputs: Iterable[str]) -> list[str]:
             figures.setdefault(value, number)
     if len(figures) < 2:
         return []
-    cleaned = _DOTTED.sub(" ", re.sub(r"\[R\d+(?:,\s*R\d+)*\]", " ", text))
+    cleaned = _DOTTED.sub(" ", _CITATION_IDS.sub(" ", text))
     stated = [v for m in _NUMBER.finditer(cleaned) if (v := _value(m.group().lstrip("+")))
               is not None]
     return [number for value, number in figures.items()

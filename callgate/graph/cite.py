@@ -156,7 +156,7 @@ def _answers_of(turn: list[ToolEvent]) -> list[str]:
         result = event["preview"].strip()
         later = " ".join(json.dumps(e["args"], default=str) for e in turn[index + 1:])
         if event["outcome"] == "ok" and not (result and re.search(
-                rf"(?<![\w.]){re.escape(result)}(?![\w.]|\.\d)", later)):
+                rf"(?<![\w.]){re.escape(result)}(?!\w|\.\d)", later)):
             out.append(result)
     return out
 
