@@ -27,6 +27,7 @@ from callgate.tools.mcp import (
     parse_server,
 )
 from callgate.tools.registry import ToolRegistry
+from tests.needs import unavailable
 
 WRITERS = ("git_commit", "git_add", "git_reset", "git_checkout", "git_create_branch")
 READERS = ("git_status", "git_log", "git_diff", "git_diff_unstaged", "git_show", "git_branch")
@@ -48,8 +49,11 @@ def server_command(repo: Path) -> dict[str, Any]:
 
 def make_repo(path: Path) -> Path:
     if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    pytest.importorskip("mcp_server_git")
+        unavailable("git is not installed (the MCP server under test serves a git repository)")
+    try:
+        import mcp_server_git  # noqa: F401  (a dev dependency: the real MCP server run)
+    except ImportError:
+        unavailable("mcp-server-git is not installed (pip install -e \".[dev]\")")
     path.mkdir()
     git(path, "init", "-q", "-b", "main")
     git(path, "config", "user.email", "test@example.com")
