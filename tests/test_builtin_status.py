@@ -137,6 +137,14 @@ def test_calculator_is_exact_and_safe() -> None:
     # a percentage added to a lone number changes it, "squared" after a power squares it.
     assert calculator("15% of 1,200") == 180 and calculator("1,200 + 2,000,000") == 2001200
     assert calculator("max(1,200)") == 200
+    # A comma before an operator closes what came before it, as a sentence groups
+    # arithmetic (`callgate ask "What is 100 minus 37, times 2?"`: the calculator refused
+    # "100 minus 37, times 2"); not inside a function's arguments, not before a signed number.
+    assert calculator("100 minus 37, times 2") == 126
+    assert calculator("2 plus 3, times 4, minus 1") == 19 and calculator("3 + 4, * 2") == 14
+    assert calculator("max(1, -2)") == 1 and calculator("round(2.567, 2)") == 2.57
+    with pytest.raises(ValueError):
+        calculator("5, -3")
     assert calculator("100 + 10%") == 110 and calculator("100 - 10%") == 90
     assert calculator("10 + 5% of 200") == 20 and calculator("100 + 10 % 3") == 101
     assert calculator("2^3 squared") == 64 and calculator("2 + 3 squared") == 11
@@ -175,7 +183,8 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
     for good in ("17 * 23", "(12 + 8) * 3", "sqrt(2)", "2^10 + pi", "15% * 80", "17 × 23",
                  "144 divided by 16", "7 cubed", "7", "-5", "pi", "square root of 144",
                  "Square root of 144", "15% tip on 48.50", "8% tax on 120",
-                 "15% Tip on 48.50", "8% vat on 120", "8% VAT on 120"):
+                 "15% Tip on 48.50", "8% vat on 120", "8% VAT on 120",
+                 "100 minus 37, times 2"):
         assert check({"expression": good}).ok, good
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
                 "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on"):

@@ -85,7 +85,7 @@ def calculator(
     # arguments (rag_search queries in `callgate eval answers`).
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
-    text = _without_thousands_separators(expression.translate(_GROUPING))
+    text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
                             re.sub(r"\b[Ss]quare root\b", "sqrt", text))
     text = _POWER_THEN_WORD.sub(r"(\1) \2", text)
@@ -127,6 +127,28 @@ def _without_thousands_separators(text: str) -> str:
     for match in reversed(grouped):
         text = text[:match.start()] + match.group().replace(",", "") + text[match.end():]
     return text
+
+
+# A comma before an operator closes what came before it, as a sentence groups arithmetic:
+# "100 minus 37, times 2" is (100 - 37) * 2 (a question's wording; the calculator refused
+# it and the bundled model answered "100 - 37 * 2" itself). A sign glued to its number
+# ("5, -3") is no operator.
+_COMMA_OPERATOR = re.compile(
+    rf",\s*(?=(?:{'|'.join(w for w in _WORD_OPERATORS if w != 'of')})\b|[*/^×÷]|[-+]\s)")
+
+
+def _comma_groups(text: str) -> str:
+    """``text`` with each comma before an operator, outside parentheses, closing a group of
+    everything before it."""
+    while True:
+        depth = 0
+        for index, char in enumerate(text):
+            depth += (char == "(") - (char == ")")
+            if char == "," and depth == 0 and _COMMA_OPERATOR.match(text, index):
+                text = f"({text[:index]}) {text[index + 1:].lstrip()}"
+                break
+        else:
+            return text
 
 
 def _eval(node: ast.AST) -> Any:
