@@ -76,10 +76,11 @@ _KEY = re.compile(r"[^\W\d]+")  # a word, or words joined by "_" (a JSON key)
 _NAME_BEFORE = re.compile(r"([^\W\d_]{3,})(?:[ \t]+(?:usage|use|used))?"
                           r"(?:[ \t]+(?:is|was|stands|sits|currently|now|at))*"
                           r"[ \t]*[:=]?[ \t]*\Z", re.IGNORECASE)
-# The name after a percentage, "of the total" between them or not ("2.4% disk", "2.4% of
-# the total disk"); a name with a number of its own after it is that one's ("12 March
-# 2027", "cpu 7.3%, memory 2.5%").
-_NAME_AFTER = re.compile(r"[ \t]*%[ \t]*(?:of[ \t]+(?:the[ \t]+)?(?:total[ \t]+)?)?"
+# The name after a percentage, "of the total" or "of the available" between them or not
+# ("2.4% disk", "2.4% of the total disk", "2.5% of the available CPU cores"); a name with a
+# number of its own after it is that one's ("12 March 2027", "cpu 7.3%, memory 2.5%").
+_NAME_AFTER = re.compile(r"[ \t]*%[ \t]*(?:of[ \t]+(?:the[ \t]+)?(?:(?:total|available)"
+                         r"[ \t]+)?)?"
                          r"([^\W\d_]{3,})(?![^\W\d_])(?![ \t]*[:=]?[ \t]*[-+]?\d)")
 _PERCENT = re.compile(r"[ \t]*%")
 # A word of three letters or more right after a number: what it counts ("2 CPUs", "2.17

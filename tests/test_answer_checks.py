@@ -705,6 +705,10 @@ def test_a_results_number_given_to_the_wrong_name_gives_way_to_the_results() -> 
     # of the total CPU cores, 2.4% of the total memory, 2.4% of the total disk").
     assert misattributed_numbers("2.6% of the total disk", [summary]) == ["2.6"]
     assert misattributed_numbers("2.6% of the memory, 23.1% of disk", [summary]) == []
+    # Or "of the available" (`callgate ask "Which processes use the most memory?"`, 9eb6dbc:
+    # "The system uses 2.5% of the available CPU cores.", the memory's 2.5%).
+    assert misattributed_numbers("It uses 2.6% of the available disk.", [summary]) == ["2.6"]
+    assert misattributed_numbers("23.1% of the available disk", [summary]) == []
     # A name on the line before is not the number's.
     assert misattributed_numbers("Memory\n23.1% of disk used", [summary]) == []
 
