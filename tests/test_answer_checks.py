@@ -30,6 +30,7 @@ from callgate.answer_checks import (
     others_figure,
     runs_away,
 )
+from callgate.graph.cite import asked_fields
 from callgate.models.scripted import ScriptedChatModel, tool_call
 from callgate.prompts.system import answer_now_instruction
 
@@ -490,6 +491,35 @@ def test_an_answer_copying_the_summary_line_gives_way_to_the_summary() -> None:
     assert copies_summary("2\n\nSystem_Stats: 2", [stats])
     assert copies_summary("- system stats: cpu 0%", [stats])
     assert not copies_summary("CPU: 0.0%\nMemory: 2.0%", [stats])
+
+
+def test_the_results_answer_keeps_the_fields_the_question_asks_about() -> None:
+    # `callgate ask "What is the disk usage?"` (bundled model, 9eb6dbc) gave way to the whole
+    # summary line: CPU, memory, load, uptime and CPU count around the disk's two figures.
+    out = run([tool_call("system_stats", {}), AIMessage("The memory is at 12.5%.")],
+              [system_stats], "How much memory is used?")
+    assert out["answer_source"] == "results"
+    assert out["final_answer"].startswith(
+        "Here is what the tools returned: [system_stats] memory_percent: 41.0 [R1]")
+    stats = ("[system_stats] cpu 0.0%, memory 2.5%, disk 23.7% (/), load 0.84 0.84 0.92, "
+             "uptime 8h 27m, 2 CPUs, memory free 23.0 of 23.5 GiB, disk free 77.4 of 252.0 GiB")
+    assert asked_fields(stats, "What is the disk usage?") == (
+        "[system_stats] disk 23.7% (/), disk free 77.4 of 252.0 GiB")
+    # The fields sharing the most words: "memory free", not "disk free" nor "memory 2.5%".
+    assert asked_fields(stats, "How much memory is free?") == (
+        "[system_stats] memory free 23.0 of 23.5 GiB")
+    assert asked_fields(stats, "What's the load average?") == "[system_stats] load 0.84 0.84 0.92"
+    # A plural meets its singular: the count of CPUs is a field about the CPU.
+    assert asked_fields(stats, "How many CPU cores does this machine have?") == (
+        "[system_stats] cpu 0.0%, 2 CPUs")
+    # No field named, or every one: the whole line.
+    assert asked_fields(stats, "How long has this machine been running?") == stats
+    assert asked_fields("[t] cpu 1%, cpu 2%, cpu 3%", "cpu?") == "[t] cpu 1%, cpu 2%, cpu 3%"
+    # Prose, a list of search results, two fields: no record to choose from.
+    prose = "[web_search] results: Python 3.14.1 is out, with fixes, and more on the disk"
+    assert asked_fields(prose, "What is on the disk?") == prose
+    assert asked_fields("[t] disk 2%, cpu 3%", "disk?") == "[t] disk 2%, cpu 3%"
+    assert asked_fields("disk 2%, cpu 3%, load 1", "disk?") == "disk 2%, cpu 3%, load 1"
 
 
 def test_an_answer_that_only_names_its_label_gives_way_to_the_results() -> None:

@@ -25,7 +25,8 @@ from callgate.graph.finalize import cancelled_text, for_user, last_refusals
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
 from callgate.sanitize import sanitize
-from callgate.tools.grounding import user_texts
+from callgate.tools.grounding import user_texts, word_forms
+from callgate.tools.relevance import STOP_WORDS
 
 _CITATION = re.compile(
     r"\s?(?P<open>[\[【(])\s*(?P<ids>R\d+(?:\s*[,;/&]\s*(?:and\s+)?R\d+)*)\s*[\]】)]")
@@ -71,12 +72,14 @@ def make_cite(settings: LoopSettings):
         draft, source = state.get("draft_answer") or "", state.get("answer_source") or "model"
         if status in (None, "running") and is_cancelled(config, runtime.store):
             status, draft, source = "cancelled", cancelled_text(state), "loop"
+        asked = user_texts(state.get("messages") or [])
+        question = asked[-1] if asked else ""
         if source == "model":
             check = check_answer(sanitize(draft, tool_names=tool_names),
                                  results=[t for e in usable.values()
                                           for t in (e["summary"], e["preview"],
                                                     json.dumps(e["args"], default=str))],
-                                 user=user_texts(state.get("messages") or []),
+                                 user=asked,
                                  earlier=[t for e in events[:state.get("turn_start", 0)]
                                           if e["outcome"] == "ok"
                                           for t in (e["summary"], e["preview"])],
@@ -110,7 +113,7 @@ def make_cite(settings: LoopSettings):
             check.notes.append("no call succeeded: the answer is the model's own")
         if usable and (not text or gives_way(check, True)):
             # The model's answer failed its checks: what the tools returned is the answer.
-            text, cited, source = _from_results(list(usable.values())), [], "results"
+            text, cited, source = _from_results(list(usable.values()), question), [], "results"
         explicit = bool(cited)
         if not cited:
             cited = list(usable)
@@ -206,12 +209,51 @@ _HEADER = re.compile(r":$|\bvalidation errors? for \S+$")
 _PYDANTIC_DETAIL = re.compile(r"\s*\[type=[^\]]*\]")
 
 
-def _from_results(found: list[ToolEvent]) -> str:
-    """When the model gave no answer text, what the tools found is the answer."""
+def _from_results(found: list[ToolEvent], question: str) -> str:
+    """When the model gave no answer text, what the tools found is the answer: of a
+    record's summary, the fields the question asks about (``asked_fields``)."""
     if not found:
         return ""
     return "Here is what the tools returned: " + "; ".join(
-        f"{e['summary']} [{e['id']}]" for e in found)
+        f"{asked_fields(e['summary'], question)} [{e['id']}]" for e in found)
+
+
+_TAG = re.compile(r"\[[\w.:-]+\][ \t]*")  # a summary's "[system_stats] "
+RECORD_FIELDS = 3  # fields from which a summary is a record to choose from
+FIELD_CHARS = 80
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``, lower-cased, stop words aside ("cpu_percent": cpu, percent)."""
+    return {w for w in re.findall(r"[^\W\d_]{2,}", text.lower()) if w not in STOP_WORDS}
+
+
+def asked_fields(summary: str, question: str) -> str:
+    """A record's summary cut to the fields that share the most words with the question, a
+    plural meeting its singular ("How full is the disk?": "[system_stats] disk 23.4% (/),
+    disk free 77.4 of 252.0 GiB", not the CPU, memory, load and uptime around them; "How
+    many CPUs?": "cpu 0.0%, 2 CPUs"); the whole summary where no
+    field, or every field, shares as many, or where it is no record. A record is the
+    summary of a tool's fields, ``; `` apart (callgate's summary of a dict) or ``, `` apart
+    (system_stats'): three or more, short, each with a figure or a ``key:`` in it — not
+    clauses of prose."""
+    tag = _TAG.match(summary)
+    if not tag:
+        return summary
+    body = summary[tag.end():]
+    separator = "; " if "; " in body else ", "
+    fields = body.split(separator)
+    if len(fields) < RECORD_FIELDS or not all(
+            len(field) <= FIELD_CHARS and re.search(r"\d|\w:", field) for field in fields):
+        return summary
+    asked = {form for word in _words(question) for form in word_forms(word)}
+    shared = [sum(bool(word_forms(word) & asked) for word in _words(field))
+              for field in fields]
+    best = max(shared)
+    if best == 0 or min(shared) == best:
+        return summary
+    return tag.group() + separator.join(f for f, n in zip(fields, shared, strict=True)
+                                        if n == best)
 
 
 def _source_line(citation: Citation) -> str:
