@@ -145,6 +145,16 @@ def test_calculator_is_exact_and_safe() -> None:
     assert calculator("max(1, -2)") == 1 and calculator("round(2.567, 2)") == 2.57
     with pytest.raises(ValueError):
         calculator("5, -3")
+    # Arithmetic worded as a sentence, two numbers to a verb or noun (`callgate ask "Add 3.5
+    # and 4.25"`): a difference is the larger less the smaller.
+    assert calculator("Add 3.5 and 4.25") == 7.75 and calculator("add 4 to 6") == 10
+    assert calculator("the sum of 12 and 30") == 42 and calculator("Product of 3 and 4") == 12
+    assert calculator("the difference between 2020 and 2024") == 4
+    assert calculator("Subtract 15 from 100") == 85 and calculator("multiply 6 by 7") == 42
+    assert calculator("Divide 144 by 12") == 12 and calculator("quotient of 10 and 4") == 2.5
+    assert calculator("add 1,200 and 5") == 1205
+    with pytest.raises(ValueError):  # a connective the verb does not take
+        calculator("add 3 by 4")
     assert calculator("100 + 10%") == 110 and calculator("100 - 10%") == 90
     assert calculator("10 + 5% of 200") == 20 and calculator("100 + 10 % 3") == 101
     assert calculator("2^3 squared") == 64 and calculator("2 + 3 squared") == 11
@@ -184,10 +194,13 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
                  "144 divided by 16", "7 cubed", "7", "-5", "pi", "square root of 144",
                  "Square root of 144", "15% tip on 48.50", "8% tax on 120",
                  "15% Tip on 48.50", "8% vat on 120", "8% VAT on 120",
-                 "100 minus 37, times 2"):
+                 "100 minus 37, times 2", "Add 3.5 and 4.25", "the sum of 12 and 30",
+                 "The difference between 2020 and 2024", "Subtract 15 from 100",
+                 "multiply 6 by 7", "Divide 144 by 12", "quotient of 10 and 4"):
         assert check({"expression": good}).ok, good
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
-                "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on"):
+                "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on",
+                "add 3 and", "add three and four", "3 and 4", "sum of 3 and 4 and 5"):
         assert not check({"expression": bad}).ok, bad
     gbnf = args_grammar(tool.schema)
     rule = next(line for line in gbnf.splitlines() if line.startswith("expression ::="))

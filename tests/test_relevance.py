@@ -184,14 +184,20 @@ def test_a_request_written_as_arithmetic_calls_the_tool_that_does_arithmetic() -
                     "What's a 15% tip on 48.50?", "What is 8% tax on 120?",
                     "What's a 15% Tip on 48.50?", "What is 8% vat on 120?",
                     # `callgate ask "What is sqrt(81)?"` was answered "81 is the square root of 81".
-                    "What is the square root of 2?", "sqrt(2)", "Square root of 144.5?"):
+                    "What is the square root of 2?", "sqrt(2)", "Square root of 144.5?",
+                    # In words: SmolLM2 answered "What is the sum of 12 and 30?" with
+                    # "12 + 30 = 32" itself.
+                    "What is the sum of 12 and 30?", "Add 3.5 and 4.25", "add 4 to 6",
+                    "Subtract 15 from 100.", "Multiply 6 by 7.", "Divide 144 by 12.",
+                    "What is the difference between 2020 and 2024?"):
         assert is_arithmetic(request), request
         assert tool_scores(_builtin_like(), request)["calculator"] >= ARITHMETIC_SCORE
     # Dates, ranges, clock times and counts are no arithmetic.
     for request in ("Book it for 2023-04-15", "on 4/15/2023", "pages 1-10",
                     "I go 5 times a week", "2 tickets for 5:30pm", "the square root of it",
                     "Is that 5% off?", "My CPU is at 95% on 4 cores, is that bad?",
-                    "I scored 90% on 2 exams", "Save 20% on 3 items", "50% chance of 3 heads"):
+                    "I scored 90% on 2 exams", "Save 20% on 3 items", "50% chance of 3 heads",
+                    "Add 2 eggs and 200 grams of sugar", "add 4 items to my list"):
         assert not is_arithmetic(request), request
     registry = _builtin_like()
     assert [t.name for t in registry if does_arithmetic(t)] == ["calculator"]

@@ -1165,6 +1165,12 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What is 17 cubed?", "7", "7"),  # not a copy: "7" is inside "17"
             ("Compute 2 to the power of 10.", "2^10", "2 to the power of 10"),  # same value
             ("What is 3 + 4 and 5 * 6?", "3 + 4", "3 + 4"),  # "and" is no operator
+            # Arithmetic worded as a sentence (`callgate ask "Add 3.5 and 4.25"` made a call
+            # with "3.5", then one with "4.25").
+            ("Add 3.5 and 4.25", "3.5", "Add 3.5 and 4.25"),
+            ("What is the sum of 12 and 30?", "12 + 30", "the sum of 12 and 30"),
+            ("What is the difference between 2020 and 2024?", "2020",
+             "the difference between 2020 and 2024"),
             # The model's rewriting of the request's numbers (SmolLM2's "2*sqrt(2)",
             # "4*sqrt(81) + 4", "7 + 5 * 4"): the request's words, where the pattern admits
             # a span holding each of its numbers.

@@ -75,13 +75,20 @@ def word_positions(text: str) -> dict[str, int]:
 # is named ("a 15% tip on 48.50"): "95% on 4 cores" or "20% on 3 items" is no sum.
 PERCENT_SHARES = ("tip", "tax", "VAT", "discount", "interest", "commission", "fee", "markup")
 _SHARE = "|".join(PERCENT_SHARES)
+_OPERAND = r"-?\d+(?:[.,]\d+)*(?![\d/-])"
 _ARITHMETIC = re.compile(
     r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
     rf"times|multiplied by|divided by|to the power of|%\s*(?:(?:{_SHARE})\s+)?of"
     rf"|%\s*(?:{_SHARE})\s+on)"
     r"\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
     r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b"
-    r"|\b(?:square root|sqrt)\s*(?:of\s+)?\(?\s*\d+(?:\.\d+)?(?![\d/-])", re.IGNORECASE)
+    r"|\b(?:square root|sqrt)\s*(?:of\s+)?\(?\s*\d+(?:\.\d+)?(?![\d/-])"
+    # Arithmetic in words: "the sum of 12 and 30", "Add 3.5 and 4.25", "Subtract 15 from
+    # 100", "Multiply 6 by 7" (SmolLM2 answered the first "12 + 30 = 32" itself).
+    rf"|\b(?:(?:sum|product|difference|quotient) of|difference between|add)\s+{_OPERAND}"
+    rf"\s+(?:and|to)\s+{_OPERAND}"
+    rf"|\bsubtract\s+{_OPERAND}\s+from\s+{_OPERAND}"
+    rf"|\b(?:multiply|divide)\s+{_OPERAND}\s+(?:by|and|with)\s+{_OPERAND}", re.IGNORECASE)
 # What a request written as arithmetic gives a tool that does arithmetic: as much as three
 # words of its name, enough for the ReAct path to call it (``ReactStrategy.call_score``).
 ARITHMETIC_SCORE = 9.0

@@ -56,7 +56,32 @@ _FUNCTION_OF = re.compile(rf"\b({'|'.join(_FUNCTIONS)})\s+of\s+"
 # keeps a looping model from writing hundreds of tokens (a pattern is not bounded by
 # maxLength).
 _MIDDLE = f"([0-9]|[-+*/%^()., ×÷]|{_NAMES}|{_WORDS}){{0,98}}([0-9)%]|{_NAMES}|squared|cubed)"
-EXPRESSION_PATTERN = f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE})$"
+# Arithmetic as a sentence words it, two numbers to a verb or noun ("Add 3.5 and 4.25",
+# "the sum of 12 and 30", "Subtract 15 from 100"): SmolLM2 called the calculator with
+# "3.5", then "4.25", for the first; a span of the request the pattern admits replaces such
+# a value (``choose_values.whole_span``). Each form with its reading: the numbers in order
+# (a difference is the larger less the smaller).
+_OPERAND = r"(-?(?:\d+(?:\.\d+)?|\.\d+))"
+_SENTENCES = [
+    (re.compile(rf"\b(?:the\s+)?sum\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I), "({0} + {1})"),
+    (re.compile(rf"\badd\s+{_OPERAND}\s+(?:and|to)\s+{_OPERAND}$", re.I), "({0} + {1})"),
+    (re.compile(rf"\b(?:the\s+)?difference\s+(?:between|of)\s+{_OPERAND}\s+and\s+{_OPERAND}$",
+                re.I), "abs({0} - {1})"),
+    (re.compile(rf"\bsubtract\s+{_OPERAND}\s+from\s+{_OPERAND}$", re.I), "({1} - {0})"),
+    (re.compile(rf"\b(?:the\s+)?product\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I),
+     "({0} * {1})"),
+    (re.compile(rf"\bmultiply\s+{_OPERAND}\s+(?:by|and|with)\s+{_OPERAND}$", re.I), "({0} * {1})"),
+    (re.compile(rf"\b(?:the\s+)?quotient\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I),
+     "({0} / {1})"),
+    (re.compile(rf"\bdivide\s+{_OPERAND}\s+by\s+{_OPERAND}$", re.I), "({0} / {1})"),
+]
+_NUMBER = "-?[0-9]{1,15}([.][0-9]{1,15})?"
+_SENTENCE_PATTERN = "|".join([
+    f"([Tt]he )?([Ss]um|[Pp]roduct|[Qq]uotient) of {_NUMBER} and {_NUMBER}",
+    f"([Tt]he )?[Dd]ifference (between|of) {_NUMBER} and {_NUMBER}",
+    f"[Aa]dd {_NUMBER} (and|to) {_NUMBER}", f"[Ss]ubtract {_NUMBER} from {_NUMBER}",
+    f"[Mm]ultiply {_NUMBER} (by|and|with) {_NUMBER}", f"[Dd]ivide {_NUMBER} by {_NUMBER}"])
+EXPRESSION_PATTERN = f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE}|{_SENTENCE_PATTERN})$"
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*%(?!\s*[\w(.])")
@@ -86,6 +111,7 @@ def calculator(
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
     text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
+    text = _sentence(text.strip())
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
                             re.sub(r"\b[Ss]quare root\b", "sqrt", text))
     text = _POWER_THEN_WORD.sub(r"(\1) \2", text)
@@ -135,6 +161,14 @@ def _without_thousands_separators(text: str) -> str:
 # ("5, -3") is no operator.
 _COMMA_OPERATOR = re.compile(
     rf",\s*(?=(?:{'|'.join(w for w in _WORD_OPERATORS if w != 'of')})\b|[*/^×÷]|[-+]\s)")
+
+
+def _sentence(text: str) -> str:
+    """``text`` as symbols where it is arithmetic worded as a sentence ("Add 3.5 and 4.25")."""
+    for form, symbols in _SENTENCES:
+        if match := form.fullmatch(text):
+            return symbols.format(*match.groups())
+    return text
 
 
 def _comma_groups(text: str) -> str:
