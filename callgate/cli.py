@@ -107,12 +107,51 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
             root = root.__cause__
         reason = str(root) or type(root).__name__
         return ServerError(f"cannot reach the model server{where}: {reason}")
+    if openai is not None and isinstance(exc, openai.OpenAIError):
+        # Raised by the client itself before any request ("Missing credentials. Please
+        # pass an `api_key` ... or set the `OPENAI_API_KEY` environment variable.").
+        return ModelError(f"the OpenAI client cannot start: {exc}",
+                          "set OPENAI_API_KEY, or name a server that needs no key: "
+                          "openai:MODEL@http://127.0.0.1:8080/v1")
+    if (error := _provider_error(exc)) is not None:
+        return error
     httpx = sys.modules.get("httpx")
     if httpx is not None and isinstance(exc, httpx.TransportError):
         return ServerError(f"cannot reach the model server: {exc}")
     if isinstance(exc, ConnectionRefusedError | ConnectionResetError | ConnectionAbortedError):
         return ServerError(f"cannot reach the model server: {exc}")
     return None
+
+
+def _provider_error(exc: BaseException) -> UserError | None:
+    """The user-facing form of a chat model provider's error, as langchain-core names them
+    (``langchain_core.exceptions``: Anthropic's and OpenAI's integrations raise these);
+    None for any other."""
+    from langchain_core import exceptions as lc
+
+    if not isinstance(exc, lc.ModelError):
+        return None
+    detail = _server_message(exc)
+    if isinstance(exc, lc.ModelAuthenticationError):
+        return ServerError(f"the model server refused the credentials: {detail}",
+                           "check the provider's API key (ANTHROPIC_API_KEY, OPENAI_API_KEY)")
+    if isinstance(exc, lc.ModelPermissionDeniedError):
+        return ServerError(f"the model server denied the request: {detail}",
+                           "check that the API key may use this model")
+    if isinstance(exc, lc.ModelNotFoundError):
+        return ServerError(f"the model server does not know the model: {detail}",
+                           "check the model name in --model")
+    if isinstance(exc, lc.ModelRateLimitError):
+        return ServerError(f"the model server is limiting requests: {detail}",
+                           "wait a moment and ask again")
+    if isinstance(exc, lc.ModelConnectionError | lc.ModelTimeoutError):
+        root: BaseException = exc
+        while root.__cause__ is not None:
+            root = root.__cause__
+        reason = str(root) or type(root).__name__
+        return ServerError(f"cannot reach the model server: {reason}")
+    return ServerError(f"the model server failed: {detail}", "check the model name and the "
+                       "provider's status; --debug shows the whole error")
 
 
 def _server_message(exc: Any) -> str:
@@ -505,6 +544,11 @@ class Session:
             self._stream(payload, config)
         return dict(self.agent.get_state(config).values)
 
+    def saved(self) -> bool:
+        """Whether the thread has a checkpoint in the database."""
+        return self.agent.get_state(
+            {"configurable": {"thread_id": self.thread_id}}).created_at is not None
+
     def unfinished(self) -> bool:
         """Whether the thread stopped midway (an approval awaited, a run cut off)."""
         state = self.agent.get_state({"configurable": {"thread_id": self.thread_id}})
@@ -754,6 +798,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UserError("ask needs a question", "callgate ask \"QUESTION\" "
                                                 "(or --thread ID to finish that thread's turn)")
     with _session(args, "ask") as session:
+        if not args.question and not session.saved():
+            raise UserError(f"no thread {session.thread_id!r} is saved in this database",
+                            f"callgate ask \"QUESTION\" --thread {session.thread_id} starts "
+                            "it; --db names another database")
         payload = ({"messages": [("user", args.question)], "mode": args.mode}
                    if args.question else None)
         session.show_tokens = not (args.json or args.events)

@@ -13,12 +13,13 @@ import signal
 import subprocess
 import sys
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.servers import free_port, llama_cpp_server
+from tests.servers import LocalHTTPServer, free_port, llama_cpp_server
 
 # Each name a scripted model replaying these ReAct replies (``models.yaml`` entries).
 SCRIPTS = {
@@ -323,6 +324,71 @@ def test_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ") and "(hint: " in lines[0]
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_finishing_a_thread_that_is_not_saved_is_one_line(home: Path) -> None:
+    # `callgate ask --thread nosuch` printed an empty answer and "[status: None]".
+    result = callgate("ask", "--thread", "nosuch", "--model", "calc", home=home)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "error: no thread 'nosuch' is saved in this database (hint: callgate ask "
+        "\"QUESTION\" --thread nosuch starts it; --db names another database)")
+    # A saved thread, its turn finished: its answer again.
+    first = callgate("ask", "What is 17*23?", "--thread", "t1", "--model", "calc", home=home)
+    again = callgate("ask", "--thread", "t1", "--model", "calc", home=home)
+    assert first.returncode == again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout and "391" in again.stdout
+
+
+def test_openai_without_a_key_is_one_line(home: Path) -> None:
+    # `callgate ask --model openai:gpt-4o` with no OPENAI_API_KEY: the client raised
+    # "Missing credentials" while the model was built, and the CLI printed a traceback.
+    env = _env(home)
+    env.pop("OPENAI_API_KEY", None)
+    result = subprocess.run([sys.executable, "-m", "callgate.cli", "ask", "hello", "--model",
+                             "openai:gpt-4o"], capture_output=True, text=True, env=env,
+                            timeout=120, cwd=home)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith("error: the OpenAI client cannot start: Missing credentials")
+    assert "(hint: set OPENAI_API_KEY" in lines[0]
+
+
+@pytest.mark.parametrize(("status", "kind", "line"), [
+    (401, "authentication_error", "error: the model server refused the credentials: "),
+    (404, "not_found_error", "error: the model server does not know the model: "),
+    (429, "rate_limit_error", "error: the model server is limiting requests: "),
+])
+def test_an_anthropic_error_is_one_line(home: Path, status: int, kind: str, line: str) -> None:
+    # A real HTTP server on 127.0.0.1 in Anthropic's place, answering as its API answers
+    # (langchain-anthropic raises langchain-core's ModelAuthenticationError and kin; the CLI
+    # printed their traceback).
+    body = json.dumps({"type": "error", "error": {"type": kind, "message": f"{kind} here"}})
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("retry-after", "0")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = LocalHTTPServer(Handler)
+    try:
+        result = callgate("ask", "hello", "--model", "anthropic:claude-test", home=home,
+                          env={"ANTHROPIC_API_KEY": "not-a-key", "ANTHROPIC_BASE_URL": server.url,
+                               "ANTHROPIC_API_URL": server.url}, timeout=120)
+    finally:
+        server.close()
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(line + f"{kind} here") and "(hint: " in lines[0]
 
 
 def test_debug_shows_the_traceback(home: Path) -> None:
