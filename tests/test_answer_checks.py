@@ -512,6 +512,12 @@ def test_the_results_answer_keeps_the_fields_the_question_asks_about() -> None:
     # A plural meets its singular: the count of CPUs is a field about the CPU.
     assert asked_fields(stats, "How many CPU cores does this machine have?") == (
         "[system_stats] cpu 0.0%, 2 CPUs")
+    # A "key: value" field is named by its key: the README's example, "Weather in Paris?",
+    # gave way to "[get_weather] city: Paris" alone, the value the question gives.
+    weather = "[get_weather] city: Paris; temperature: 21; unit: celsius"
+    assert asked_fields(weather, "Weather in Paris?") == weather
+    assert asked_fields(weather, "What temperature is it in Paris?") == (
+        "[get_weather] temperature: 21")
     # No field named, or every one: the whole line.
     assert asked_fields(stats, "How long has this machine been running?") == stats
     assert asked_fields("[t] cpu 1%, cpu 2%, cpu 3%", "cpu?") == "[t] cpu 1%, cpu 2%, cpu 3%"

@@ -228,6 +228,13 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[^\W\d_]{2,}", text.lower()) if w not in STOP_WORDS}
 
 
+def _field_name(field: str) -> str:
+    """What names a record's field: the key of ``key: value``, else the whole field (its
+    figures are no words: "disk free 77.4 of 252.0 GiB")."""
+    key, colon, _ = field.partition(": ")
+    return key if colon else field
+
+
 def asked_fields(summary: str, question: str) -> str:
     """A record's summary cut to the fields that share the most words with the question, a
     plural meeting its singular ("How full is the disk?": "[system_stats] disk 23.4% (/),
@@ -236,7 +243,8 @@ def asked_fields(summary: str, question: str) -> str:
     field, or every field, shares as many, or where it is no record. A record is the
     summary of a tool's fields, ``; `` apart (callgate's summary of a dict) or ``, `` apart
     (system_stats'): three or more, short, each with a figure or a ``key:`` in it — not
-    clauses of prose."""
+    clauses of prose. A ``key: value`` field is named by its key alone: the value may be
+    what the question gives ("Weather in Paris?" asks for no "city: Paris")."""
     tag = _TAG.match(summary)
     if not tag:
         return summary
@@ -247,7 +255,7 @@ def asked_fields(summary: str, question: str) -> str:
             len(field) <= FIELD_CHARS and re.search(r"\d|\w:", field) for field in fields):
         return summary
     asked = {form for word in _words(question) for form in word_forms(word)}
-    shared = [sum(bool(word_forms(word) & asked) for word in _words(field))
+    shared = [sum(bool(word_forms(word) & asked) for word in _words(_field_name(field)))
               for field in fields]
     best = max(shared)
     if best == 0 or min(shared) == best:
