@@ -102,11 +102,7 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
     if openai is not None and isinstance(exc, openai.APIConnectionError):
         request = getattr(exc, "_request", None) or getattr(exc, "request", None)
         where = f" at {request.url}" if getattr(request, "url", None) else ""
-        root: BaseException = exc
-        while root.__cause__ is not None:
-            root = root.__cause__
-        reason = str(root) or type(root).__name__
-        return ServerError(f"cannot reach the model server{where}: {reason}")
+        return ServerError(f"cannot reach the model server{where}: {_root_reason(exc)}")
     if openai is not None and isinstance(exc, openai.OpenAIError):
         # Raised by the client itself before any request ("Missing credentials. Please
         # pass an `api_key` ... or set the `OPENAI_API_KEY` environment variable.").
@@ -131,27 +127,28 @@ def _provider_error(exc: BaseException) -> UserError | None:
 
     if not isinstance(exc, lc.ModelError):
         return None
-    detail = _server_message(exc)
-    if isinstance(exc, lc.ModelAuthenticationError):
-        return ServerError(f"the model server refused the credentials: {detail}",
-                           "check the provider's API key (ANTHROPIC_API_KEY, OPENAI_API_KEY)")
-    if isinstance(exc, lc.ModelPermissionDeniedError):
-        return ServerError(f"the model server denied the request: {detail}",
-                           "check that the API key may use this model")
-    if isinstance(exc, lc.ModelNotFoundError):
-        return ServerError(f"the model server does not know the model: {detail}",
-                           "check the model name in --model")
-    if isinstance(exc, lc.ModelRateLimitError):
-        return ServerError(f"the model server is limiting requests: {detail}",
-                           "wait a moment and ask again")
     if isinstance(exc, lc.ModelConnectionError | lc.ModelTimeoutError):
-        root: BaseException = exc
-        while root.__cause__ is not None:
-            root = root.__cause__
-        reason = str(root) or type(root).__name__
-        return ServerError(f"cannot reach the model server: {reason}")
-    return ServerError(f"the model server failed: {detail}", "check the model name and the "
-                       "provider's status; --debug shows the whole error")
+        return ServerError(f"cannot reach the model server: {_root_reason(exc)}")
+    kinds: list[tuple[type[BaseException], str, str]] = [
+        (lc.ModelAuthenticationError, "refused the credentials",
+         "check the provider's API key (ANTHROPIC_API_KEY, OPENAI_API_KEY)"),
+        (lc.ModelPermissionDeniedError, "denied the request",
+         "check that the API key may use this model"),
+        (lc.ModelNotFoundError, "does not know the model", "check the model name in --model"),
+        (lc.ModelRateLimitError, "is limiting requests", "wait a moment and ask again"),
+    ]
+    what, hint = next(((what, hint) for kind, what, hint in kinds if isinstance(exc, kind)),
+                      ("failed", "check the model name and the provider's status; --debug "
+                                 "shows the whole error"))
+    return ServerError(f"the model server {what}: {_server_message(exc)}", hint)
+
+
+def _root_reason(exc: BaseException) -> str:
+    """The innermost cause of ``exc``, as text ("[Errno 111] Connection refused")."""
+    root = exc
+    while root.__cause__ is not None:
+        root = root.__cause__
+    return str(root) or type(root).__name__
 
 
 def _server_message(exc: Any) -> str:
