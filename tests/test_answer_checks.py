@@ -518,6 +518,20 @@ def test_the_results_answer_keeps_the_fields_the_question_asks_about() -> None:
     assert asked_fields(weather, "Weather in Paris?") == weather
     assert asked_fields(weather, "What temperature is it in Paris?") == (
         "[get_weather] temperature: 21")
+    # Each word of a question of two parts names its fields (a second reader's review: the
+    # CPU was dropped for the memory's "free", which shares two words).
+    assert asked_fields(stats, "What is the free memory and the CPU usage?") == (
+        "[system_stats] cpu 0.0%, 2 CPUs, memory free 23.0 of 23.5 GiB")
+    assert asked_fields(stats, "How much memory is free and what's the load?") == (
+        "[system_stats] load 0.84 0.84 0.92, memory free 23.0 of 23.5 GiB")
+    # A dict's value holding "; " stays whole; one holding ", " makes no record.
+    assert asked_fields("[t] note: a; b c; price: 3; size: 4", "What is the price?") == (
+        "[t] price: 3")
+    forecast = "[get_forecast] forecast: Mon 18C, Tue 20C, Wed 17C"
+    assert asked_fields(forecast, "What is the forecast for Tue?") == forecast
+    # A list of results is no record, though its items hold commas: "price=1.2" is the apple's.
+    prices = "[get_prices] results: item=apple, price=1.2 | item=pear, price=2.5 | item=fig"
+    assert asked_fields(prices, "What is the price of a pear?") == prices
     # No field named, or every one: the whole line.
     assert asked_fields(stats, "How long has this machine been running?") == stats
     assert asked_fields("[t] cpu 1%, cpu 2%, cpu 3%", "cpu?") == "[t] cpu 1%, cpu 2%, cpu 3%"
