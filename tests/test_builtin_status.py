@@ -153,6 +153,12 @@ def test_calculator_is_exact_and_safe() -> None:
     assert calculator("Subtract 15 from 100") == 85 and calculator("multiply 6 by 7") == 42
     assert calculator("Divide 144 by 12") == 12 and calculator("quotient of 10 and 4") == 2.5
     assert calculator("add 1,200 and 5") == 1205
+    assert calculator("the difference of 3 and 10") == -7  # of: a - b; between: the gap
+    # A group a comma closes takes a percentage as a lone number does (a second reader's
+    # review: "20 plus 30, minus 10%" had been 49.9, against "50 minus 10%", 45).
+    assert calculator("20 plus 30, minus 10%") == 45 and calculator("100, plus 10%") == 110
+    assert calculator("(20 + 30) - 10%") == 45 and calculator("10 + 5% of 200") == 20
+    assert calculator("10 plus 3, mod 4") == 1
     with pytest.raises(ValueError):  # a connective the verb does not take
         calculator("add 3 by 4")
     assert calculator("100 + 10%") == 110 and calculator("100 - 10%") == 90
@@ -196,7 +202,8 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
                  "15% Tip on 48.50", "8% vat on 120", "8% VAT on 120",
                  "100 minus 37, times 2", "Add 3.5 and 4.25", "the sum of 12 and 30",
                  "The difference between 2020 and 2024", "Subtract 15 from 100",
-                 "multiply 6 by 7", "Divide 144 by 12", "quotient of 10 and 4"):
+                 "multiply 6 by 7", "Divide 144 by 12", "quotient of 10 and 4",
+                 "Add 1,000 and 2,000", "10 plus 3, mod 4", "20 plus 30, minus 10%"):
         assert check({"expression": good}).ok, good
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
                 "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on",

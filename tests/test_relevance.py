@@ -197,7 +197,9 @@ def test_a_request_written_as_arithmetic_calls_the_tool_that_does_arithmetic() -
                     "I go 5 times a week", "2 tickets for 5:30pm", "the square root of it",
                     "Is that 5% off?", "My CPU is at 95% on 4 cores, is that bad?",
                     "I scored 90% on 2 exams", "Save 20% on 3 items", "50% chance of 3 heads",
-                    "Add 2 eggs and 200 grams of sugar", "add 4 items to my list"):
+                    "Add 2 eggs and 200 grams of sugar", "add 4 items to my list",
+                    # a connective the calculator's sentence forms do not take
+                    "divide 10 with 2", "the sum of 3 to 4"):
         assert not is_arithmetic(request), request
     registry = _builtin_like()
     assert [t.name for t in registry if does_arithmetic(t)] == ["calculator"]

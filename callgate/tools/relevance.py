@@ -85,10 +85,13 @@ _ARITHMETIC = re.compile(
     r"|\b(?:square root|sqrt)\s*(?:of\s+)?\(?\s*\d+(?:\.\d+)?(?![\d/-])"
     # Arithmetic in words: "the sum of 12 and 30", "Add 3.5 and 4.25", "Subtract 15 from
     # 100", "Multiply 6 by 7" (SmolLM2 answered the first "12 + 30 = 32" itself).
-    rf"|\b(?:(?:sum|product|difference|quotient) of|difference between|add)\s+{_OPERAND}"
-    rf"\s+(?:and|to)\s+{_OPERAND}"
+    # The calculator's own forms (``calculator._SENTENCES``), connectives and all.
+    rf"|\b(?:(?:sum|product|quotient) of|difference (?:between|of))\s+{_OPERAND}"
+    rf"\s+and\s+{_OPERAND}"
+    rf"|\badd\s+{_OPERAND}\s+(?:and|to)\s+{_OPERAND}"
     rf"|\bsubtract\s+{_OPERAND}\s+from\s+{_OPERAND}"
-    rf"|\b(?:multiply|divide)\s+{_OPERAND}\s+(?:by|and|with)\s+{_OPERAND}", re.IGNORECASE)
+    rf"|\bmultiply\s+{_OPERAND}\s+(?:by|and|with)\s+{_OPERAND}"
+    rf"|\bdivide\s+{_OPERAND}\s+by\s+{_OPERAND}", re.IGNORECASE)
 # What a request written as arithmetic gives a tool that does arithmetic: as much as three
 # words of its name, enough for the ReAct path to call it (``ReactStrategy.call_score``).
 ARITHMETIC_SCORE = 9.0

@@ -60,13 +60,16 @@ _MIDDLE = f"([0-9]|[-+*/%^()., ×÷]|{_NAMES}|{_WORDS}){{0,98}}([0-9)%]|{_NAMES}
 # "the sum of 12 and 30", "Subtract 15 from 100"): SmolLM2 called the calculator with
 # "3.5", then "4.25", for the first; a span of the request the pattern admits replaces such
 # a value (``choose_values.whole_span``). Each form with its reading: the numbers in order
-# (a difference is the larger less the smaller).
+# ("the difference between" two numbers is the larger less the smaller; "the difference of"
+# a and b is a - b).
 _OPERAND = r"(-?(?:\d+(?:\.\d+)?|\.\d+))"
 _SENTENCES = [
     (re.compile(rf"\b(?:the\s+)?sum\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I), "({0} + {1})"),
     (re.compile(rf"\badd\s+{_OPERAND}\s+(?:and|to)\s+{_OPERAND}$", re.I), "({0} + {1})"),
-    (re.compile(rf"\b(?:the\s+)?difference\s+(?:between|of)\s+{_OPERAND}\s+and\s+{_OPERAND}$",
+    (re.compile(rf"\b(?:the\s+)?difference\s+between\s+{_OPERAND}\s+and\s+{_OPERAND}$",
                 re.I), "abs({0} - {1})"),
+    (re.compile(rf"\b(?:the\s+)?difference\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I),
+     "({0} - {1})"),
     (re.compile(rf"\bsubtract\s+{_OPERAND}\s+from\s+{_OPERAND}$", re.I), "({1} - {0})"),
     (re.compile(rf"\b(?:the\s+)?product\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I),
      "({0} * {1})"),
@@ -75,7 +78,7 @@ _SENTENCES = [
      "({0} / {1})"),
     (re.compile(rf"\bdivide\s+{_OPERAND}\s+by\s+{_OPERAND}$", re.I), "({0} / {1})"),
 ]
-_NUMBER = "-?[0-9]{1,15}([.][0-9]{1,15})?"
+_NUMBER = "-?[0-9]{1,15}(,[0-9]{3}){0,4}([.][0-9]{1,15})?"  # "1,000" too
 _SENTENCE_PATTERN = "|".join([
     f"([Tt]he )?([Ss]um|[Pp]roduct|[Qq]uotient) of {_NUMBER} and {_NUMBER}",
     f"([Tt]he )?[Dd]ifference (between|of) {_NUMBER} and {_NUMBER}",
@@ -85,10 +88,11 @@ EXPRESSION_PATTERN = f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE}|{_SENTENCE_P
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*%(?!\s*[\w(.])")
-# A percentage added to or taken from a number that stands alone on its left changes
-# that number, as on a desk calculator: "100 + 10%" is 110, not 100.1 ("10 + 5% of 200"
-# stays 10 + 10).
-_PERCENT_CHANGE = re.compile(r"(?:^|(?<=\())(\s*(?:\d+(?:\.\d+)?|\.\d+)\s*)([-+])"
+# A percentage added to or taken from a number that stands alone on its left, or a group
+# (a comma's: "20 plus 30, minus 10%"), changes it, as on a desk calculator: "100 + 10%" is
+# 110, not 100.1, and that group's 45 ("10 + 5% of 200" stays 10 + 10).
+_PERCENT_CHANGE = re.compile(r"(?:^|(?<=\())(\s*(?:\d+(?:\.\d+)?|\.\d+|"
+                             r"\((?:[^()]|\([^()]*\))*\))\s*)([-+])"
                              r"\s*(\d+(?:\.\d+)?|\.\d+)\s*%(?=\s*(?:$|[-+)]))")
 # "2^3 squared" squares 2^3 (64), where "^" would otherwise bind the 2 of "**2" first.
 _POWER_THEN_WORD = re.compile(r"(\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\d+(?:\.\d+)?)+)"
@@ -160,7 +164,7 @@ def _without_thousands_separators(text: str) -> str:
 # it and the bundled model answered "100 - 37 * 2" itself). A sign glued to its number
 # ("5, -3") is no operator.
 _COMMA_OPERATOR = re.compile(
-    rf",\s*(?=(?:{'|'.join(w for w in _WORD_OPERATORS if w != 'of')})\b|[*/^×÷]|[-+]\s)")
+    rf",\s*(?=(?:{'|'.join(w for w in _WORD_OPERATORS if w != 'of')}|mod)\b|[*/^×÷%]|[-+]\s)")
 
 
 def _sentence(text: str) -> str:
