@@ -78,6 +78,8 @@ class Cancelled(Exception):  # noqa: N818 - a control-flow signal, not an error
 
 def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserError | None:
     """The user-facing form of ``exc`` when a user can cause it; None for a bug."""
+    from langchain_core.exceptions import ContextOverflowError as ProviderContextOverflow
+
     from callgate.models.llamacpp import ContextOverflowError
     from callgate.persistence import PersistenceError
     from callgate.tools.config import ToolsConfigError
@@ -88,8 +90,11 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
         return ConfigError(str(exc))
     if isinstance(exc, PersistenceError):
         return DatabaseError(str(exc))
-    if isinstance(exc, ContextOverflowError):
-        return UserError(str(exc), "start a new thread, or use a model with a larger context")
+    if isinstance(exc, ContextOverflowError | ProviderContextOverflow):
+        # Ours (llama.cpp), or a provider's as langchain-core names it (before the OpenAI
+        # branches: langchain-openai's is an HTTP 400 too).
+        return UserError(_server_message(exc),
+                         "start a new thread, or use a model with a larger context")
     openai = sys.modules.get("openai")
     if openai is not None and isinstance(exc, openai.APIStatusError):
         detail = _server_message(exc)
@@ -103,9 +108,13 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
         request = getattr(exc, "_request", None) or getattr(exc, "request", None)
         where = f" at {request.url}" if getattr(request, "url", None) else ""
         return ServerError(f"cannot reach the model server{where}: {_root_reason(exc)}")
-    if openai is not None and isinstance(exc, openai.OpenAIError):
-        # Raised by the client itself before any request ("Missing credentials. Please
-        # pass an `api_key` ... or set the `OPENAI_API_KEY` environment variable.").
+    if openai is not None and isinstance(exc, openai.APIError):
+        # Any other error of a request: a stream cut off, a reply that does not parse.
+        return ServerError(f"the model server failed: {_server_message(exc)}")
+    if openai is not None and type(exc) is openai.OpenAIError:
+        # The base class itself is what the client raises before any request ("Missing
+        # credentials. Please pass an `api_key` ... or set the `OPENAI_API_KEY` environment
+        # variable."); its subclasses are errors of a request.
         return ModelError(f"the OpenAI client cannot start: {exc}",
                           "set OPENAI_API_KEY, or name a server that needs no key: "
                           "openai:MODEL@http://127.0.0.1:8080/v1")
@@ -136,6 +145,7 @@ def _provider_error(exc: BaseException) -> UserError | None:
          "check that the API key may use this model"),
         (lc.ModelNotFoundError, "does not know the model", "check the model name in --model"),
         (lc.ModelRateLimitError, "is limiting requests", "wait a moment and ask again"),
+        (lc.ModelRefusalError, "refused to answer", "rephrase the request"),
     ]
     what, hint = next(((what, hint) for kind, what, hint in kinds if isinstance(exc, kind)),
                       ("failed", "check the model name and the provider's status; --debug "

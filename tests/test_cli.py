@@ -355,16 +355,24 @@ def test_openai_without_a_key_is_one_line(home: Path) -> None:
     assert "(hint: set OPENAI_API_KEY" in lines[0]
 
 
-@pytest.mark.parametrize(("status", "kind", "line"), [
-    (401, "authentication_error", "error: the model server refused the credentials: "),
-    (404, "not_found_error", "error: the model server does not know the model: "),
-    (429, "rate_limit_error", "error: the model server is limiting requests: "),
+@pytest.mark.parametrize(("status", "kind", "message", "line", "hint"), [
+    (401, "authentication_error", "invalid x-api-key",
+     "error: the model server refused the credentials: ", "check the provider's API key"),
+    (404, "not_found_error", "model: claude-test", "error: the model server does not know "
+     "the model: ", "check the model name"),
+    (429, "rate_limit_error", "slow down", "error: the model server is limiting requests: ",
+     "wait a moment"),
+    # langchain-core's ContextOverflowError, a ModelError too: the thread is too long, not
+    # the server at fault.
+    (400, "invalid_request_error", "prompt is too long: 300000 tokens > 200000 maximum",
+     "error: ", "start a new thread"),
 ])
-def test_an_anthropic_error_is_one_line(home: Path, status: int, kind: str, line: str) -> None:
+def test_an_anthropic_error_is_one_line(home: Path, status: int, kind: str, message: str,
+                                        line: str, hint: str) -> None:
     # A real HTTP server on 127.0.0.1 in Anthropic's place, answering as its API answers
     # (langchain-anthropic raises langchain-core's ModelAuthenticationError and kin; the CLI
     # printed their traceback).
-    body = json.dumps({"type": "error", "error": {"type": kind, "message": f"{kind} here"}})
+    body = json.dumps({"type": "error", "error": {"type": kind, "message": message}})
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
@@ -388,7 +396,23 @@ def test_an_anthropic_error_is_one_line(home: Path, status: int, kind: str, line
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert lines[0].startswith(line + f"{kind} here") and "(hint: " in lines[0]
+    assert lines[0].startswith(line + message) and f"(hint: {hint}" in lines[0]
+
+
+def test_an_openai_error_of_a_request_is_not_a_missing_key() -> None:
+    # Only the client's own start-up error names the key (a second reader's review: a stream
+    # cut off, openai.APIError, read "the OpenAI client cannot start … set OPENAI_API_KEY").
+    import httpx
+    import openai
+
+    from callgate.cli import as_user_error
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    cut = as_user_error(openai.APIError("An error occurred during streaming", request, body=None))
+    assert cut is not None and str(cut) == (
+        "the model server failed: An error occurred during streaming")
+    start = as_user_error(openai.OpenAIError("Missing credentials."))
+    assert start is not None and "OPENAI_API_KEY" in (start.hint or "")
 
 
 def test_debug_shows_the_traceback(home: Path) -> None:
