@@ -24,8 +24,8 @@ from typing import Any, Literal
 from callgate.tools.grounding import date_form, days_and_times, fold, word_forms
 from callgate.tools.registry import Tool
 
-__all__ = ["ARITHMETIC_SCORE", "PRESELECT", "affirmed_flags", "callable_for", "does_arithmetic",
-           "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
+__all__ = ["ARITHMETIC_SCORE", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags", "callable_for",
+           "does_arithmetic", "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
            "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
            "word_named_members", "word_positions"]
 
@@ -75,7 +75,30 @@ def word_positions(text: str) -> dict[str, int]:
 # is named ("a 15% tip on 48.50"): "95% on 4 cores" or "20% on 3 items" is no sum.
 PERCENT_SHARES = ("tip", "tax", "VAT", "discount", "interest", "commission", "fee", "markup")
 _SHARE = "|".join(PERCENT_SHARES)
+# Arithmetic as a sentence words it, two numbers to a verb or noun ("Add 3.5 and 4.25",
+# "the sum of 12 and 30", "Subtract 15 from 100"; SmolLM2 answered "What is the sum of 12
+# and 30?" with "12 + 30 = 32" itself): each form's opening words (the calculator also
+# takes them after "the" where ``the_first``), its connectives, and its reading as symbols
+# of the numbers in order. "The difference between" two numbers is the larger less the
+# smaller; "the difference of" a and b is a - b. The calculator reads and admits these
+# forms (``calculator._sentence``, its schema's pattern).
+SentenceForm = tuple[str, bool, tuple[str, ...], str]  # opening, the_first, connectives, symbols
+SENTENCE_FORMS: tuple[SentenceForm, ...] = (
+    ("sum of", True, ("and",), "({0} + {1})"),
+    ("add", False, ("and", "to"), "({0} + {1})"),
+    ("difference between", True, ("and",), "abs({0} - {1})"),
+    ("difference of", True, ("and",), "({0} - {1})"),
+    ("subtract", False, ("from",), "({1} - {0})"),
+    ("product of", True, ("and",), "({0} * {1})"),
+    ("multiply", False, ("by", "and", "with"), "({0} * {1})"),
+    ("quotient of", True, ("and",), "({0} / {1})"),
+    ("divide", False, ("by",), "({0} / {1})"),
+)
 _OPERAND = r"-?\d+(?:[.,]\d+)*(?![\d/-])"
+_BLANKS = r"\s+"
+_SENTENCE = "|".join(
+    rf"\b{_BLANKS.join(opening.split())}\s+{_OPERAND}\s+(?:{'|'.join(joins)})\s+{_OPERAND}"
+    for opening, _, joins, _ in SENTENCE_FORMS)
 _ARITHMETIC = re.compile(
     r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
     rf"times|multiplied by|divided by|to the power of|%\s*(?:(?:{_SHARE})\s+)?of"
@@ -83,15 +106,7 @@ _ARITHMETIC = re.compile(
     r"\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
     r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b"
     r"|\b(?:square root|sqrt)\s*(?:of\s+)?\(?\s*\d+(?:\.\d+)?(?![\d/-])"
-    # Arithmetic in words: "the sum of 12 and 30", "Add 3.5 and 4.25", "Subtract 15 from
-    # 100", "Multiply 6 by 7" (SmolLM2 answered the first "12 + 30 = 32" itself).
-    # The calculator's own forms (``calculator._SENTENCES``), connectives and all.
-    rf"|\b(?:(?:sum|product|quotient) of|difference (?:between|of))\s+{_OPERAND}"
-    rf"\s+and\s+{_OPERAND}"
-    rf"|\badd\s+{_OPERAND}\s+(?:and|to)\s+{_OPERAND}"
-    rf"|\bsubtract\s+{_OPERAND}\s+from\s+{_OPERAND}"
-    rf"|\bmultiply\s+{_OPERAND}\s+(?:by|and|with)\s+{_OPERAND}"
-    rf"|\bdivide\s+{_OPERAND}\s+by\s+{_OPERAND}", re.IGNORECASE)
+    rf"|{_SENTENCE}", re.IGNORECASE)
 # What a request written as arithmetic gives a tool that does arithmetic: as much as three
 # words of its name, enough for the ReAct path to call it (``ReactStrategy.call_score``).
 ARITHMETIC_SCORE = 9.0

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from callgate.tools.registry import Tool, ToolRegistry
-from callgate.tools.relevance import PERCENT_SHARES
+from callgate.tools.relevance import PERCENT_SHARES, SENTENCE_FORMS
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
@@ -56,34 +56,30 @@ _FUNCTION_OF = re.compile(rf"\b({'|'.join(_FUNCTIONS)})\s+of\s+"
 # keeps a looping model from writing hundreds of tokens (a pattern is not bounded by
 # maxLength).
 _MIDDLE = f"([0-9]|[-+*/%^()., ×÷]|{_NAMES}|{_WORDS}){{0,98}}([0-9)%]|{_NAMES}|squared|cubed)"
-# Arithmetic as a sentence words it, two numbers to a verb or noun ("Add 3.5 and 4.25",
-# "the sum of 12 and 30", "Subtract 15 from 100"): SmolLM2 called the calculator with
-# "3.5", then "4.25", for the first; a span of the request the pattern admits replaces such
-# a value (``choose_values.whole_span``). Each form with its reading: the numbers in order
-# ("the difference between" two numbers is the larger less the smaller; "the difference of"
-# a and b is a - b).
+# Arithmetic worded as a sentence (``relevance.SENTENCE_FORMS``: "Add 3.5 and 4.25", "the
+# sum of 12 and 30"): SmolLM2 called the calculator with "3.5", then "4.25", for the first;
+# the schema's pattern admits these forms, so a span of the request replaces such a value
+# (``choose_values.whole_span``), and the calculator reads them. The pattern has no flags:
+# a form's first word in either case ("Add", "add").
 _OPERAND = r"(-?(?:\d+(?:\.\d+)?|\.\d+))"
-_SENTENCES = [
-    (re.compile(rf"\b(?:the\s+)?sum\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I), "({0} + {1})"),
-    (re.compile(rf"\badd\s+{_OPERAND}\s+(?:and|to)\s+{_OPERAND}$", re.I), "({0} + {1})"),
-    (re.compile(rf"\b(?:the\s+)?difference\s+between\s+{_OPERAND}\s+and\s+{_OPERAND}$",
-                re.I), "abs({0} - {1})"),
-    (re.compile(rf"\b(?:the\s+)?difference\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I),
-     "({0} - {1})"),
-    (re.compile(rf"\bsubtract\s+{_OPERAND}\s+from\s+{_OPERAND}$", re.I), "({1} - {0})"),
-    (re.compile(rf"\b(?:the\s+)?product\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I),
-     "({0} * {1})"),
-    (re.compile(rf"\bmultiply\s+{_OPERAND}\s+(?:by|and|with)\s+{_OPERAND}$", re.I), "({0} * {1})"),
-    (re.compile(rf"\b(?:the\s+)?quotient\s+of\s+{_OPERAND}\s+and\s+{_OPERAND}$", re.I),
-     "({0} / {1})"),
-    (re.compile(rf"\bdivide\s+{_OPERAND}\s+by\s+{_OPERAND}$", re.I), "({0} / {1})"),
-]
+_BLANKS = r"\s+"
+
+
+def _sentence_form(opening: str, the_first: bool, joins: tuple[str, ...]) -> re.Pattern[str]:
+    """The reading of one of ``SENTENCE_FORMS``: the whole expression, any case."""
+    words = _BLANKS.join(opening.split())
+    the = r"(?:the\s+)?" if the_first else ""
+    return re.compile(rf"{the}{words}\s+{_OPERAND}\s+(?:{'|'.join(joins)})\s+{_OPERAND}",
+                      re.IGNORECASE)
+
+
+_SENTENCES = [(_sentence_form(opening, the_first, joins), symbols)
+              for opening, the_first, joins, symbols in SENTENCE_FORMS]
 _NUMBER = "-?[0-9]{1,15}(,[0-9]{3}){0,4}([.][0-9]{1,15})?"  # "1,000" too
-_SENTENCE_PATTERN = "|".join([
-    f"([Tt]he )?([Ss]um|[Pp]roduct|[Qq]uotient) of {_NUMBER} and {_NUMBER}",
-    f"([Tt]he )?[Dd]ifference (between|of) {_NUMBER} and {_NUMBER}",
-    f"[Aa]dd {_NUMBER} (and|to) {_NUMBER}", f"[Ss]ubtract {_NUMBER} from {_NUMBER}",
-    f"[Mm]ultiply {_NUMBER} (by|and|with) {_NUMBER}", f"[Dd]ivide {_NUMBER} by {_NUMBER}"])
+_SENTENCE_PATTERN = "|".join(
+    ("([Tt]he )?" if the_first else "") + f"[{opening[0].upper()}{opening[0]}]{opening[1:]} "
+    f"{_NUMBER} ({'|'.join(joins)}) {_NUMBER}"
+    for opening, the_first, joins, _ in SENTENCE_FORMS)
 EXPRESSION_PATTERN = f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE}|{_SENTENCE_PATTERN})$"
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
