@@ -30,9 +30,9 @@ from callgate.answer_checks import (
     others_figure,
     runs_away,
 )
-from callgate.graph.cite import asked_fields
 from callgate.models.scripted import ScriptedChatModel, tool_call
 from callgate.prompts.system import answer_now_instruction
+from callgate.tools.summaries import asked_fields
 
 
 def system_stats() -> dict[str, Any]:

@@ -25,8 +25,8 @@ from callgate.graph.finalize import cancelled_text, for_user, last_refusals
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
 from callgate.sanitize import sanitize
-from callgate.tools.grounding import user_texts, word_forms
-from callgate.tools.relevance import STOP_WORDS
+from callgate.tools.grounding import user_texts
+from callgate.tools.summaries import asked_fields
 
 _CITATION = re.compile(
     r"\s?(?P<open>[\[【(])\s*(?P<ids>R\d+(?:\s*[,;/&]\s*(?:and\s+)?R\d+)*)\s*[\]】)]")
@@ -216,72 +216,6 @@ def _from_results(found: list[ToolEvent], question: str) -> str:
         return ""
     return "Here is what the tools returned: " + "; ".join(
         f"{asked_fields(e['summary'], question)} [{e['id']}]" for e in found)
-
-
-_TAG = re.compile(r"\[[\w.:-]+\][ \t]*")  # a summary's "[system_stats] "
-RECORD_FIELDS = 3  # fields from which a summary is a record to choose from
-FIELD_CHARS = 80
-# Between two fields of callgate's summary of a dict: "; " before the next "key: ".
-_KEYED_FIELD = re.compile(r"; (?=[\w.-]+: )")
-
-
-def _words(text: str) -> set[str]:
-    """The words of ``text``, lower-cased, stop words aside ("cpu_percent": cpu, percent)."""
-    return {w for w in re.findall(r"[^\W\d_]{2,}", text.lower()) if w not in STOP_WORDS}
-
-
-def _record_fields(body: str) -> tuple[list[str], str]:
-    """The fields of a record's summary (after its tag) and what separates them, or no fields
-    where it is no record: callgate's
-    summary of a dict (``key: value; key: value``) or a tool's own line of figures, ``, ``
-    apart (system_stats': "cpu 0.0%, memory 2.5%, …"); three fields or more, short, each with a
-    figure or a key. A list of results ("results: a | b"), prose, or a value that holds
-    commas ("forecast: Mon 18C, Tue 20C") is none."""
-    if " | " in body or body.startswith("results:"):
-        return [], ""
-    fields, separator = _KEYED_FIELD.split(body), "; "
-    if len(fields) == 1:
-        fields, separator = body.split(", "), ", "
-        if len({": " in field for field in fields}) > 1:  # some keyed, some not: one value's
-            return [], ""
-    if len(fields) < RECORD_FIELDS or not all(
-            len(field) <= FIELD_CHARS and re.search(r"\d|\w: ", field) for field in fields):
-        return [], ""
-    return fields, separator
-
-
-def _field_name(field: str) -> str:
-    """What names a record's field: the key of ``key: value``, else the whole field (its
-    figures are no words: "disk free 77.4 of 252.0 GiB")."""
-    key, colon, _ = field.partition(": ")
-    return key if colon else field
-
-
-def asked_fields(summary: str, question: str) -> str:
-    """A record's summary (``_record_fields``) cut to the fields the question names: for each
-    word of the question, the fields holding it that share the most words with the question,
-    a plural meeting its singular ("How full is the disk?": "[system_stats] disk 23.4% (/),
-    disk free 77.4 of 252.0 GiB", not the CPU, memory, load and uptime around them; "How much
-    memory is free?": "memory free 9.4 of 16.0 GiB", not "disk free"; "the free memory and the
-    CPU usage": the CPU's fields too). A ``key: value`` field is named by its key alone: the
-    value may be what the question gives ("Weather in Paris?" asks for no "city: Paris"). The
-    whole summary where no field, or every field, is named."""
-    tag = _TAG.match(summary)
-    if not tag:
-        return summary
-    fields, separator = _record_fields(summary[tag.end():])
-    if not fields:
-        return summary
-    asked = {form: word for word in _words(question) for form in word_forms(word)}
-    named = [{asked[form] for word in _words(_field_name(field))
-              for form in word_forms(word) if form in asked} for field in fields]
-    best = {word: max(len(n) for n in named if word in n)
-            for word in set().union(*named)}
-    kept = [field for field, words in zip(fields, named, strict=True)
-            if any(len(words) == best[word] for word in words)]
-    if not kept or len(kept) == len(fields):
-        return summary
-    return tag.group() + separator.join(kept)
 
 
 def _source_line(citation: Citation) -> str:
