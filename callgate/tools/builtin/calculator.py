@@ -173,16 +173,17 @@ def _sentence(text: str) -> str:
 
 def _comma_groups(text: str) -> str:
     """``text`` with each comma before an operator, outside parentheses, closing a group of
-    everything before it."""
-    while True:
-        depth = 0
-        for index, char in enumerate(text):
-            depth += (char == "(") - (char == ")")
-            if char == "," and depth == 0 and _COMMA_OPERATOR.match(text, index):
-                text = f"({text[:index]}) {text[index + 1:].lstrip()}"
-                break
-        else:
-            return text
+    everything before it: "a, * b, - c" is "((a) * b) - c"."""
+    depth, cuts = 0, []
+    for index, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0 and _COMMA_OPERATOR.match(text, index):
+            cuts.append(index)
+    if not cuts:
+        return text
+    parts = [text[start + 1:end].lstrip() for start, end in zip([-1, *cuts], [*cuts, len(text)],
+                                                                  strict=True)]
+    return "(" * len(cuts) + ") ".join(parts)
 
 
 def _eval(node: ast.AST) -> Any:
