@@ -12,17 +12,20 @@ import json
 from typing import Any, Literal
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from callgate.graph.decide_react import ReactStrategy
 from callgate.models.scripted import ScriptedChatModel
 from callgate.tools.asks import (
     asks,
+    crossed_lists,
     items_left,
     list_items_left,
     listed_items,
     listed_members,
     listed_numbers,
+    pairs_held,
+    pairs_left,
     quoted_left,
     quoted_values,
     segments,
@@ -357,3 +360,72 @@ def test_a_listed_option_no_call_took_keeps_the_turn_going() -> None:
                         member_items=False)
     off.grammar = True
     assert off._numbers_left(one) is None
+
+
+# --- two lists the request crosses: a call for each pair ------------------------------------
+
+CROSSED = "Find the winning percentage of Lakers and Bulls in NBA seasons 2018 and 2020."
+
+
+def test_two_lists_with_no_item_in_common_are_crossed_unless_paired_off() -> None:
+    assert crossed_lists(CROSSED) == [(["2018", "2020"], ["Lakers", "Bulls"])]
+    paired = ("Play songs from Taylor Swift and Maroon 5, with a play time of 20 minutes and "
+              "15 minutes respectively.")
+    assert crossed_lists(paired) == []
+    assert crossed_lists("Weather in Paris and Rome?") == []  # one list
+    # Lists sharing an item are one list read twice, not two to cross.
+    assert crossed_lists("Compare 10 and 20 with 20 and 30.") == []
+
+
+def test_the_pairs_left_are_those_no_call_holds_together() -> None:
+    lists = crossed_lists(CROSSED)
+    assert pairs_held({"team": "Lakers", "season": 2018}, lists) == {("2018", "Lakers")}
+    # Both items in one argument, or one of them alone, is no pair.
+    assert pairs_held({"team": "Lakers", "note": "Bulls"}, lists) == set()
+    assert pairs_held({"team": "Lakers"}, lists) == set()
+    two = [{"team": "Lakers", "season": 2018}, {"team": "Bulls", "season": 2020}]
+    assert pairs_left(CROSSED, two) == [("2018", "Bulls"), ("2020", "Lakers")]
+    four = [*two, {"team": "Bulls", "season": 2018}, {"team": "lakers", "season": 2020.0}]
+    assert pairs_left(CROSSED, four) == []
+    # No call holds a pair: the lists go into one argument, or a call each on their own.
+    assert pairs_left(CROSSED, [{"teams": ["Lakers", "Bulls"], "seasons": [2018, 2020]}]) is None
+    assert pairs_left(CROSSED, [{"team": "Lakers"}, {"team": "Bulls"}]) is None
+
+
+def test_the_turn_goes_on_while_a_pair_of_crossed_items_has_no_call() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def winning_percentage(team: str, season: int) -> str:
+        """The winning percentage of a basketball team in a season."""
+        return "ok"
+
+    def strategy(**options: Any) -> ReactStrategy:
+        made = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry,
+                             **options)
+        made.grammar = True
+        return made
+
+    lakers_2018 = ("winning_percentage", {"team": "Lakers", "season": 2018})
+    bulls_2020 = ("winning_percentage", {"team": "Bulls", "season": 2020})
+    two = _state(CROSSED, lakers_2018, bulls_2020, tool="winning_percentage")
+    # Every number and name is used, the pairs are not: the turn is not covered.
+    assert strategy()._numbers_left(two) == [("2018", "Bulls"), ("2020", "Lakers")]
+    ran = AIMessage("", tool_calls=[
+        {"name": name, "args": args, "id": f"c{i}", "type": "tool_call"}
+        for i, (name, args) in enumerate([lakers_2018, bulls_2020])])
+    after_step = {"messages": [HumanMessage(CROSSED), ran,
+                               *(ToolMessage("ok", tool_call_id=f"c{i}") for i in range(2))],
+                  "reply_text": "", "calls_written": 0, "chosen_tool": None}
+    assert not strategy().covered(after_step)
+    assert strategy(crossed_items=False).covered(after_step)
+    # A call for a pair no call holds is new; a pair made already restates.
+    assert not strategy()._restates(two, {"team": "Lakers", "season": 2020})
+    assert strategy()._restates(two, {"team": "Bulls", "season": 2020})
+    # Off, the turn ends once every item is used, and a new pair restates.
+    assert strategy(crossed_items=False)._numbers_left(two) == []
+    assert strategy(crossed_items=False)._restates(two, {"team": "Lakers", "season": 2020})
+    four = _state(CROSSED, lakers_2018, bulls_2020,
+                  ("winning_percentage", {"team": "Bulls", "season": 2018}),
+                  ("winning_percentage", {"team": "Lakers", "season": 2020}))
+    assert strategy()._numbers_left(four) == []

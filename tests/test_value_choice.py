@@ -1293,3 +1293,40 @@ def test_a_restated_call_moves_its_enum_argument_only_to_a_listed_member() -> No
     assert ValueChooser(ranker).vary(PROMPT, "Action Input: ", dict(first), schema, request,
                                      [first], items=everything, request=request,
                                      members=frozenset(left))["genotype"] in left
+
+
+def test_the_strategy_moves_a_restating_call_on_to_a_pair_of_crossed_items_no_call_made() -> None:
+    # Hand-written: "Lakers and Bulls in seasons 2018 and 2020" crosses two lists; after
+    # Lakers 2018 and Bulls 2020 every item is used, but two pairs are not.
+    from callgate.graph.decide_react import ReactStrategy
+    from callgate.tools.registry import ToolRegistry
+
+    def winning_percentage(team: str, season: int) -> str:
+        """The winning percentage of a basketball team in a season."""
+        return "50%"
+
+    ranker = ReadingRanker({"team": {"Lakers": -0.1, "Bulls": -3.0},
+                            "season": {" 2018": -0.1, " 2020": -1.0}})
+
+    class GrammarRanker:  # a llama.cpp model as the strategy sees it: grammar and ranking
+        text_only = True
+        llama = None
+        rank = ranker.rank
+
+    def strategy(**options: Any) -> Any:
+        return ReactStrategy(GrammarRanker(), ToolRegistry([winning_percentage]),  # type: ignore[arg-type]
+                             grammar=True, **options)
+
+    request = "Find the winning percentage of Lakers and Bulls in NBA seasons 2018 and 2020."
+    reply = ('Action: winning_percentage\nAction Input: {"team": "Lakers", "season": 2018}\n'
+             'Action: winning_percentage\nAction Input: {"team": "Bulls", "season": 2020}\n'
+             'Action: winning_percentage\n')
+    state = {"messages": [HumanMessage(request)], "reply_text": reply,
+             "chosen_tool": "winning_percentage", "calls_written": 2}
+    copy = '{"team": "Lakers", "season": 2018}'
+    moved = json.loads(strategy()._values_chosen(state, copy))
+    assert moved in ({"team": "Bulls", "season": 2018}, {"team": "Lakers", "season": 2020})
+    assert not strategy()._restates(state, moved)
+    # Off, the copy stays (and the no-repeat rule drops it).
+    assert json.loads(strategy(crossed_items=False)._values_chosen(state, copy)) == (
+        {"team": "Lakers", "season": 2018})

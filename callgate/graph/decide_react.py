@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal, TypedDict
 
@@ -48,10 +49,14 @@ from callgate.prompts import react as prompts
 from callgate.prompts.correction import UNSUPPORTED, UNSUPPORTED_ANSWER
 from callgate.tools.asks import (
     Ask,
+    crossed_lists,
+    holds_item,
     items_left,
     list_items_left,
     listed_items,
     listed_members,
+    pairs_held,
+    pairs_left,
     quoted_left,
     quoted_values,
     sibling_lists,
@@ -78,6 +83,10 @@ from callgate.tools.relevance import (
 FINAL = "Final Answer:"
 FORCE_BIAS = 8.0  # a logit bias that settles a two-way grammar choice
 _NUMBER_KEY = re.compile(r"-?\d+(\.\d+)?(e[+-]\d+)?")  # a number as ``_leaves`` keys it
+
+# An item of the request a further call is for: a number or a name as written, or a pair
+# of items of two crossed lists (``callgate.tools.asks.pairs_left``).
+Item = str | tuple[str, str]
 
 
 class ReactState(AgentState, total=False):
@@ -183,6 +192,15 @@ def _part_of(item: str, seen: set[str]) -> bool:
     return any(len(other) > len(item) and pattern.search(other) for other in seen)
 
 
+def _pair_tests(pairs: list[tuple[str, str]], args: dict[str, Any]
+                ) -> list[Callable[[Any], bool]]:
+    """For each pair left one item of which the call holds, a test of a value that is the
+    other: the call moved on to it makes the pair."""
+    return [lambda value, item=want: holds_item(value, item)
+            for pair in pairs for have, want in (pair, pair[::-1])
+            if any(holds_item(value, have) for value in args.values())]
+
+
 def _args_of(raw: str) -> dict[str, Any] | None:
     try:
         value = json.loads(raw)
@@ -238,7 +256,7 @@ class ReactStrategy:
                  terse_format: bool = True, filled_lists: bool = True,
                  part_items: bool = True, grounded_answers: bool = True,
                  checked_answers: bool = True, member_items: bool = True,
-                 formula_numbers: bool = True) -> None:
+                 formula_numbers: bool = True, crossed_items: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -377,6 +395,11 @@ class ReactStrategy:
         # ("genotype (AA), ... (Aa), and ... (aa)"), once a call has taken one. On the
         # questions with such a list: tune 1 up, 0 down; validate 1 up, 0 down (README).
         self.member_items = member_items
+        # Likewise (``crossed_items``) each pair of items of two lists the request crosses
+        # ("Lakers and Bulls in NBA seasons 2018 and 2020": four calls,
+        # ``callgate.tools.asks.pairs_left``), once a call holds one pair: SmolLM2 called
+        # for Lakers 2018 and Bulls 2020, and the turn ended with every item used.
+        self.crossed_items = crossed_items
         # A request whose words name a tool this strongly (``relevance.tool_scores``: three
         # for each word of its name, one for each of its description's) gets a call, not an
         # answer, as the turn's first choice: SmolLM2 answered "Can you fetch the latest news
@@ -614,10 +637,11 @@ class ReactStrategy:
         return Values(text=text if self.spans else None, numbers=numbers,
                       words=text if declared else None, word_args=frozenset(declared))
 
-    def _numbers_left(self, state: dict[str, Any], skip_last: bool = False) -> list[str] | None:
-        """The items of the request (its numbers, the items of a list it gives) that no call
-        of this turn has used yet (``skip_last``: before this reply's last call); None when
-        the request lists none (nothing to go by)."""
+    def _numbers_left(self, state: dict[str, Any], skip_last: bool = False
+                      ) -> list[Item] | None:
+        """The items of the request (its numbers, the items of a list it gives, the pairs of
+        two lists it crosses) that no call of this turn has used yet (``skip_last``: before
+        this reply's last call); None when the request lists none (nothing to go by)."""
         request = self._request(state)
         numbers = numbers_in(request)
         calls = self.calls_so_far(state)
@@ -626,10 +650,12 @@ class ReactStrategy:
         args = [call["args"] for call in calls]
         listed = list_items_left(listed_items(request), args) if self.listed_items else None
         members = self._members_left(state, calls)
-        if not numbers and listed is None and members is None:
+        pairs = pairs_left(request, args) if self.crossed_items else None
+        if not numbers and listed is None and members is None and pairs is None:
             return None
-        left = unused_numbers(request, args) if numbers else []
-        return left + (listed or []) + [m for m in members or [] if m not in (listed or [])]
+        left: list[Item] = [*(unused_numbers(request, args) if numbers else []),
+                            *(listed or [])]
+        return [*left, *(m for m in members or [] if m not in left), *(pairs or [])]
 
     def _members_left(self, state: dict[str, Any], calls: list[Call] | None = None
                       ) -> list[str] | None:
@@ -853,8 +879,11 @@ class ReactStrategy:
         # "03" as alert ids) and no reply gained (tune: 5 changed, 0 up; reports/README.md).
         # An enum member is itself, case and all ("Aa" is not "AA").
         tests = [lambda value, keys=keys: bool(_leaves(value) & keys)
-                 for keys in (_item_keys(item) for item in numbers or [] if item not in members)
-                 ] + [lambda value, member=member: value == member for member in members]
+                 for keys in (_item_keys(item) for item in numbers or []
+                              if isinstance(item, str) and item not in members)
+                 ] + [lambda value, member=member: value == member for member in members
+                 ] + _pair_tests([item for item in numbers or [] if isinstance(item, tuple)],
+                                 chosen)
         # Not in a reply to a correction: there a restated call is how the model gives up
         # (moved on, it became a call on BFCL's irrelevance questions).
         if self.move_on and earlier and tests and not _correcting(state) and (
@@ -884,6 +913,8 @@ class ReactStrategy:
             return False
         if self._takes_member(tool, args, state):
             return False  # an option the user listed that no call has taken
+        if self._makes_pair(args, state):
+            return False  # two crossed items no call has held together
         items = self._items(tool, args)
         if not items:  # nothing to list (no arguments, or options only): a new tool is new
             return any(call["name"] == tool for call in earlier)
@@ -905,6 +936,13 @@ class ReactStrategy:
         properties = (spec.schema.get("properties") or {}) if spec else {}
         return any(isinstance(value, str) and value in left and "enum" in (
             properties.get(name) or {}) for name, value in args.items())
+
+    def _makes_pair(self, args: dict[str, Any], state: dict[str, Any]) -> bool:
+        """With ``crossed_items``: whether the call holds a pair of items of two crossed
+        lists that no call of the turn holds (``_numbers_left``)."""
+        left = {item for item in self._numbers_left(state) or [] if isinstance(item, tuple)}
+        return bool(left) and bool(
+            left & pairs_held(args, crossed_lists(self._request(state))))
 
     def _serving(self, state: dict[str, Any]) -> Ask | None:
         """The ask the call being written is for (``next_ask``), where it is for its tools."""

@@ -25,7 +25,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from itertools import pairwise
+from itertools import combinations, pairwise
 from typing import Any
 
 from callgate.tools.grounding import date_time_spans, unused_numbers
@@ -39,9 +39,9 @@ from callgate.tools.relevance import (
     word_positions,
 )
 
-__all__ = ["Ask", "asks", "item_key", "items_left", "list_items_left", "listed_items",
-           "listed_members", "listed_numbers", "quoted_left", "quoted_values", "segments",
-           "sibling_lists"]
+__all__ = ["Ask", "asks", "crossed_lists", "holds_item", "item_key", "items_left",
+           "list_items_left", "listed_items", "listed_members", "listed_numbers", "pairs_held",
+           "pairs_left", "quoted_left", "quoted_values", "segments", "sibling_lists"]
 
 # A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
 # an opening quote; not after a title, an initial or an abbreviation.
@@ -406,6 +406,61 @@ def sibling_lists(text: str) -> list[set[str]]:
     (``item_key``): items of one list are siblings."""
     return [{item_key(item) for item in items}
             for items in [*listed_numbers(text), *listed_items(text)]]
+
+
+# Lists the request pairs off item by item ("Taylor Swift and Maroon 5, with a play time of 20
+# minutes and 15 minutes respectively"), not each item with each.
+_PAIRED_OFF = re.compile(r"\b(?:respectively|in that order|correspondingly)\b", re.IGNORECASE)
+
+
+def crossed_lists(text: str) -> list[tuple[list[str], list[str]]]:
+    """Two lists of the request (``sibling_lists``: numbers, names, quoted values) with no
+    item in common, where each item of one goes with each of the other: "the winning
+    percentage of Lakers and Bulls in NBA seasons 2018 and 2020" asks for four calls. None
+    where the request pairs its lists off ("... respectively")."""
+    if _PAIRED_OFF.search(text):
+        return []
+    lists = [*listed_numbers(text), *listed_items(text)]
+    return [(first, second) for first, second in combinations(lists, 2)
+            if not {item_key(i) for i in first} & {item_key(i) for i in second}]
+
+
+def pairs_held(args: dict[str, Any], lists: Iterable[tuple[list[str], list[str]]]
+               ) -> set[tuple[str, str]]:
+    """The pairs (an item of the first list, one of the second) of ``lists``
+    (``crossed_lists``) a call's arguments hold, each item the whole value of an argument
+    of its own."""
+    held: set[tuple[str, str]] = set()
+    for first, second in lists:
+        where = {item: {name for name, value in args.items() if holds_item(value, item)}
+                 for item in (*first, *second)}
+        held |= {(one, other) for one in first for other in second
+                 if where[one] and where[other] and len(where[one] | where[other]) > 1}
+    return held
+
+
+def pairs_left(text: str, calls_args: Iterable[dict[str, Any]]
+               ) -> list[tuple[str, str]] | None:
+    """The pairs of items of two ``crossed_lists`` no call holds together (``pairs_held``);
+    None where no call holds a pair of any two of them: their items go into one argument
+    together, or a call each on their own (``list_items_left``)."""
+    lists = crossed_lists(text)
+    made = set().union(*(pairs_held(args, lists) for args in calls_args))
+    left: list[tuple[str, str]] | None = None
+    for first, second in lists:
+        pairs = [(one, other) for one in first for other in second]
+        if made.intersection(pairs):
+            left = (left or []) + [pair for pair in pairs if pair not in made]
+    return left
+
+
+def holds_item(value: Any, item: str) -> bool:
+    """Whether an argument's value is ``item`` as a list gives it: the number itself, the
+    name folded, or the name with a place's code ("Boston, MA" for "Boston")."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return False
+    key, folded = item_key(value), item_key(item)
+    return key == folded or (isinstance(value, str) and key.startswith(folded + ","))
 
 
 def item_key(value: Any) -> str:
