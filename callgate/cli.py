@@ -551,11 +551,6 @@ class Session:
             self._stream(payload, config)
         return dict(self.agent.get_state(config).values)
 
-    def saved(self) -> bool:
-        """Whether the thread has a checkpoint in the database."""
-        return self.agent.get_state(
-            {"configurable": {"thread_id": self.thread_id}}).created_at is not None
-
     def unfinished(self) -> bool:
         """Whether the thread stopped midway (an approval awaited, a run cut off)."""
         state = self.agent.get_state({"configurable": {"thread_id": self.thread_id}})
@@ -779,7 +774,10 @@ def _database(url: str | None) -> Iterator[Any]:
 
 
 @contextmanager
-def _session(args: argparse.Namespace, prefix: str) -> Iterator[Session]:
+def _session(args: argparse.Namespace, prefix: str, *, saved_only: bool = False
+             ) -> Iterator[Session]:
+    """The agent on ``args.thread`` (a new thread id without one); ``saved_only``: the
+    thread must be in the database already, checked before the model loads."""
     display = Display(quiet=args.quiet)
     events = EventSink(getattr(args, "events", False))
     ctrl_c = CtrlC(display, events)
@@ -789,6 +787,11 @@ def _session(args: argparse.Namespace, prefix: str) -> Iterator[Session]:
     events.write(CliStatusEvent(event="status", phase="loading_model", step=0))
     try:
         with ctrl_c.installed(), _database(args.db) as db:
+            if saved_only and db.checkpointer.get_tuple(
+                    {"configurable": {"thread_id": args.thread}}) is None:
+                raise UserError(f"no thread {args.thread!r} is saved in this database",
+                                f"callgate ask \"QUESTION\" --thread {args.thread} starts "
+                                "it; --db names another database")
             agent, statuses = _build(args, db, display, events, ctrl_c)
             thread_id = args.thread or f"{prefix}-{uuid.uuid4().hex[:8]}"
             ctrl_c.thread_id = thread_id
@@ -804,11 +807,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if not args.question and not args.thread:
         raise UserError("ask needs a question", "callgate ask \"QUESTION\" "
                                                 "(or --thread ID to finish that thread's turn)")
-    with _session(args, "ask") as session:
-        if not args.question and not session.saved():
-            raise UserError(f"no thread {session.thread_id!r} is saved in this database",
-                            f"callgate ask \"QUESTION\" --thread {session.thread_id} starts "
-                            "it; --db names another database")
+    with _session(args, "ask", saved_only=not args.question) as session:
         payload = ({"messages": [("user", args.question)], "mode": args.mode}
                    if args.question else None)
         session.show_tokens = not (args.json or args.events)

@@ -333,6 +333,9 @@ def test_finishing_a_thread_that_is_not_saved_is_one_line(home: Path) -> None:
     assert result.stderr.strip() == (
         "error: no thread 'nosuch' is saved in this database (hint: callgate ask "
         "\"QUESTION\" --thread nosuch starts it; --db names another database)")
+    # Said before the model loads: a model that cannot load is not what is wrong here.
+    missing = callgate("ask", "--thread", "nosuch", "--model", "gguf:/no/such.gguf", home=home)
+    assert missing.stderr == result.stderr and missing.returncode == 2
     # A saved thread, its turn finished: its answer again.
     first = callgate("ask", "What is 17*23?", "--thread", "t1", "--model", "calc", home=home)
     again = callgate("ask", "--thread", "t1", "--model", "calc", home=home)
