@@ -185,6 +185,15 @@ def test_calculator_is_exact_and_safe() -> None:
         with pytest.raises(ValueError, match="has no real result"):
             calculator(no_real)
     assert calculator("-8^0.5") == -2.82842712474619 and calculator("(-8)^3") == -512
+    # Given directly (the schema's pattern bounds a model's), an expression may be any
+    # length: the error quotes its start, and thousands of operators or brackets are a
+    # clear error, not Python's RecursionError.
+    with pytest.raises(ValueError, match=r"^unsupported in an arithmetic expression: 'x{80}…'$"):
+        calculator("x" * 5000)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        calculator("1+" * 5000 + "1")
+    with pytest.raises(ValueError, match="not an arithmetic expression|nested too deeply"):
+        calculator("(" * 300 + "1" + ")" * 300)  # Python's parser refuses it first
 
 
 def test_calculator_schema_admits_only_arithmetic() -> None:

@@ -122,13 +122,15 @@ def calculator(
     text = text.replace("^", "**").replace("×", "*").replace("÷", "/")
     try:
         tree = ast.parse(text, mode="eval")
+        value = _eval(tree.body)
     except SyntaxError as exc:
-        raise ValueError(f"not an arithmetic expression: {expression!r}") from exc
-    value = _eval(tree.body)
+        raise ValueError(f"not an arithmetic expression: {_quoted(expression)}") from exc
+    except RecursionError as exc:  # thousands of operators or brackets, given directly
+        raise ValueError(f"{_quoted(expression)} is nested too deeply to work out") from exc
     if isinstance(value, complex):  # (-8) ** 0.5: Python answers with a complex number
-        raise ValueError(f"{expression!r} has no real result")
+        raise ValueError(f"{_quoted(expression)} has no real result")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"the result of {expression!r} is too large for a number")
+        raise ValueError(f"the result of {_quoted(expression)} is too large for a number")
     # 3.5 * 4.2 is 14.7, not 14.700000000000001: fifteen significant digits (all a float
     # holds exactly) hide the binary rounding without changing a figure the float states.
     if not isinstance(value, float):
@@ -194,11 +196,12 @@ def _eval(node: ast.AST) -> Any:
         left, right = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Pow) and (abs(right) > 1000 or (
                 abs(left) > 1 and right * math.log2(abs(left)) > RESULT_BITS)):
-            raise ValueError(f"{ast.unparse(node)} is too large to work out")
+            raise ValueError(f"{_quoted(ast.unparse(node), repr_=False)} is too large to work out")
         try:
             return _BINARY[type(node.op)](left, right)
         except OverflowError as exc:  # 10.0 ** 400; a huge int divided into a float
-            raise ValueError(f"{ast.unparse(node)} is too large for a number") from exc
+            raise ValueError(f"{_quoted(ast.unparse(node), repr_=False)} is too large for a "
+                             "number") from exc
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_eval(node.operand))
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
@@ -209,8 +212,16 @@ def _eval(node: ast.AST) -> Any:
         try:
             return _FUNCTIONS[node.func.id](*arguments)
         except (TypeError, ValueError, OverflowError) as exc:  # round(1, 2.5), sqrt(-1)
-            raise ValueError(f"{ast.unparse(node)} has no result: {exc}") from exc
-    raise ValueError(f"unsupported in an arithmetic expression: {ast.unparse(node)!r}")
+            raise ValueError(f"{_quoted(ast.unparse(node), repr_=False)} has no result: "
+                             f"{exc}") from exc
+    raise ValueError(f"unsupported in an arithmetic expression: {_quoted(ast.unparse(node))}")
+
+
+def _quoted(text: str, *, repr_: bool = True, limit: int = 80) -> str:
+    """``text`` for an error message: its first ``limit`` characters and "…" past them (an
+    expression given to the function directly may be any length)."""
+    shown = text if len(text) <= limit else text[:limit] + "…"
+    return repr(shown) if repr_ else shown
 
 
 def calculator_tool() -> Tool:
