@@ -385,3 +385,48 @@ def test_an_argument_named_enum_is_no_list_of_members() -> None:
     properties = {"enum": {"type": "string", "description": "A type name."},
                   "mode": {"type": "array", "items": {"enum": ["fast", 3, "slow"]}}}
     assert _enum_members(properties) == ["fast", "slow"]
+
+
+def test_arithmetic_on_the_previous_answer_reads_its_number() -> None:
+    # `callgate chat`: "What is 12 * 12?" (144), then "And divide that by 4?" was called as
+    # "12 * 12" again and answered 144.
+    from callgate.tools.relevance import with_earlier_result
+
+    assert with_earlier_result("And divide that by 4?", "144") == "And divide 144 by 4?"
+    assert with_earlier_result("Now add 10 to it.", "56") == "Now add 10 to 56."
+    assert with_earlier_result("What is the result squared?", "560") == "What is 560 squared?"
+    assert with_earlier_result("Is it possible to divide that by 4?", "144") == (
+        "Is it possible to divide 144 by 4?")  # the "that" arithmetic reads, not the "it"
+    # Not where the request has arithmetic of its own, reads as none so, or there is no
+    # one number to read.
+    assert with_earlier_result("Divide 10 by 2, not that.", "144") == "Divide 10 by 2, not that."
+    for request in ("Is it raining in Paris?", "Thanks, that helps!", "What is it?"):
+        assert with_earlier_result(request, "144") == request
+    assert with_earlier_result("And divide that by 4?", None) == "And divide that by 4?"
+
+
+def test_the_strategy_reads_and_shows_a_follow_up_with_the_previous_answer_in_it() -> None:
+    from langchain_core.messages import ToolMessage
+
+    registry = _builtin_like()
+    model = ScriptedChatModel(script=[], native_tools=False)
+    earlier = [HumanMessage("What is 12 * 12?"),
+               AIMessage("", tool_calls=[{"name": "calculator", "id": "c1", "type": "tool_call",
+                                          "args": {"expression": "12 * 12"}}]),
+               ToolMessage("[R1] [calculator] = 144", tool_call_id="c1"),
+               AIMessage("144 [R1]\n\nSources: [R1] calculator", name="callgate")]
+    state = {"messages": [*earlier, HumanMessage("And divide that by 4?")]}
+    strategy = ReactStrategy(model, registry)
+    assert strategy.earlier_results  # the default
+    assert strategy._request(state) == "And divide 144 by 4?"
+    assert strategy._calls_for(state) and strategy.offered(state) == ["calculator"]
+    shown = strategy.messages(state)
+    assert shown[-1].text == "And divide 144 by 4?" and shown[1].text == "What is 12 * 12?"
+    assert state["messages"][-1].text == "And divide that by 4?"  # the state keeps the words
+    # An earlier answer with two numbers says nothing about which one "that" is.
+    two = [*earlier[:-1], AIMessage("144, or 12 squared", name="callgate")]
+    assert ReactStrategy(model, registry)._request(
+        {"messages": [*two, HumanMessage("And divide that by 4?")]}) == "And divide that by 4?"
+    strategy.earlier_results = False
+    assert strategy._request(state) == "And divide that by 4?"
+    assert strategy.messages(state)[-1].text == "And divide that by 4?"

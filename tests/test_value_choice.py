@@ -1179,6 +1179,9 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("Work out (7 + 5) * 4.", "7 + 5 * 4", "(7 + 5) * 4"),
             ("What is 7 cubed?", "7 * 7 * 7", "7 cubed"),
             ("What is 7 times 7?", "7 * 7", "7 times 7"),
+            # Rewritten in words as well (`callgate chat`: "Now add 10 to it." after 56 was
+            # called as "10 times 56").
+            ("Now add 10 to 56.", "10 times 56", "add 10 to 56"),
             ("What's a 15% tip on 48.50?", "15%", "15% tip on 48.50"),  # a share "on"
             ("What's a 15% Tip on 48.50?", "15%", "15% Tip on 48.50"),  # in any case
             ("What is 3 + 4?", "3 * 3 + 8", "3 * 3 + 8"),  # 8 is not the request's: kept

@@ -732,10 +732,13 @@ def _unsigned(text: str) -> set[str]:
 # A number written right after a function's name ("sqrt2"), read as a number of its own;
 # not the exponent of scientific notation ("2e5").
 _GLUED_NUMBER = re.compile(r"(?<=[^\W\d_])(?<![\d.][eE])(?=\d)")
-# A value written as arithmetic: numbers, operators, brackets and the words of functions
-# and constants ("2*sqrt(2)", "7 + 5 * 4"), not a phrase that holds numbers.
+# A value written as arithmetic: numbers, operators (signs or words), brackets and the
+# words of functions and constants ("2*sqrt(2)", "7 + 5 * 4", "10 times 56" for "add 10 to
+# 56"), not a phrase that holds numbers.
 _ARITHMETIC_VALUE = re.compile(
-    r"(?:[\d\s.,+\-*/%^()×÷]|sqrt|log|exp|sin|cos|tan|abs|round|min|max|pi|e)+")
+    r"(?:[\d\s.,+\-*/%^()×÷]|sqrt|log|exp|sin|cos|tan|abs|round|min|max|pi|e|plus|minus"
+    r"|times|multiplied by|divided by|squared|cubed|to the power of|square root of)+",
+    re.IGNORECASE)
 
 
 def _longest_span(copies: list[re.Match[str]], best: str, request: str, edges: set[int],

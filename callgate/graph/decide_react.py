@@ -78,6 +78,7 @@ from callgate.tools.relevance import (
     number_readings,
     relevant_tools,
     tool_scores,
+    with_earlier_result,
 )
 
 FINAL = "Final Answer:"
@@ -140,6 +141,18 @@ def _turn_start(messages: list[AnyMessage]) -> int:
                 "callgate_correction"):
             return index
     return 0
+
+
+def _earlier_number(messages: list[AnyMessage]) -> str | None:
+    """The one number the answer before the user's latest request states (its Sources line
+    aside), as written; None where it states none or several, or there is none."""
+    earlier = messages[:_turn_start(messages)]
+    answer = next((m for m in reversed(earlier)
+                   if isinstance(m, AIMessage) and not m.tool_calls), None)
+    if answer is None:
+        return None
+    numbers = set(answer_numbers_in(answer.text.split("\n\nSources:")[0]))
+    return numbers.pop() if len(numbers) == 1 else None
 
 
 def turn_calls(messages: list[AnyMessage]) -> list[Call]:
@@ -256,7 +269,8 @@ class ReactStrategy:
                  terse_format: bool = True, filled_lists: bool = True,
                  part_items: bool = True, grounded_answers: bool = True,
                  checked_answers: bool = True, member_items: bool = True,
-                 formula_numbers: bool = True, crossed_items: bool = True) -> None:
+                 formula_numbers: bool = True, crossed_items: bool = True,
+                 earlier_results: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -400,6 +414,11 @@ class ReactStrategy:
         # ``callgate.tools.asks.pairs_left``), once a call holds one pair: SmolLM2 called
         # for Lakers 2018 and Bulls 2020, and the turn ended with every item used.
         self.crossed_items = crossed_items
+        # A follow-up doing arithmetic on the previous answer's number ("And divide that by
+        # 4?" after "144") is read, and shown to the model, with the number in place of
+        # "that" (``earlier_results``): SmolLM2 called the calculator with the earlier
+        # "12 * 12" again and answered 144.
+        self.earlier_results = earlier_results
         # A request whose words name a tool this strongly (``relevance.tool_scores``: three
         # for each word of its name, one for each of its description's) gets a call, not an
         # answer, as the turn's first choice: SmolLM2 answered "Can you fetch the latest news
@@ -463,7 +482,13 @@ class ReactStrategy:
     # -- prompts ------------------------------------------------------------------------
     def messages(self, state: dict[str, Any]) -> list[AnyMessage]:
         system = self.system if tools_allowed(state, self.registry) else prompts.CHAT_SYSTEM
-        return [SystemMessage(system), *render_history(state["messages"])]
+        history = list(state["messages"])
+        said = user_texts(history)
+        if said and (request := self._request(state)) != said[-1]:
+            # The model reads the request as the loop does: with the earlier number in it.
+            start = _turn_start(history)
+            history[start] = HumanMessage(request, id=history[start].id)
+        return [SystemMessage(system), *render_history(history)]
 
     def _kwargs(self, **extra: Any) -> dict[str, Any]:
         # Greedy decoding on tool turns; only models that take these get them.
@@ -511,11 +536,16 @@ class ReactStrategy:
                                 for m in turn)
                     and self._numbers_left(state) is None)
 
-    @staticmethod
-    def _request(state: dict[str, Any]) -> str:
-        """The user's latest request (the loop's correction messages are not requests)."""
-        said = user_texts(state.get("messages") or [])
-        return said[-1] if said else ""
+    def _request(self, state: dict[str, Any]) -> str:
+        """The user's latest request (the loop's correction messages are not requests);
+        with ``earlier_results``, arithmetic on the previous answer's number read with it
+        ("And divide that by 4?" after "144": ``relevance.with_earlier_result``)."""
+        messages = state.get("messages") or []
+        said = user_texts(messages)
+        request = said[-1] if said else ""
+        if not (self.earlier_results and request):
+            return request
+        return with_earlier_result(request, _earlier_number(messages))
 
     def _choice_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar

@@ -27,7 +27,7 @@ from callgate.tools.registry import Tool
 __all__ = ["ARITHMETIC_SCORE", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags", "callable_for",
            "does_arithmetic", "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
            "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
-           "word_named_members", "word_positions"]
+           "with_earlier_result", "word_named_members", "word_positions"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -115,6 +115,24 @@ ARITHMETIC_SCORE = 9.0
 def is_arithmetic(request: str) -> bool:
     """Whether ``request`` holds arithmetic ("What is 45 minus 18?")."""
     return _ARITHMETIC.search(request) is not None
+
+
+# The words a follow-up uses for the previous answer ("And divide that by 4?").
+_EARLIER_RESULT = re.compile(r"\b(?:that|it|this|the (?:result|answer))\b", re.IGNORECASE)
+
+
+def with_earlier_result(request: str, number: str | None) -> str:
+    """``request`` with a "that", "it", "this", "the result" or "the answer" read as
+    ``number`` (the one number the previous answer stated), where the request holds no
+    arithmetic of its own and reads as arithmetic so: "And divide that by 4?" after "144" is
+    "And divide 144 by 4?". ``request`` as it is otherwise ("Is it raining?")."""
+    if number is None or is_arithmetic(request):
+        return request
+    for match in _EARLIER_RESULT.finditer(request):
+        resolved = request[:match.start()] + number + request[match.end():]
+        if is_arithmetic(resolved):
+            return resolved
+    return request
 
 
 def does_arithmetic(tool: Tool) -> bool:
