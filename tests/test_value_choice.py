@@ -1162,7 +1162,9 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What is 144 divided by 16?", "144", "144 divided by 16"),
             ("What is (12 + 8) * 3?", "12 + 8", "(12 + 8) * 3"),  # no bracket left open
             ("What is 7 cubed?", "7", "7 cubed"),
-            ("What is 17 cubed?", "7", "7"),  # not a copy: "7" is inside "17"
+            # Not a copy ("7" is inside "17"): a lone number the request does not write,
+            # which gives way to the request's one span.
+            ("What is 17 cubed?", "7", "17 cubed"),
             ("Compute 2 to the power of 10.", "2^10", "2 to the power of 10"),  # same value
             ("What is 3 + 4 and 5 * 6?", "3 + 4", "3 + 4"),  # "and" is no operator
             # Arithmetic worded as a sentence (`callgate ask "Add 3.5 and 4.25"` made a call
@@ -1182,6 +1184,11 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             # Rewritten in words as well (`callgate chat`: "Now add 10 to it." after 56 was
             # called as "10 times 56").
             ("Now add 10 to 56.", "10 times 56", "add 10 to 56"),
+            # A lone number the request does not write: the model's own result, or junk
+            # (`callgate chat`: "What is the result squared?" after 66, "66.0000000000001").
+            ("What is 66 squared?", "66.0000000000001", "66 squared"),
+            ("What is 17 * 23?", "391", "17 * 23"),
+            ("What is 2 + 2, and 3 + 3?", "4", "4"),  # two spans: which one is not known
             ("What's a 15% tip on 48.50?", "15%", "15% tip on 48.50"),  # a share "on"
             ("What's a 15% Tip on 48.50?", "15%", "15% Tip on 48.50"),  # in any case
             ("What is 3 + 4?", "3 * 3 + 8", "3 * 3 + 8"),  # 8 is not the request's: kept

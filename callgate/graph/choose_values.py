@@ -711,10 +711,14 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
     if copies:
         return _longest_span(copies, value, request, edges, pattern)
     numbers = _unsigned(_GLUED_NUMBER.sub(" ", value))  # "sqrt2" writes 2
-    if not (_ARITHMETIC_VALUE.fullmatch(value) and numbers <= _unsigned(request)):
+    if numbers_in(value) == [value.strip()] and not numbers <= _unsigned(request):
+        # A lone number the request does not write is the model's own result, or a copy
+        # gone wrong ("66.0000000000001" for "What is 66 squared?" after an answer of 66).
+        numbers = set()
+    elif not (_ARITHMETIC_VALUE.fullmatch(value) and numbers <= _unsigned(request)):
         return value
-    # A value with no number ("sqrt" for "the square root of 144") is an expression cut
-    # short: the request's spans around any of its numbers are the candidates.
+    # A value with no number of the request's ("sqrt" for "the square root of 144") is an
+    # expression cut short: the request's spans around any of its numbers are the candidates.
     copies = [c for n in numbers or _unsigned(request) for c in re.finditer(re.escape(n), request)
               if c.start() in edges and c.end() in edges]
     spans = {span for c in copies
