@@ -830,7 +830,7 @@ def false_equations(text: str) -> list[str]:
     side (one exact reading of arithmetic for the project)."""
     # Imported here: the calculator is a tool, and the tools package imports the graph's
     # modules, which import this one.
-    from callgate.tools.builtin.calculator import calculator
+    from callgate.tools.builtin.calculator import TooLarge, calculator
 
     text = _CLOCK.sub("time", text[:20_000])
     found = []
@@ -841,10 +841,12 @@ def false_equations(text: str) -> list[str]:
         values: list[tuple[str, float | None]] = []
         for side in sides:
             try:
-                result = (float(calculator(side))
+                result = (_magnitude(calculator(side))
                           if re.search(r"\d", side) and not _YEARS.search(side) else None)
+            except TooLarge:
+                result = math.inf  # "4356 = 66^4356": equal to no number written out
             except (ValueError, ArithmeticError, TypeError, RecursionError):
-                result = None  # OverflowError is an ArithmeticError
+                result = None
             values.append((side, result))
         for (left, a), (right, b) in zip(values, values[1:], strict=False):
             if a is None or b is None or _same(a, b, left, right):
@@ -853,9 +855,19 @@ def false_equations(text: str) -> list[str]:
     return found
 
 
+def _magnitude(value: float) -> float:
+    """``value`` as a float; an integer past a float's range as an infinity of its sign."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _same(a: float, b: float, left: str, right: str) -> bool:
     """Whether two sides agree, a side written as a plain number read as rounded to its
-    decimals."""
+    decimals; two sides past a float's range are not told apart."""
+    if math.isinf(a) or math.isinf(b):
+        return a == b
     tolerance = 1e-9 * max(1.0, abs(a), abs(b))
     for side in (left, right):
         if plain := _PLAIN_NUMBER.fullmatch(side):

@@ -968,14 +968,18 @@ def test_a_result_too_long_for_a_float_vouches_for_no_number() -> None:
     assert invented_numbers("about 1.2 × 10^603", [result]) == ["1.2", "10", "603"]
 
 
-def test_arithmetic_too_large_to_work_out_is_not_read_and_does_not_hang() -> None:
+def test_arithmetic_too_large_to_work_out_does_not_hang_and_equals_no_number() -> None:
     # An equation whose side overflows a float or would take minutes to write out (found in
-    # review): not read, and the check returns at once.
+    # review): the check returns at once, and such a side equals no number written out
+    # (`callgate ask "What is 66 squared?"` was answered "4356 = 66^4356", unflagged: the
+    # side was not read).
     for huge in ("2^1000 * 2^1000 = 5", "10^400 = 1", "((9^999)^999)^999 = 1",
-                 "10.0^400 = 1"):
-        assert false_equations(huge) == [], huge
+                 "10.0^400 = 1", "4356 = 66^4356"):
+        assert false_equations(huge) == [huge], huge
         assert check_answer(huge, results=["[calculator] = 5"], user=["?"]).text == huge
     assert false_equations("1" * 5000 + " = 2") == []  # a long run, in bounded time
+    # Two sides past a float's range are not told apart; slow to work out is not large.
+    assert false_equations("66^4356 = 67^4356") == [] and false_equations("1 = 1^5000") == []
 
 
 def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> None:

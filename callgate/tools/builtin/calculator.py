@@ -80,6 +80,10 @@ _SENTENCE_PATTERN = "|".join(
     ("([Tt]he )?" if the_first else "") + f"[{opening[0].upper()}{opening[0]}]{opening[1:]} "
     f"{_NUMBER} ({'|'.join(joins)}) {_NUMBER}"
     for opening, the_first, joins, _ in SENTENCE_FORMS)
+class TooLarge(ValueError):
+    """An expression whose result is too large to work out or to hold as a number."""
+
+
 EXPRESSION_PATTERN = f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE}|{_SENTENCE_PATTERN})$"
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
@@ -130,7 +134,7 @@ def calculator(
     if isinstance(value, complex):  # (-8) ** 0.5: Python answers with a complex number
         raise ValueError(f"{_quoted(expression)} has no real result")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"the result of {_quoted(expression)} is too large for a number")
+        raise TooLarge(f"the result of {_quoted(expression)} is too large for a number")
     # 3.5 * 4.2 is 14.7, not 14.700000000000001: fifteen significant digits (all a float
     # holds exactly) hide the binary rounding without changing a figure the float states.
     if not isinstance(value, float):
@@ -194,14 +198,17 @@ def _eval(node: ast.AST) -> Any:
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _eval(node.left), _eval(node.right)
-        if isinstance(node.op, ast.Pow) and (abs(right) > 1000 or (
-                abs(left) > 1 and right * math.log2(abs(left)) > RESULT_BITS)):
-            raise ValueError(f"{_quoted(ast.unparse(node), repr_=False)} is too large to work out")
+        if isinstance(node.op, ast.Pow):
+            huge = abs(left) > 1 and right * math.log2(abs(left)) > RESULT_BITS
+            if huge or abs(right) > 1000:
+                error = TooLarge if huge else ValueError  # 0.5 ^ 2000 is small, but as slow
+                raise error(f"{_quoted(ast.unparse(node), repr_=False)} is too large to work "
+                            "out")
         try:
             return _BINARY[type(node.op)](left, right)
         except OverflowError as exc:  # 10.0 ** 400; a huge int divided into a float
-            raise ValueError(f"{_quoted(ast.unparse(node), repr_=False)} is too large for a "
-                             "number") from exc
+            raise TooLarge(f"{_quoted(ast.unparse(node), repr_=False)} is too large for a "
+                           "number") from exc
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_eval(node.operand))
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
