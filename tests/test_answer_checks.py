@@ -1131,3 +1131,43 @@ def test_an_answer_with_invented_numbers_after_a_refused_call_gives_way_to_the_r
     assert out["final_answer"] == "There are 86,400 seconds in a day."
     assert out["answer_source"] == "model" and out["answer_checks"] == [
         "numbers in no result or question: 86,400"]
+
+
+def test_a_question_in_other_words_than_the_results_is_read_in_theirs() -> None:
+    # Scripted: the bundled model's answer to the fresh answer set's "How much RAM is in
+    # use right now?" (2026-11-30, 4dde251): "2.25", the load's figure, which the results
+    # hold, so no check saw it — the results name the memory, never "RAM". A tool's
+    # synonyms say which of its names a question's word stands for (system_stats':
+    # ``SYNONYMS``); the checks and the results' answer read the question so.
+    from callgate.tools.builtin.system_stats import SYNONYMS, summarize_stats
+    from callgate.tools.registry import ToolRegistry
+    from callgate.tools.relevance import in_tool_words
+
+    def stats() -> dict[str, Any]:
+        """CPU, memory (RAM) and disk usage of this computer."""
+        return {"cpu_percent": 5.0, "cpu_count": 2, "memory_percent": 2.5,
+                "memory_free_gib": 20.1, "memory_total_gib": 23.4, "disk_percent": 23.9,
+                "disk_free_gib": 70.0, "disk_total_gib": 252.0, "disk_path": "/",
+                "load_average": [2.25, 2.1, 1.9]}
+
+    def answered(synonyms: dict[str, str] | None) -> dict[str, Any]:
+        registry = ToolRegistry()
+        registry.register(stats, name="system_stats", summarizer=summarize_stats,
+                          synonyms=synonyms)
+        agent = build_agent(ScriptedChatModel(script=[tool_call("system_stats", {}),
+                                                      AIMessage("2.25")]), registry)
+        return agent.invoke({"messages": [HumanMessage("How much RAM is in use right now?")]})
+
+    out = answered(SYNONYMS)
+    assert out["answer_source"] == "results"
+    assert out["final_answer"].startswith(
+        "Here is what the tools returned: [system_stats] memory 2.5%, memory free 20.1 of "
+        "23.4 GiB [R1]")
+    assert "the answer gives no memory figure of the results" in out["answer_checks"]
+    # Without them the same answer passes: nothing in the question names a result's figure.
+    plain = answered(None)
+    assert plain["answer_source"] == "model" and plain["final_answer"].startswith("2.25")
+    # Whole words only, case aside; the question is otherwise as written.
+    assert in_tool_words("How much RAM? Ramp up the cores.", SYNONYMS) == (
+        "How much memory? Ramp up the cpus.")
+    assert in_tool_words("How much RAM?", {}) == "How much RAM?"

@@ -543,3 +543,16 @@ def test_conversation_words_checked_on_add() -> None:
     for words, fragment in [(("topic",), "names no argument"), (("limit",), "not strings")]:
         with pytest.raises(ValueError, match=fragment):
             ToolRegistry().add(dataclasses.replace(tool, conversation_words=words))
+
+
+def test_synonyms_are_one_word_to_one_word() -> None:
+    def stats() -> dict[str, float]:
+        """Memory usage."""
+        return {"memory_percent": 2.5}
+
+    tool = ToolRegistry().register(stats, synonyms={"RAM": "memory"})
+    assert tool.synonyms == {"RAM": "memory"}
+    assert ToolRegistry().register(stats).synonyms == {}
+    for odd in [{"main memory": "memory"}, {"ram": ""}, {"ram": 3}, {"ram_use": "memory"}]:
+        with pytest.raises(ValueError, match="synonyms map one word to one word"):
+            ToolRegistry().add(dataclasses.replace(tool, synonyms=odd))

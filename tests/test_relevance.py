@@ -7,6 +7,7 @@ model whose replies are never asked for here.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Literal
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -258,6 +259,14 @@ def test_the_builtin_tools_route_questions_to_the_tool_they_are_about() -> None:
         assert relevant_tools(tools, "What's the latest news on the Mars rover?") == [
             "web_search"]
         assert relevant_tools(tools, "How much RAM is free?") == ["system_stats"]
+        # A tool's synonyms count as its own words: "drive" is system_stats' "disk"
+        # (`callgate ask "How full is the drive?"` was offered no tool and answered "The
+        # drive is 100% full.").
+        assert relevant_tools(tools, "How full is the drive?", unmatched="none") == [
+            "system_stats"]
+        stats = registry.get("system_stats")
+        assert tool_scores([dataclasses.replace(stats, synonyms={})],
+                           "How full is the drive?") == {"system_stats": 0.0}
         assert relevant_tools(tools, "What is the capital of France?", unmatched="none") == []
 
 

@@ -355,3 +355,16 @@ def test_conversation_words(tmp_path: Path, mod: str) -> None:
     check_error(tmp_path, "mcp_servers:\n  git:\n    command: x\n"
                 "    conversation_words: [git_log]\n", 4,
                 "'conversation_words' must map tool names to lists of argument names")
+
+
+def test_synonyms(tmp_path: Path, mod: str) -> None:
+    text = VALID.format(mod=mod).replace(
+        "required: [text]}\n", "required: [text]}\n    synonyms: {phrase: text}\n")
+    registry = ToolRegistry()
+    load_tools_yaml(write(tmp_path, text), registry)
+    assert registry.get("echo").synonyms == {"phrase": "text"}
+    assert registry.get("add").synonyms == {}
+    check_error(tmp_path, "tools:\n" + entry(mod, extra="    synonyms: {total sum: add}\n"), 7,
+                "tool 'add': synonyms map one word to one word; not 'total sum': 'add'")
+    check_error(tmp_path, "tools:\n" + entry(mod, extra="    synonyms: [plus]\n"), 7,
+                "tool 'add': synonyms must map words to words, got list")

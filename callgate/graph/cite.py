@@ -26,6 +26,7 @@ from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
 from callgate.sanitize import sanitize
 from callgate.tools.grounding import user_texts
+from callgate.tools.relevance import in_tool_words
 from callgate.tools.summaries import asked_fields
 
 _CITATION = re.compile(
@@ -73,7 +74,10 @@ def make_cite(settings: LoopSettings):
         if status in (None, "running") and is_cancelled(config, runtime.store):
             status, draft, source = "cancelled", cancelled_text(state), "loop"
         asked = user_texts(state.get("messages") or [])
-        question = asked[-1] if asked else ""
+        # The question in the words the results name figures with ("memory" for "RAM").
+        question = in_tool_words(asked[-1] if asked else "", {
+            word: name for e in usable.values() if (tool := settings.registry.get(e["tool"]))
+            for word, name in tool.synonyms.items()})
         if source == "model":
             check = check_answer(sanitize(draft, tool_names=tool_names),
                                  results=[t for e in usable.values()
@@ -83,7 +87,7 @@ def make_cite(settings: LoopSettings):
                                  earlier=[t for e in events[:state.get("turn_start", 0)]
                                           if e["outcome"] == "ok"
                                           for t in (e["summary"], e["preview"])],
-                                 outputs=_answers_of(turn))
+                                 outputs=_answers_of(turn), question=question)
         else:  # the loop's own words (a failure, a cancellation): nothing to check
             check = AnswerCheck(draft)
         text, cited = cite_text(check.text, alias)

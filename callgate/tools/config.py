@@ -14,6 +14,7 @@ tools:
     sensitive: false            # optional: true makes every call wait for approval
     category: math              # optional
     conversation_words: []      # optional: string arguments made of the user's words
+    synonyms: {}                # optional: {a user's word: the tool's own word}
 mcp_servers:
   git:
     transport: stdio
@@ -27,7 +28,10 @@ mcp_servers:
 
 ``conversation_words`` names string arguments whose text is made of the user's words, such
 as a search query: under a llama.cpp model's grammar they are written as runs of those
-words (``ToolRegistry.register(..., conversation_words=...)``).
+words (``ToolRegistry.register(..., conversation_words=...)``). ``synonyms`` maps a word a
+user may write to the tool's own word for it (``{ram: memory}``): the relevance score and the
+answer checks read the request with the tool's words (``ToolRegistry.register(...,
+synonyms=...)``).
 
 Every error is a :class:`ToolsConfigError` of the form ``FILE:LINE: what is wrong``.
 """
@@ -57,7 +61,12 @@ from callgate.tools.mcp import (
     load_mcp_tools_into_sync,
     parse_server,
 )
-from callgate.tools.registry import Tool, ToolRegistry, conversation_words_problem
+from callgate.tools.registry import (
+    Tool,
+    ToolRegistry,
+    conversation_words_problem,
+    synonyms_problem,
+)
 from callgate.tools.validation import SchemaInvalid, compile_schema
 
 Key = str | int
@@ -68,7 +77,7 @@ _TYPE_HINTS = {"int": "integer", "str": "string", "float": "number", "bool": "bo
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _TOOL_KEYS = {"name": True, "description": True, "module": True, "function": True,
               "parameters_schema": True, "timeout_s": False, "sensitive": False,
-              "category": False, "conversation_words": False}
+              "category": False, "conversation_words": False, "synonyms": False}
 _TOP_KEYS = ("tools", "mcp_servers")
 
 
@@ -96,6 +105,7 @@ class ToolSpec:
     sensitive: bool = False
     category: str | None = None
     conversation_words: tuple[str, ...] = ()
+    synonyms: dict[str, str] = field(default_factory=dict)
     index: int = 0  # position in the ``tools:`` list, to find its lines again
 
 
@@ -254,12 +264,15 @@ def _tool_spec(config: ToolsConfig, i: int, entry: Any) -> ToolSpec:
                                                           "must be a list of argument names")
     if problem := conversation_words_problem(schema, words):
         raise config.error((*here, "conversation_words"), f"{label}: {problem}")
+    synonyms = entry.get("synonyms") or {}
+    if problem := synonyms_problem(synonyms):
+        raise config.error((*here, "synonyms"), f"{label}: {problem}")
     return ToolSpec(name=entry["name"], description=entry["description"].strip(),
                     module=entry["module"], function=entry["function"],
                     parameters_schema=schema,
                     timeout_s=float(timeout) if timeout is not None else None,
                     sensitive=sensitive, category=category, conversation_words=tuple(words),
-                    index=i)
+                    synonyms=dict(synonyms), index=i)
 
 
 def _register_spec(config: ToolsConfig, spec: ToolSpec) -> Tool:
@@ -287,7 +300,8 @@ def _register_spec(config: ToolsConfig, spec: ToolSpec) -> Tool:
         runnable = StructuredTool(func=target, **options)
     return ToolRegistry().register(runnable, timeout_s=spec.timeout_s, sensitive=spec.sensitive,
                                    category=spec.category, source="yaml",
-                                   conversation_words=spec.conversation_words)
+                                   conversation_words=spec.conversation_words,
+                                   synonyms=spec.synonyms)
 
 
 def _import(config: ToolsConfig, spec: ToolSpec, label: str) -> ModuleType:

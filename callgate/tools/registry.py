@@ -8,8 +8,8 @@ import inspect
 import json
 import re
 import typing
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any, NamedTuple
 
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
@@ -44,6 +44,23 @@ class Tool:
     # added to its lexical score (``relevance.tool_scores``): rag_search's is the request's
     # words found together in an indexed passage, which no description can list.
     relevance: Callable[[str], float] | None = None
+    # The words a request may use for the tool's own names ("ram" for "memory"): the
+    # relevance score, the answer checks and the results' answer read it with the tool's
+    # words (``relevance.in_tool_words``).
+    synonyms: Mapping[str, str] = field(default_factory=dict)
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def synonyms_problem(synonyms: Any) -> str | None:
+    """Why ``synonyms`` cannot be a tool's ``synonyms`` (one word to one word), or None."""
+    if not isinstance(synonyms, Mapping):
+        return f"synonyms must map words to words, got {type(synonyms).__name__}"
+    odd = [f"{k!r}: {v!r}" for k, v in synonyms.items()
+           if not (isinstance(k, str) and isinstance(v, str)
+                   and _WORD.fullmatch(k) and _WORD.fullmatch(v))]
+    return "synonyms map one word to one word; not " + ", ".join(odd) if odd else None
 
 
 # What OpenAI, Anthropic and Gemini all accept as a function name.
@@ -115,6 +132,7 @@ class ToolRegistry:
         source: str | None = None,
         conversation_words: Iterable[str] = (),
         relevance: Callable[[str], float] | None = None,
+        synonyms: Mapping[str, str] | None = None,
     ) -> Tool:
         """Register a Python function (sync or async) or a LangChain tool; return the Tool.
 
@@ -122,7 +140,8 @@ class ToolRegistry:
         conversation's words, such as a search query: a llama.cpp model's grammar writes them
         as runs of those words (``"latest Python release"``, not ``"latest_python_release"``).
         ``relevance`` scores how much a request is about the tool beyond its description's
-        words (see :class:`Tool`).
+        words (see :class:`Tool`). ``synonyms`` maps the words a question may use to the
+        names the tool's results give figures (``{"ram": "memory"}``): one word each.
 
         A parameter annotated ``CancelToken`` (for a LangChain tool:
         ``Annotated[CancelToken, InjectedToolArg]``) opts into cooperative cancellation: it is
@@ -159,6 +178,7 @@ class ToolRegistry:
             cancel_param=cancel_param,
             conversation_words=tuple(conversation_words),
             relevance=relevance,
+            synonyms=dict(synonyms or {}),
         )
         return self.add(tool)
 
@@ -181,6 +201,8 @@ class ToolRegistry:
         except SchemaInvalid as exc:
             raise SchemaInvalid(f"tool {tool.name!r}: its parameters schema is {exc}") from None
         if problem := conversation_words_problem(tool.schema, tool.conversation_words):
+            raise ValueError(f"tool {tool.name!r}: {problem}")
+        if problem := synonyms_problem(tool.synonyms):
             raise ValueError(f"tool {tool.name!r}: {problem}")
         self._tools[tool.name] = tool
         return tool

@@ -18,14 +18,15 @@ word in one of two tools scores zero), which is exactly the case here.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from callgate.tools.grounding import date_form, days_and_times, fold, word_forms
 from callgate.tools.registry import Tool
 
 __all__ = ["ARITHMETIC_SCORE", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags", "callable_for",
-           "does_arithmetic", "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
+           "does_arithmetic", "in_tool_words", "is_arithmetic", "mentioned_arguments",
+           "named_members", "names_in",
            "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
            "with_earlier_result", "word_named_members", "word_positions"]
 
@@ -141,16 +142,28 @@ def does_arithmetic(tool: Tool) -> bool:
     return len(set(_OPERATOR.findall(tool.description))) >= 2
 
 
+def in_tool_words(text: str, synonyms: Mapping[str, str]) -> str:
+    """``text`` with each word ``synonyms`` holds (case aside) replaced by the tool's
+    own name for it (``Tool.synonyms``): "How much RAM is in use?" is "How much memory is
+    in use?" for system_stats, whose description and results say "memory"."""
+    if not synonyms:
+        return text
+    lowered = {k.lower(): v for k, v in synonyms.items()}
+    return re.sub(r"[^\W_]+", lambda m: lowered.get(m[0].lower(), m[0]), text)
+
+
 def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
     """Each tool's lexical relevance to ``request`` (0 when they share no word); a tool that
     does arithmetic scores ``ARITHMETIC_SCORE`` more for a request written as arithmetic:
     SmolLM2 answered "What is 45 minus 18?" itself ("17"), where it called the calculator
     for "45 - 18"; a tool with its own ``relevance`` (rag_search: the request's words in an
-    indexed passage) adds that."""
-    asked = _stems(request)
+    indexed passage) adds that. A request is read in each tool's own words
+    (``in_tool_words``): "How full is the drive?" is about system_stats' "disk"."""
+    plain = _stems(request)
     arithmetic = is_arithmetic(request)
     scores = {}
     for tool in tools:
+        asked = _stems(in_tool_words(request, tool.synonyms)) if tool.synonyms else plain
         properties = tool.schema.get("properties") or {}
         # An argument's enum members count as its name does: "Get start date on the
         # American Civil War" is about a tool whose ``specific_info`` offers "Start Date".

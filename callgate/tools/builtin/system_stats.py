@@ -70,11 +70,18 @@ def uptime_relevance(request: str) -> float:
     return 3.0 if _RUNNING.search(request) and _MACHINE.search(request) else 0.0
 
 
+# The words a question may use for the names the summary gives figures: "How much RAM is in
+# use right now?" (the fresh answer set's, answered "2.25", the load's figure) asks for the
+# memory's.
+SYNONYMS = {"ram": "memory", "processor": "cpu", "processors": "cpus", "core": "cpu",
+            "cores": "cpus", "storage": "disk", "drive": "disk"}
+
+
 def system_stats_tool() -> Tool:
     """The ``system_stats`` Tool."""
     return ToolRegistry().register(system_stats, summarizer=summarize_stats,
                                    category="system", source="builtin",
-                                   relevance=uptime_relevance)
+                                   relevance=uptime_relevance, synonyms=SYNONYMS)
 
 
 def summarize_stats(tool: str, data: Any) -> str:
