@@ -212,11 +212,15 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
                  "100 minus 37, times 2", "Add 3.5 and 4.25", "the sum of 12 and 30",
                  "The difference between 2020 and 2024", "Subtract 15 from 100",
                  "multiply 6 by 7", "Divide 144 by 12", "quotient of 10 and 4",
-                 "Add 1,000 and 2,000", "10 plus 3, mod 4", "20 plus 30, minus 10%"):
+                 "Add 1,000 and 2,000", "10 plus 3, mod 4", "20 plus 30, minus 10%",
+                 "5 miles to kilometers", "100 Fahrenheit in Celsius", "60 mph to km/h",
+                 "1,000 feet in meters", "100 °F to °C", "3.5 kg into pounds", "2L to gallons"):
         assert check({"expression": good}).ok, good
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
                 "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on",
-                "add 3 and", "add three and four", "3 and 4", "sum of 3 and 4 and 5"):
+                "add 3 and", "add three and four", "3 and 4", "sum of 3 and 4 and 5",
+                "5 miles", "miles to km", "5 miles to", "5 parsecs to km", "5 miles in 3 days",
+                "5 MILES to km"):
         assert not check({"expression": bad}).ok, bad
     gbnf = args_grammar(tool.schema)
     rule = next(line for line in gbnf.splitlines() if line.startswith("expression ::="))
@@ -245,3 +249,28 @@ def test_a_request_names_the_built_ins_it_asks_for_that_are_not_offered(
     # a built-in that is offered is never named
     on = [builtin.BuiltinStatus("rag_search", True, "index i.sqlite (3 chunks)")]
     assert builtin.not_offered_for("What do my notes say?", on) == []
+
+
+def test_calculator_converts_units() -> None:
+    # `callgate ask "Convert 5 miles to kilometers."` was offered no tool and answered with
+    # made-up code; a quantity in another unit is now the calculator's (pint converts).
+    from callgate.tools.builtin.calculator import calculator, conversion_relevance
+
+    for expression, value in [("5 miles to kilometers", 8.04672),
+                              ("100 Fahrenheit in Celsius", 37.7777777777778),
+                              ("100 °F to °C", 37.7777777777778), ("0 celsius to kelvin", 273.15),
+                              ("3.5 kg into pounds", 7.71617917647071),
+                              ("1,000 feet in meters", 304.8), ("60 mph to km/h", 96.56064),
+                              ("90 minutes to hours", 1.5), ("2 L to ml", 2000)]:
+        assert calculator(expression) == value, expression
+    assert isinstance(calculator("2 L to ml"), int)  # a whole result reads as one
+    with pytest.raises(ValueError, match="cannot convert miles to kg: they measure different"):
+        calculator("5 miles to kg")
+    # A request converting a quantity is about the calculator, as arithmetic is; a number
+    # inside another, or a unit that is not the next word, is no conversion.
+    for request in ["Convert 5 miles to kilometers.", "What is 100 Fahrenheit in Celsius?",
+                    "How much is 3.5 kg in pounds?"]:
+        assert conversion_relevance(request) > 0, request
+    for request in ["I ran 115 miles to Boston", "I have 5 g in my bag", "What is 12 * 3?",
+                    "5 miles to kmh2"]:
+        assert conversion_relevance(request) == 0, request

@@ -453,6 +453,21 @@ def test_ask_with_the_bundled_model(home: Path) -> None:
     assert state.stat().st_ino == inode  # read, not written again (writes replace the file)
 
 
+@pytest.mark.llama  # the suite's default timeout: one short question (about 15 s here)
+def test_ask_converts_units_with_the_calculator(home: Path) -> None:
+    # The bundled model, through the CLI: the calculator is offered for a conversion, the
+    # grammar and the request's span make the expression, and the answer states its result
+    # (it had been made-up code, no tool offered).
+    result = callgate("ask", "Convert 5 miles to kilometers.", "--json", "--max-steps", "2",
+                      home=home, timeout=250)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
+    assert event["tool"] == "calculator" and event["args"] == {
+        "expression": "5 miles to kilometers"}
+    assert event["summary"].endswith("= 8.04672") and "8.04672" in out["final_answer"]
+
+
 @pytest.mark.llama
 @pytest.mark.server
 @pytest.mark.timeout(600)

@@ -268,6 +268,9 @@ def test_the_builtin_tools_route_questions_to_the_tool_they_are_about() -> None:
         assert tool_scores([dataclasses.replace(stats, synonyms={})],
                            "How full is the drive?") == {"system_stats": 0.0}
         assert relevant_tools(tools, "What is the capital of France?", unmatched="none") == []
+        # A quantity to convert is the calculator's (`calculator.conversion_relevance`).
+        assert relevant_tools(tools, "Convert 5 miles to kilometers.", unmatched="none") == [
+            "calculator"]
 
 
 def test_the_one_member_a_request_names_by_a_word_of_its_own() -> None:

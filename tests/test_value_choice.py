@@ -1203,7 +1203,9 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What is the square root of 2?", "sqrt2", "square root of 2"),
             ("What is the square root of 10, then 5 plus 5?", "sqrt", "sqrt"),
             ("Hello there", "sqrt", "sqrt"),
-            ("What is 2e5 plus 1?", "2e5+1", "2e5 plus 1")]:  # 2e5 is one number
+            ("What is 2e5 plus 1?", "2e5+1", "2e5 plus 1"),  # 2e5 is one number
+            # A conversion, as the request writes it.
+            ("Convert 5 miles to kilometers.", "5", "5 miles to kilometers")]:
         out = ValueChooser(FixedRanker({})).choose(
             PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
             request=request)

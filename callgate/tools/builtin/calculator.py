@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import operator
 import re
@@ -11,7 +12,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from callgate.tools.registry import Tool, ToolRegistry
-from callgate.tools.relevance import PERCENT_SHARES, SENTENCE_FORMS
+from callgate.tools.relevance import ARITHMETIC_SCORE, PERCENT_SHARES, SENTENCE_FORMS
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
@@ -80,11 +81,63 @@ _SENTENCE_PATTERN = "|".join(
     ("([Tt]he )?" if the_first else "") + f"[{opening[0].upper()}{opening[0]}]{opening[1:]} "
     f"{_NUMBER} ({'|'.join(joins)}) {_NUMBER}"
     for opening, the_first, joins, _ in SENTENCE_FORMS)
+# A quantity converted to another unit, as a question writes it ("5 miles to kilometers",
+# "100 Fahrenheit in Celsius"): `callgate ask "Convert 5 miles to kilometers."` was offered
+# no tool and answered with made-up code. Each unit word a question may use, with pint's
+# name for it; pint does the conversion. The pattern has no flags: each word is admitted
+# as written here. "in" is no unit (it joins the two), nor is "C" (coulomb) or "F".
+UNITS = {
+    **dict.fromkeys(["mm", "millimeter", "millimeters", "millimetre", "millimetres"],
+                    "millimeter"),
+    **dict.fromkeys(["cm", "centimeter", "centimeters", "centimetre", "centimetres"],
+                    "centimeter"),
+    **dict.fromkeys(["m", "meter", "meters", "metre", "metres"], "meter"),
+    **dict.fromkeys(["km", "kilometer", "kilometers", "kilometre", "kilometres"], "kilometer"),
+    **dict.fromkeys(["inch", "inches"], "inch"),
+    **dict.fromkeys(["ft", "foot", "feet"], "foot"),
+    **dict.fromkeys(["yd", "yard", "yards"], "yard"),
+    **dict.fromkeys(["mi", "mile", "miles"], "mile"),
+    **dict.fromkeys(["mg", "milligram", "milligrams"], "milligram"),
+    **dict.fromkeys(["g", "gram", "grams"], "gram"),
+    **dict.fromkeys(["kg", "kilogram", "kilograms", "kilo", "kilos"], "kilogram"),
+    **dict.fromkeys(["lb", "lbs", "pound", "pounds"], "pound"),
+    **dict.fromkeys(["oz", "ounce", "ounces"], "ounce"),
+    **dict.fromkeys(["stone", "stones"], "stone"),
+    **dict.fromkeys(["ml", "milliliter", "milliliters", "millilitre", "millilitres"],
+                    "milliliter"),
+    **dict.fromkeys(["l", "L", "liter", "liters", "litre", "litres"], "liter"),
+    **dict.fromkeys(["gallon", "gallons"], "gallon"),
+    **dict.fromkeys(["quart", "quarts"], "quart"),
+    **dict.fromkeys(["pint", "pints"], "pint"),
+    **dict.fromkeys(["cup", "cups"], "cup"),
+    **dict.fromkeys(["celsius", "Celsius", "°C", "degrees Celsius", "degrees celsius"],
+                    "degC"),
+    **dict.fromkeys(["fahrenheit", "Fahrenheit", "°F", "degrees Fahrenheit",
+                     "degrees fahrenheit"], "degF"),
+    **dict.fromkeys(["kelvin", "Kelvin", "K"], "kelvin"),
+    **{word: unit for unit in ("second", "minute", "hour", "day", "week")
+       for word in (unit, f"{unit}s")},
+    **dict.fromkeys(["mph", "miles per hour"], "mile / hour"),
+    **dict.fromkeys(["km/h", "kph", "kmh", "kilometers per hour", "kilometres per hour"],
+                    "kilometer / hour"),
+    **dict.fromkeys(["m/s", "meters per second", "metres per second"], "meter / second"),
+    **dict.fromkeys(["knot", "knots"], "knot"),
+    **dict.fromkeys(["acre", "acres"], "acre"),
+    **dict.fromkeys(["hectare", "hectares"], "hectare"),
+}
+_UNIT_NAMES = "|".join(sorted((re.escape(u).replace("\\ ", " ") for u in UNITS),
+                              key=len, reverse=True))
+_CONVERSION_PATTERN = f"{_NUMBER} ?({_UNIT_NAMES}) (to|in|into) ({_UNIT_NAMES})"
+_CONVERSION = re.compile(rf"(?<![\w.,])({_NUMBER.replace('(', '(?:')})\s*({_UNIT_NAMES})\s+"
+                         rf"(?:to|in|into)\s+({_UNIT_NAMES})(?![\w/])")
+
+
 class TooLarge(ValueError):
     """An expression whose result is too large to work out or to hold as a number."""
 
 
-EXPRESSION_PATTERN = f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE}|{_SENTENCE_PATTERN})$"
+EXPRESSION_PATTERN = (f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE}|{_SENTENCE_PATTERN}"
+                      f"|{_CONVERSION_PATTERN})$")
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*%(?!\s*[\w(.])")
@@ -114,6 +167,8 @@ def calculator(
     # arguments (rag_search queries in `callgate eval answers`).
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
+    if conversion := _CONVERSION.fullmatch(expression.strip()):
+        return _converted(*conversion.groups())
     text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
     text = _sentence(text.strip())
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
@@ -135,14 +190,38 @@ def calculator(
         raise ValueError(f"{_quoted(expression)} has no real result")
     if isinstance(value, float) and not math.isfinite(value):
         raise TooLarge(f"the result of {_quoted(expression)} is too large for a number")
-    # 3.5 * 4.2 is 14.7, not 14.700000000000001: fifteen significant digits (all a float
-    # holds exactly) hide the binary rounding without changing a figure the float states.
+    return _tidy(value)
+
+
+def _tidy(value: float | int) -> float | int:
+    """3.5 * 4.2 is 14.7, not 14.700000000000001: fifteen significant digits (all a float
+    holds exactly) hide the binary rounding without changing a figure the float states; a
+    whole result reads as one ("12", not "12.0", for 15% of 80)."""
     if not isinstance(value, float):
         return value
     value = float(f"{value:.15g}")
-    # A whole result reads as one ("12", not "12.0", for 15% of 80), where fifteen digits
-    # state it exactly.
     return int(value) if value.is_integer() and abs(value) < 1e15 else value
+
+
+@functools.cache
+def _units() -> Any:
+    import pint  # 0.75 s to load its definitions: only when a conversion is asked for
+
+    return pint.UnitRegistry()
+
+
+def _converted(amount: str, unit: str, target: str) -> float | int:
+    """``amount`` ``unit`` in ``target`` units ("5", "miles", "kilometers": 8.04672)."""
+    import pint
+
+    registry = _units()
+    try:
+        quantity = registry.Quantity(float(amount.replace(",", "")), UNITS[unit])
+        value = quantity.to(UNITS[target]).magnitude
+    except pint.DimensionalityError:
+        raise ValueError(f"cannot convert {unit} to {target}: they measure different "
+                         "things") from None
+    return _tidy(float(value))
 
 
 def _without_thousands_separators(text: str) -> str:
@@ -231,6 +310,14 @@ def _quoted(text: str, *, repr_: bool = True, limit: int = 80) -> str:
     return repr(shown) if repr_ else shown
 
 
+def conversion_relevance(request: str) -> float:
+    """As much as a request written as arithmetic scores (``ARITHMETIC_SCORE``) for one
+    that converts a quantity to another unit ("Convert 5 miles to kilometers."), 0 for any
+    other: no word of the tool's description is about units."""
+    return ARITHMETIC_SCORE if _CONVERSION.search(request) else 0.0
+
+
 def calculator_tool() -> Tool:
     return ToolRegistry().register(calculator, category="math", source="builtin",
-                                   summarizer=lambda name, data: f"[{name}] = {data}")
+                                   summarizer=lambda name, data: f"[{name}] = {data}",
+                                   relevance=conversion_relevance)
