@@ -927,15 +927,16 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
                  earlier: Iterable[str] = (), outputs: Iterable[str] = (),
                  question: str | None = None) -> AnswerCheck:
     """Apply every check; ``results`` are this turn's ok result summaries and previews,
-    ``user`` what the user wrote (the last is the question; ``question``, where given, is
-    it in the results' words: "memory" for "RAM", ``relevance.in_tool_words``, for the
-    checks of which figure is asked), ``earlier`` the results of the
+    ``user`` what the user wrote (the last is the question), ``question`` that question
+    in the tools' own words where they differ ("memory" for "RAM": the figure asked about is
+    read from it; ``relevance.in_tool_words``), ``earlier`` the results of the
     thread's earlier turns: a number they hold is not invented ("144", the answer to "And
     divide that by 4?" after "What is 12 * 12?" — wrong, but the conversation's), though
     only this turn's results can stand in for the answer; ``outputs`` this turn's ok
     results as they came back, one text each (``left_out``)."""
     results, user, earlier = list(results), list(user), list(earlier)
-    asked = question if question is not None else user[-1] if user else ""
+    if question is None:
+        question = user[-1] if user else ""
     check = AnswerCheck(text)
     before = check.text
     check.text, cut = cut_repetition(check.text, most=1)
@@ -977,13 +978,13 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
     if check.misattributed_numbers:
         check.notes.append("numbers given to a name the results give another: "
                            + ", ".join(check.misattributed_numbers))
-    check.missed_figure = missed_figure(check.text, asked, results)
+    check.missed_figure = missed_figure(check.text, question, results)
     if check.missed_figure:
         check.notes.append(f"the answer gives no {check.missed_figure} figure of the results")
     check.false_equations = false_equations(check.text)
     if check.false_equations:
         check.notes.append("arithmetic that does not hold: " + "; ".join(check.false_equations))
-    check.others_figure = others_figure(check.text, asked, results)
+    check.others_figure = others_figure(check.text, question, results)
     if check.others_figure:
         check.notes.append(f"the answer opens with {check.others_figure}, a figure of "
                            "something the question does not ask about")

@@ -259,14 +259,8 @@ def test_the_builtin_tools_route_questions_to_the_tool_they_are_about() -> None:
         assert relevant_tools(tools, "What's the latest news on the Mars rover?") == [
             "web_search"]
         assert relevant_tools(tools, "How much RAM is free?") == ["system_stats"]
-        # A tool's synonyms count as its own words: "drive" is system_stats' "disk"
-        # (`callgate ask "How full is the drive?"` was offered no tool and answered "The
-        # drive is 100% full.").
-        assert relevant_tools(tools, "How full is the drive?", unmatched="none") == [
-            "system_stats"]
-        stats = registry.get("system_stats")
-        assert tool_scores([dataclasses.replace(stats, synonyms={})],
-                           "How full is the drive?") == {"system_stats": 0.0}
+        # "drive" is no synonym of system_stats' "disk": a drive to Boston is not its.
+        assert relevant_tools(tools, "How long is the drive to Boston?", unmatched="none") == []
         assert relevant_tools(tools, "What is the capital of France?", unmatched="none") == []
         # A quantity to convert is the calculator's (`calculator.conversion_relevance`).
         assert relevant_tools(tools, "Convert 5 miles to kilometers.", unmatched="none") == [
@@ -442,3 +436,19 @@ def test_the_strategy_reads_and_shows_a_follow_up_with_the_previous_answer_in_it
     strategy.earlier_results = False
     assert strategy._request(state) == "And divide that by 4?"
     assert strategy.messages(state)[-1].text == "And divide that by 4?"
+
+
+def test_a_tools_synonyms_count_as_its_own_words() -> None:
+    def thermostat() -> float:
+        """Reads the room's temperature."""
+        return 21.5
+
+    tool = ToolRegistry().register(thermostat, synonyms={"warm": "temperature"})
+    plain = dataclasses.replace(tool, synonyms={})
+    assert tool_scores([plain], "How warm is it in here?") == {"thermostat": 0.0}
+    assert tool_scores([tool], "How warm is it in here?") == {"thermostat": 1.0}
+    assert relevant_tools([tool], "How warm is it in here?", unmatched="none") == ["thermostat"]
+    # They add to the request's words, never take any away: a request writing both the
+    # synonym and the tool's word scores as one writing the tool's word.
+    assert tool_scores([tool], "Is the temperature warm?") == tool_scores(
+        [plain], "Is the temperature warm?")

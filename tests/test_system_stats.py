@@ -21,10 +21,9 @@ def test_values_are_percentages() -> None:
 async def test_tool_and_summary() -> None:
     tool = system_stats_tool()
     assert tool.name == "system_stats" and tool.schema["properties"] == {}
-    # A question's "RAM", "processors" or "storage" asks for the figures the summary
-    # names memory, CPUs and disk (``relevance.in_tool_words``); so does the relevance score.
-    assert {tool.synonyms[w] for w in ("ram", "processors", "storage")} == {
-        "memory", "cpus", "disk"}
+    # A question's "RAM" or "processors" asks for the figures the summary names memory and
+    # CPUs (``relevance.in_tool_words``).
+    assert {tool.synonyms[w] for w in ("ram", "processors", "cores")} == {"memory", "cpus"}
     data = await tool.runnable.ainvoke({})
     summary = tool.summarizer("system_stats", data)
     assert summary.startswith("[system_stats] cpu ") and "\n" not in summary

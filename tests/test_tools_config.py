@@ -366,5 +366,6 @@ def test_synonyms(tmp_path: Path, mod: str) -> None:
     assert registry.get("add").synonyms == {}
     check_error(tmp_path, "tools:\n" + entry(mod, extra="    synonyms: {total sum: add}\n"), 7,
                 "tool 'add': synonyms map one word to one word; not 'total sum': 'add'")
-    check_error(tmp_path, "tools:\n" + entry(mod, extra="    synonyms: [plus]\n"), 7,
-                "tool 'add': synonyms must map words to words, got list")
+    for odd, kind in [("[plus]", "list"), ("false", "bool"), ("''", "str")]:
+        check_error(tmp_path, "tools:\n" + entry(mod, extra=f"    synonyms: {odd}\n"), 7,
+                    f"tool 'add': synonyms must map words to words, got {kind}")

@@ -264,7 +264,8 @@ def _tool_spec(config: ToolsConfig, i: int, entry: Any) -> ToolSpec:
                                                           "must be a list of argument names")
     if problem := conversation_words_problem(schema, words):
         raise config.error((*here, "conversation_words"), f"{label}: {problem}")
-    synonyms = entry.get("synonyms") or {}
+    synonyms = entry.get("synonyms", {})
+    synonyms = {} if synonyms is None else synonyms  # "synonyms:" with nothing after it
     if problem := synonyms_problem(synonyms):
         raise config.error((*here, "synonyms"), f"{label}: {problem}")
     return ToolSpec(name=entry["name"], description=entry["description"].strip(),

@@ -26,9 +26,9 @@ from callgate.tools.registry import Tool
 
 __all__ = ["ARITHMETIC_SCORE", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags", "callable_for",
            "does_arithmetic", "in_tool_words", "is_arithmetic", "mentioned_arguments",
-           "named_members", "names_in",
-           "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
-           "with_earlier_result", "word_named_members", "word_positions"]
+           "named_members", "names_in", "number_readings", "relevant_tools", "shared_words",
+           "tool_scores", "unused_names", "with_earlier_result", "word_named_members",
+           "word_positions"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -157,13 +157,14 @@ def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
     does arithmetic scores ``ARITHMETIC_SCORE`` more for a request written as arithmetic:
     SmolLM2 answered "What is 45 minus 18?" itself ("17"), where it called the calculator
     for "45 - 18"; a tool with its own ``relevance`` (rag_search: the request's words in an
-    indexed passage) adds that. A request is read in each tool's own words
-    (``in_tool_words``): "How full is the drive?" is about system_stats' "disk"."""
+    indexed passage) adds that. A request's words count in each tool's own words too
+    (``in_tool_words``): "What is the rpm?" is about a tool whose ``synonyms`` make "rpm" its
+    "speed"."""
     plain = _stems(request)
     arithmetic = is_arithmetic(request)
     scores = {}
     for tool in tools:
-        asked = _stems(in_tool_words(request, tool.synonyms)) if tool.synonyms else plain
+        asked = plain | _stems(in_tool_words(request, tool.synonyms)) if tool.synonyms else plain
         properties = tool.schema.get("properties") or {}
         # An argument's enum members count as its name does: "Get start date on the
         # American Civil War" is about a tool whose ``specific_info`` offers "Start Date".

@@ -7,12 +7,16 @@ import functools
 import math
 import operator
 import re
-from typing import Annotated, Any
+from fractions import Fraction
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
 from callgate.tools.registry import Tool, ToolRegistry
 from callgate.tools.relevance import ARITHMETIC_SCORE, PERCENT_SHARES, SENTENCE_FORMS
+
+if TYPE_CHECKING:
+    import pint
 
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
@@ -84,8 +88,8 @@ _SENTENCE_PATTERN = "|".join(
 # A quantity converted to another unit, as a question writes it ("5 miles to kilometers",
 # "100 Fahrenheit in Celsius"): `callgate ask "Convert 5 miles to kilometers."` was offered
 # no tool and answered with made-up code. Each unit word a question may use, with pint's
-# name for it; pint does the conversion. The pattern has no flags: each word is admitted
-# as written here. "in" is no unit (it joins the two), nor is "C" (coulomb) or "F".
+# name for it; pint does the conversion (cups, pints, quarts and gallons are US measures).
+# "in" is no unit (it joins the two), nor is "C" (coulomb) or "F".
 UNITS = {
     **dict.fromkeys(["mm", "millimeter", "millimeters", "millimetre", "millimetres"],
                     "millimeter"),
@@ -102,8 +106,9 @@ UNITS = {
     **dict.fromkeys(["kg", "kilogram", "kilograms", "kilo", "kilos"], "kilogram"),
     **dict.fromkeys(["lb", "lbs", "pound", "pounds"], "pound"),
     **dict.fromkeys(["oz", "ounce", "ounces"], "ounce"),
+    **dict.fromkeys(["fl oz", "fluid ounce", "fluid ounces"], "fluid_ounce"),
     **dict.fromkeys(["stone", "stones"], "stone"),
-    **dict.fromkeys(["ml", "milliliter", "milliliters", "millilitre", "millilitres"],
+    **dict.fromkeys(["ml", "mL", "milliliter", "milliliters", "millilitre", "millilitres"],
                     "milliliter"),
     **dict.fromkeys(["l", "L", "liter", "liters", "litre", "litres"], "liter"),
     **dict.fromkeys(["gallon", "gallons"], "gallon"),
@@ -117,6 +122,8 @@ UNITS = {
     **dict.fromkeys(["kelvin", "Kelvin", "K"], "kelvin"),
     **{word: unit for unit in ("second", "minute", "hour", "day", "week")
        for word in (unit, f"{unit}s")},
+    **dict.fromkeys(["sec", "secs"], "second"), **dict.fromkeys(["min", "mins"], "minute"),
+    **dict.fromkeys(["hr", "hrs"], "hour"),
     **dict.fromkeys(["mph", "miles per hour"], "mile / hour"),
     **dict.fromkeys(["km/h", "kph", "kmh", "kilometers per hour", "kilometres per hour"],
                     "kilometer / hour"),
@@ -125,11 +132,20 @@ UNITS = {
     **dict.fromkeys(["acre", "acres"], "acre"),
     **dict.fromkeys(["hectare", "hectares"], "hectare"),
 }
-_UNIT_NAMES = "|".join(sorted((re.escape(u).replace("\\ ", " ") for u in UNITS),
+# The schema's pattern has no flags: a unit is admitted as written here, capitalised, and,
+# up to three letters, in capitals ("5 Miles to Kilometers", "5 KM to miles", "250 mL").
+_UNIT_FORMS = {form: unit for word, unit in UNITS.items()
+               for form in (word, word[:1].upper() + word[1:],
+                            *([word.upper()] if len(word) <= 3 else []))}
+_UNIT_NAMES = "|".join(sorted((re.escape(u).replace("\\ ", " ") for u in _UNIT_FORMS),
                               key=len, reverse=True))
 _CONVERSION_PATTERN = f"{_NUMBER} ?({_UNIT_NAMES}) (to|in|into) ({_UNIT_NAMES})"
-_CONVERSION = re.compile(rf"(?<![\w.,])({_NUMBER.replace('(', '(?:')})\s*({_UNIT_NAMES})\s+"
-                         rf"(?:to|in|into)\s+({_UNIT_NAMES})(?![\w/])")
+# In a request, the amount is no fraction's or power's part ("1/2 cup to ml" is not "2 cup")
+# and the target unit ends a clause: "3 days into week two", "0.5 seconds in second place"
+# and "5 days to day 3" are no conversions.
+_CONVERSION = re.compile(rf"(?<![\w.,/^-])({_NUMBER.replace('(', '(?:')})\s*({_UNIT_NAMES})"
+                         rf"\s+(?:to|in|into)\s+({_UNIT_NAMES})(?![\w/])")
+_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|(?:please|for me|and|then)\b)")
 
 
 class TooLarge(ValueError):
@@ -204,10 +220,12 @@ def _tidy(value: float | int) -> float | int:
 
 
 @functools.cache
-def _units() -> Any:
-    import pint  # 0.75 s to load its definitions: only when a conversion is asked for
+def _units() -> pint.UnitRegistry:
+    import pint  # under a second to load its definitions: only when a conversion is asked
 
-    return pint.UnitRegistry()
+    # Exact fractions: with floats, the offsets of temperatures left "32 fahrenheit to
+    # celsius" at 5.7e-14 and "37 celsius to fahrenheit" at 98.5999999999999.
+    return pint.UnitRegistry(non_int_type=Fraction)
 
 
 def _converted(amount: str, unit: str, target: str) -> float | int:
@@ -216,8 +234,8 @@ def _converted(amount: str, unit: str, target: str) -> float | int:
 
     registry = _units()
     try:
-        quantity = registry.Quantity(float(amount.replace(",", "")), UNITS[unit])
-        value = quantity.to(UNITS[target]).magnitude
+        quantity = registry.Quantity(Fraction(amount.replace(",", "")), _UNIT_FORMS[unit])
+        value = quantity.to(_UNIT_FORMS[target]).magnitude
     except pint.DimensionalityError:
         raise ValueError(f"cannot convert {unit} to {target}: they measure different "
                          "things") from None
@@ -314,7 +332,8 @@ def conversion_relevance(request: str) -> float:
     """As much as a request written as arithmetic scores (``ARITHMETIC_SCORE``) for one
     that converts a quantity to another unit ("Convert 5 miles to kilometers."), 0 for any
     other: no word of the tool's description is about units."""
-    return ARITHMETIC_SCORE if _CONVERSION.search(request) else 0.0
+    converts = any(_CLAUSE_END.match(request, m.end()) for m in _CONVERSION.finditer(request))
+    return ARITHMETIC_SCORE if converts else 0.0
 
 
 def calculator_tool() -> Tool:

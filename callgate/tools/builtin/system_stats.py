@@ -72,9 +72,10 @@ def uptime_relevance(request: str) -> float:
 
 # The words a question may use for the names the summary gives figures: "How much RAM is in
 # use right now?" (the fresh answer set's, answered "2.25", the load's figure) asks for the
-# memory's.
+# memory's. Not "drive" or "storage": "How long is the drive to Boston?" and "cold storage
+# for wine" would be about this tool (a review's cases).
 SYNONYMS = {"ram": "memory", "processor": "cpu", "processors": "cpus", "core": "cpu",
-            "cores": "cpus", "storage": "disk", "drive": "disk"}
+            "cores": "cpus"}
 
 
 def system_stats_tool() -> Tool:
