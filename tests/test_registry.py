@@ -556,3 +556,6 @@ def test_synonyms_are_one_word_to_one_word() -> None:
     for odd in [{"main memory": "memory"}, {"ram": ""}, {"ram": 3}, {"ram_use": "memory"}]:
         with pytest.raises(ValueError, match="synonyms map one word to one word"):
             ToolRegistry().add(dataclasses.replace(tool, synonyms=odd))
+    # Not a mapping: the same clear error from register, not dict()'s own.
+    with pytest.raises(ValueError, match="synonyms must map words to words, got list"):
+        ToolRegistry().register(stats, synonyms=["ram", "memory"])  # type: ignore[arg-type]

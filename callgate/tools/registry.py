@@ -178,7 +178,8 @@ class ToolRegistry:
             cancel_param=cancel_param,
             conversation_words=tuple(conversation_words),
             relevance=relevance,
-            synonyms=dict(synonyms or {}),
+            # Not a mapping: left as given, for add() to say what is wrong with it.
+            synonyms=dict(synonyms) if isinstance(synonyms, Mapping) else synonyms or {},
         )
         return self.add(tool)
 

@@ -142,6 +142,9 @@ def does_arithmetic(tool: Tool) -> bool:
     return len(set(_OPERATOR.findall(tool.description))) >= 2
 
 
+_LETTERS_OR_DIGITS = re.compile(r"[^\W_]+")  # a word of any script, as synonyms are written
+
+
 def in_tool_words(text: str, synonyms: Mapping[str, str]) -> str:
     """``text`` with each word ``synonyms`` holds (case aside) replaced by the tool's
     own name for it (``Tool.synonyms``): "How much RAM is in use?" is "How much memory is
@@ -149,7 +152,7 @@ def in_tool_words(text: str, synonyms: Mapping[str, str]) -> str:
     if not synonyms:
         return text
     lowered = {k.lower(): v for k, v in synonyms.items()}
-    return re.sub(r"[^\W_]+", lambda m: lowered.get(m[0].lower(), m[0]), text)
+    return _LETTERS_OR_DIGITS.sub(lambda m: lowered.get(m[0].lower(), m[0]), text)
 
 
 def tool_scores(tools: Iterable[Tool], request: str) -> dict[str, float]:
