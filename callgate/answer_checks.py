@@ -670,13 +670,24 @@ def _asked_figures(question: str, results: list[str]
     """The numbers the question gives, the results' figures by name less those (a figure
     the question gives is an input, not what it asks for: "What is 7 cubed?" has the call's
     "7 cubed" name 7, not the 343 answered), and the names the question asks about: those
-    of its words the results give figures."""
+    of its words the results give figures, with "total" where it asks for a size."""
     given = {v for n in numbers_in(question) if (v := _value(n)) is not None}
     figures = {name: {v for v in values if not _near(v, given)}
                for name, values in _figures(results).items()}
     asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
              if figures.get(w) and w not in _NOT_NAMES]
+    if (asked and "total" not in asked and _ASKS_SIZE.search(question)
+            and len(named := _named_by_most(figures, asked)) > 1
+            and named & figures.get("total", set())):
+        asked.append("total")  # of the asked names' figures, the size ("free" stays free)
     return given, figures, asked
+
+
+# Questions that ask how much of a thing there is, its size: "How much RAM does this machine
+# have?" (answered "2.5%", the memory's use, which the check passed as a memory figure) asks
+# for the total, where the results name one.
+_ASKS_SIZE = re.compile(r"(?i)\bhow\s+(?:much|many)\b[^.?!]*\b(?:have|has)\b"
+                        r"|\bhow\s+(?:big|large)\b|\b(?:size|capacity)\b")
 
 
 def missed_figure(text: str, question: str, results: Iterable[str]) -> str | None:

@@ -1027,6 +1027,15 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
             ("How full is the disk of this computer?", "78.8 GiB of 252.0 GiB", None),
             ("How much memory does this computer have?", "23.5 GiB", None),
             ("How big is the disk?", "252 GiB", None),
+            # A question about how much a thing has asks for its size: `callgate ask "How
+            # much RAM does this machine have?"` was answered "2.5%", the memory in use.
+            ("How much memory does this computer have?", "2.8%", "memory total"),
+            ("How much memory does this computer have?", "22.9 GiB", "memory total"),
+            ("How big is the disk?", "22.3%", "disk total"),
+            ("What size is the disk?", "78.8 GiB", "disk total"),
+            ("How much free memory does it have?", "22.9 GiB [R1]", None),  # free stays free
+            ("How much free memory does it have?", "23.5 GiB", "free memory"),
+            ("How much memory is in use?", "2.8%", None),
             ("How full is the disk of this computer?", "2.8%", "disk"),  # the memory's
             ("How much disk space is free?", "About 79 GiB.", None),
             ("What percent of memory is in use?", "2.8%", None),
@@ -1171,3 +1180,36 @@ def test_a_question_in_other_words_than_the_results_is_read_in_theirs() -> None:
     assert in_tool_words("How much RAM? Ramp up the cores.", SYNONYMS) == (
         "How much memory? Ramp up the cpus.")
     assert in_tool_words("How much RAM?", {}) == "How much RAM?"
+
+
+def test_a_question_about_how_much_a_thing_has_asks_for_its_size() -> None:
+    # Scripted: the bundled model's answer to `callgate ask "How much RAM does this machine
+    # have?"` (2026-11-30, 328c550): "2.5%", the memory in use, which passed as a memory
+    # figure. A question about how much of a thing there is asks for its total where the
+    # results name one; the results' answer gives the memory's fields, the total among them.
+    from callgate.tools.builtin.system_stats import SYNONYMS, summarize_stats
+    from callgate.tools.registry import ToolRegistry
+
+    def stats() -> dict[str, Any]:
+        """CPU, memory (RAM) and disk usage of this computer."""
+        return {"cpu_percent": 5.0, "cpu_count": 2, "memory_percent": 2.5,
+                "memory_free_gib": 20.1, "memory_total_gib": 23.4, "disk_percent": 23.9,
+                "disk_free_gib": 70.0, "disk_total_gib": 252.0, "disk_path": "/"}
+
+    def answered(question: str, answer: str) -> dict[str, Any]:
+        registry = ToolRegistry()
+        registry.register(stats, name="system_stats", summarizer=summarize_stats,
+                          synonyms=SYNONYMS)
+        agent = build_agent(ScriptedChatModel(script=[tool_call("system_stats", {}),
+                                                      AIMessage(answer)]), registry)
+        return agent.invoke({"messages": [HumanMessage(question)]})
+
+    out = answered("How much RAM does this machine have?", "2.5%")
+    assert out["answer_source"] == "results"
+    assert "the answer gives no memory total figure of the results" in out["answer_checks"]
+    assert "memory free 20.1 of 23.4 GiB [R1]" in out["final_answer"]
+    for question, answer in [("How much RAM does this machine have?", "It has 23.4 GiB [R1]."),
+                             ("How much RAM is in use?", "2.5% [R1]"),
+                             ("How much free RAM does it have?", "20.1 GiB [R1]")]:
+        out = answered(question, answer)
+        assert out["answer_source"] == "model" and out["answer_checks"] == [], question

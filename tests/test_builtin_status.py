@@ -258,24 +258,35 @@ def test_calculator_converts_units() -> None:
     # made-up code; a quantity in another unit is now the calculator's (pint converts).
     from callgate.tools.builtin.calculator import calculator, conversion_relevance
 
-    for expression, value in [("5 miles to kilometers", 8.04672),
-                              ("100 Fahrenheit in Celsius", 37.7777777777778),
-                              ("100 °F to °C", 37.7777777777778), ("0 celsius to kelvin", 273.15),
+    # The result names its unit as the expression does (the answer was "8.04672").
+    for expression, value in [("5 miles to kilometers", "8.04672 kilometers"),
+                              ("100 Fahrenheit in Celsius", "37.7777777777778 Celsius"),
+                              ("100 °F to °C", "37.7777777777778 °C"),
+                              ("0 celsius to kelvin", "273.15 kelvin"),
                               # Exact: floats left 5.7e-14 and 98.5999999999999 (a review's).
-                              ("32 fahrenheit to celsius", 0), ("37 Celsius to Fahrenheit", 98.6),
-                              ("-40 celsius to fahrenheit", -40),
-                              ("3.5 kg into pounds", 7.71617917647072),
-                              ("1,000 feet in meters", 304.8), ("60 mph to km/h", 96.56064),
-                              ("90 min to hours", 1.5), ("2 L to ml", 2000),
-                              ("5 KM to Miles", 3.10685596118667), ("8 fl oz to mL", 236.5882365)]:
+                              ("32 fahrenheit to celsius", "0 celsius"),
+                              ("37 Celsius to Fahrenheit", "98.6 Fahrenheit"),
+                              ("-40 celsius to fahrenheit", "-40 fahrenheit"),
+                              ("3.5 kg into pounds", "7.71617917647072 pounds"),
+                              ("1,000 feet in meters", "304.8 meters"),
+                              ("60 mph to km/h", "96.56064 km/h"),
+                              ("90 min to hours", "1.5 hours"),
+                              ("2 L to ml", "2000 ml"),  # a whole result reads as one
+                              ("5 KM to Miles", "3.10685596118667 Miles"),
+                              ("8 fl oz to mL", "236.5882365 mL"),
+                              # How many of a unit one of another holds, as a question asks.
+                              ("How many feet in a mile", "5280 feet"),
+                              ("how many cups are in a gallon", "16 cups"),
+                              ("How many seconds are there in 2 days", "172800 seconds"),
+                              ("ounces in one pound", "16 ounces")]:
         assert calculator(expression) == value, expression
-    assert isinstance(calculator("2 L to ml"), int)  # a whole result reads as one
     with pytest.raises(ValueError, match="cannot convert miles to kg: they measure different"):
         calculator("5 miles to kg")
     # A request converting a quantity is about the calculator, as arithmetic is; a number
     # inside another, or a unit that is not the next word, is no conversion.
     for request in ["Convert 5 miles to kilometers.", "What is 100 Fahrenheit in Celsius?",
-                    "How much is 3.5 kg in pounds?"]:
+                    "How much is 3.5 kg in pounds?", "How many feet in a mile?",
+                    "how many cups are there in a gallon, please"]:
         assert conversion_relevance(request) > 0, request
     for request in ["I ran 115 miles to Boston", "I have 5 g in my bag", "What is 12 * 3?",
                     "5 miles to kmh2",
@@ -284,6 +295,10 @@ def test_calculator_converts_units() -> None:
                     "We were 3 days into week two of the trial, what happened?",
                     "He finished 0.5 seconds in second place.", "Add 5 days to day 3 of my plan",
                     "Pick 2 cups in cup holders", "Convert 1/2 cup to ml",
-                    "What is 3/4 mile in feet?", "Convert 2^10 m to km"]:
+                    "What is 3/4 mile in feet?", "Convert 2^10 m to km",
+                    # Units in a question that asks how many of them, without "how many",
+                    # or not of a unit, or not ending its clause.
+                    "I ran 100 feet in a mile race", "How many people are in a room?",
+                    "How many feet in a mile race are there?"]:
         assert conversion_relevance(request) == 0, request
     assert conversion_relevance("What is 10 km in miles and 5 kg in pounds?") > 0

@@ -1205,7 +1205,14 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("Hello there", "sqrt", "sqrt"),
             ("What is 2e5 plus 1?", "2e5+1", "2e5 plus 1"),  # 2e5 is one number
             # A conversion, as the request writes it.
-            ("Convert 5 miles to kilometers.", "5", "5 miles to kilometers")]:
+            ("Convert 5 miles to kilometers.", "5", "5 miles to kilometers"),
+            # A request with no number: the one span of it the pattern admits (`callgate
+            # ask "How many feet in a mile?"`: SmolLM2 wrote "1.0fahrenheit to celsius");
+            # not a name alone, and nothing where no span of three words is admitted.
+            ("How many feet in a mile?", "1.0fahrenheit to celsius", "How many feet in a mile"),
+            ("How many cups are in a gallon?", "100", "How many cups are in a gallon"),
+            ("What is the square root of two?", "sqrt(2)", "sqrt(2)"),
+            ("What is pi?", "3.14", "3.14")]:
         out = ValueChooser(FixedRanker({})).choose(
             PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
             request=request)

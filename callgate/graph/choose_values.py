@@ -710,6 +710,11 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
               if c.start() in edges and c.end() in edges]  # not "7" inside "17"
     if copies:
         return _longest_span(copies, value, request, edges, pattern)
+    if not _unsigned(request):
+        # A request with no number to grow a span from ("How many feet in a mile?", for
+        # which SmolLM2 wrote "1.0fahrenheit to celsius"): the one span of it the pattern
+        # admits whole, where there is one.
+        return _only_span(request, edges, pattern) or value
     numbers = _unsigned(_GLUED_NUMBER.sub(" ", value))  # "sqrt2" writes 2
     if numbers_in(value) == [value.strip()] and not numbers <= _unsigned(request):
         # A lone number the request does not write is the model's own result, or a copy
@@ -760,6 +765,25 @@ def _longest_span(copies: list[re.Match[str]], best: str, request: str, edges: s
                 if len(span) > len(best) and _balanced(span) and pattern.fullmatch(span):
                     best = span
     return best
+
+
+def _only_span(request: str, edges: set[int], pattern: re.Pattern[str]) -> str | None:
+    """The one span of ``request`` that ``pattern`` admits whole and that no longer such
+    span holds (within ``SPAN_REACH`` characters of its start), if there is exactly one and
+    it has three words or more."""
+    found: set[tuple[int, int]] = set()
+    for start in sorted(e for e in edges if not request[e:e + 1].isspace()):
+        ends = [e for e in range(start + 1, min(len(request), start + SPAN_REACH) + 1)
+                if e in edges and not request[e - 1:e].isspace()
+                and _balanced(request[start:e]) and pattern.fullmatch(request[start:e])]
+        if ends:
+            found.add((start, max(ends)))
+    widest = [(a, b) for a, b in found
+              if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in found)]
+    only = request[widest[0][0]:widest[0][1]] if len(widest) == 1 else ""
+    # Three words or more: a name the pattern admits alone ("square root" of "the square
+    # root of two", "pi") is a piece of what the user asks, not the whole of it.
+    return only if len(only.split()) >= 3 else None
 
 
 def _in_format(value: Any, spec: Any) -> Any:

@@ -145,6 +145,16 @@ _CONVERSION_PATTERN = f"{_NUMBER} ?({_UNIT_NAMES}) (to|in|into) ({_UNIT_NAMES})"
 # and "5 days to day 3" are no conversions.
 _CONVERSION = re.compile(rf"(?<![\w.,/^-])({_NUMBER.replace('(', '(?:')})\s*({_UNIT_NAMES})"
                          rf"\s+(?:to|in|into)\s+({_UNIT_NAMES})(?![\w/])")
+# The question form with no amount, which asks for one unit's worth ("How many feet in a
+# mile?": offered no tool, SmolLM2 answered "1.000000000000001"). The pattern admits it
+# whole, so a copy of it is the expression (``choose_values.whole_span``), and the calculator
+# reads "a"/"an"/"one" as 1.
+_PER_UNIT_AMOUNT = "a|an|one|A|An|One"
+_HOW_MANY_PATTERN = (f"([Hh]ow many )?({_UNIT_NAMES}) (are )?(there )?in "
+                     f"({_PER_UNIT_AMOUNT}|{_NUMBER}) ({_UNIT_NAMES})")
+_HOW_MANY = re.compile(rf"(?:\b([Hh]ow)\s+many\s+)?({_UNIT_NAMES})\s+(?:are\s+)?(?:there\s+)?in\s+"
+                       rf"({_PER_UNIT_AMOUNT}|{_NUMBER.replace('(', '(?:')})\s+({_UNIT_NAMES})"
+                       r"(?![\w/])")
 _CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|(?:please|for me|and|then)\b)")
 
 
@@ -153,7 +163,7 @@ class TooLarge(ValueError):
 
 
 EXPRESSION_PATTERN = (f"^(([0-9]|{_NAMES})({_MIDDLE})?|[(-]{_MIDDLE}|{_SENTENCE_PATTERN}"
-                      f"|{_CONVERSION_PATTERN})$")
+                      f"|{_CONVERSION_PATTERN}|{_HOW_MANY_PATTERN})$")
 # "15%" is a percentage where no operand follows the "%" ("15% * 80", "50%"); "15 % 4"
 # stays the remainder.
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*%(?!\s*[\w(.])")
@@ -176,7 +186,7 @@ def calculator(
         description="numbers, + - * / // % ^ ** and parentheses, with sqrt, log, exp, sin, "
                     "cos, round, abs, min, max, pi and e; or the words plus, minus, times, "
                     "divided by, of, on, squared, cubed, square root of, to the power of")],
-) -> float | int:
+) -> float | int | str:
     """Exact arithmetic: add, subtract, multiply, divide, percentages, powers
     (squared, cubed) and roots. Operators: + - * / // % ^ **."""
     # No sample expression here: small models copied one ("17 * 23") into other tools'
@@ -185,6 +195,9 @@ def calculator(
     # when the function is called directly; the schema's pattern keeps them out of calls.
     if conversion := _CONVERSION.fullmatch(expression.strip()):
         return _converted(*conversion.groups())
+    if question := _HOW_MANY.fullmatch(expression.strip()):
+        _, target, amount, unit = question.groups()
+        return _converted("1" if amount.lower() in ("a", "an", "one") else amount, unit, target)
     text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
     text = _sentence(text.strip())
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
@@ -228,8 +241,10 @@ def _units() -> pint.UnitRegistry:
     return pint.UnitRegistry(non_int_type=Fraction)
 
 
-def _converted(amount: str, unit: str, target: str) -> float | int:
-    """``amount`` ``unit`` in ``target`` units ("5", "miles", "kilometers": 8.04672)."""
+def _converted(amount: str, unit: str, target: str) -> str:
+    """``amount`` ``unit`` in ``target`` units, named as the request names them ("5",
+    "miles", "kilometers": "8.04672 kilometers"): with the bare number SmolLM2 answered "The
+    answer is 8.04672.", and the user had to know the unit."""
     import pint
 
     registry = _units()
@@ -239,7 +254,7 @@ def _converted(amount: str, unit: str, target: str) -> float | int:
     except pint.DimensionalityError:
         raise ValueError(f"cannot convert {unit} to {target}: they measure different "
                          "things") from None
-    return _tidy(float(value))
+    return f"{_tidy(float(value))} {target}"
 
 
 def _without_thousands_separators(text: str) -> str:
@@ -333,7 +348,8 @@ def conversion_relevance(request: str) -> float:
     that converts a quantity to another unit ("Convert 5 miles to kilometers."), 0 for any
     other: no word of the tool's description is about units."""
     converts = any(_CLAUSE_END.match(request, m.end()) for m in _CONVERSION.finditer(request))
-    return ARITHMETIC_SCORE if converts else 0.0
+    asks = any(m[1] and _CLAUSE_END.match(request, m.end()) for m in _HOW_MANY.finditer(request))
+    return ARITHMETIC_SCORE if converts or asks else 0.0
 
 
 def calculator_tool() -> Tool:
