@@ -677,6 +677,7 @@ def _asked_figures(question: str, results: list[str]
     asked = [w for w in dict.fromkeys(_LABEL.findall(question.lower()))
              if figures.get(w) and w not in _NOT_NAMES]
     if (asked and "total" not in asked and _ASKS_SIZE.search(question)
+            and not _ASKS_PART.search(question)
             and len(named := _named_by_most(figures, asked)) > 1
             and named & figures.get("total", set())):
         asked.append("total")  # of the asked names' figures, the size ("free" stays free)
@@ -688,6 +689,10 @@ def _asked_figures(question: str, results: list[str]
 # for the total, where the results name one.
 _ASKS_SIZE = re.compile(r"(?i)\bhow\s+(?:much|many)\b[^.?!]*\b(?:have|has)\b"
                         r"|\bhow\s+(?:big|large)\b|\b(?:size|capacity)\b")
+# Not a question about a part of it: "How much RAM has been used?", "How much disk space do
+# I have left?", "How large is the memory usage?" (a review's cases).
+_ASKS_PART = re.compile(r"(?i)\b(?:use[ds]?|usage|using|left|available|remaining|free|spare"
+                        r"|busy|full|been)\b")
 
 
 def missed_figure(text: str, question: str, results: Iterable[str]) -> str | None:
@@ -887,15 +892,27 @@ def _same(a: float, b: float, left: str, right: str) -> bool:
     return abs(a - b) <= tolerance + 1e-12
 
 
+def result_number(output: str) -> str | None:
+    """The number a result is, alone or with its unit ("8.04672 kilometers", a calculator's
+    conversion): "8.04672"; None for any other result."""
+    match = _UNIT_RESULT.fullmatch(output.strip())
+    return match[1] if match and _NUMBER.fullmatch(match[1]) else None
+
+
+# A number, and maybe a unit after it: words, "/" and "°", no digits.
+_UNIT_RESULT = re.compile(r"(\S+)(?:[ \t]+[^\W\d_][^\d\n]{0,40})?")
+
+
 def left_out(text: str, outputs: Iterable[str]) -> list[str]:
-    """The results that are one number each which the answer does not state, where the turn
-    has two such results or more, of different values: SmolLM2 answered "What is 7 + 8, and
-    what is 9 * 9?" with "15" after both calculator calls had run. A number the answer
-    rounds counts as stated; one result alone is the answer's to word as it likes."""
+    """The results that are one number each (maybe with a unit) which the answer does not
+    state, where the turn has two such results or more, of different values: SmolLM2
+    answered "What is 7 + 8, and what is 9 * 9?" with "15" after both calculator calls had
+    run. A number the answer rounds counts as stated; one result alone is the answer's to
+    word as it likes."""
     figures: dict[float, str] = {}
     for output in outputs:
-        if _NUMBER.fullmatch(number := output.strip()) and (
-                value := _value(number.lstrip("+"))) is not None:
+        if (number := result_number(output)) and (value := _value(number.lstrip("+"))
+                                                  ) is not None:
             figures.setdefault(value, number)
     if len(figures) < 2:
         return []

@@ -226,6 +226,10 @@ def test_an_answer_that_leaves_out_a_result_gives_way_to_the_results() -> None:
     assert left_out("Fifteen.", ["15"]) == [] and left_out("15", ["15", "15"]) == []
     assert left_out("Both are done.", ["15", "81"]) == ["15", "81"]
     assert left_out("15 and 81", ["15", "[1, 2]"]) == []  # one result is one number
+    # A result with its unit (a conversion's) is one number too (a review's case).
+    assert left_out("10 km is about 6.21 miles.", ["6.21371192237334 miles",
+                                                   "11.0231131092439 pounds"]) == [
+        "11.0231131092439"]
     # A result a later call took is a step: "What is 15% of 240, plus 10?" called
     # "0.15 * 240" (36), then "36 + 10" (46); "46" answers it.
     steps = {"0.15 * 240": "36", "36 + 10": "46"}
@@ -238,6 +242,18 @@ def test_an_answer_that_leaves_out_a_result_gives_way_to_the_results() -> None:
                    tool_call("calc", {"expression": "36 + 10"}), AIMessage("46 [R2]")],
                   [calc], "What is 15% of 240, plus 10?")
     assert chained["answer_source"] == "model" and chained["final_answer"].startswith("46")
+    # A conversion a later call took is a step as well: its number, not its unit, was taken.
+    units = {"5 miles to km": "8.04672 km", "8.04672 * 2": "16.09344"}
+
+    def convert(expression: str) -> str:
+        """Exact arithmetic and units."""
+        return units[expression]
+
+    chained = run([tool_call("convert", {"expression": "5 miles to km"}),
+                   tool_call("convert", {"expression": "8.04672 * 2"}),
+                   AIMessage("16.09344 [R2]")], [convert], "Twice 5 miles in km?")
+    assert chained["answer_source"] == "model" and chained["final_answer"].startswith(
+        "16.09344")
 
 
 def test_an_answer_that_opens_with_another_names_figure_gives_way() -> None:
@@ -524,6 +540,15 @@ def test_the_results_answer_keeps_the_fields_the_question_asks_about() -> None:
         "[system_stats] cpu 0.0%, 2 CPUs, memory free 23.0 of 23.5 GiB")
     assert asked_fields(stats, "How much memory is free and what's the load?") == (
         "[system_stats] load 0.84 0.84 0.92, memory free 23.0 of 23.5 GiB")
+    # "How long" with no field named: the fields of a duration (`callgate ask "How long
+    # has this computer been running?"` was given the whole record).
+    uptime = ("[system_stats] cpu 0.0%, memory 2.5%, load 0.88 1.04 1.0, uptime 15h 27m, "
+              "2 CPUs")
+    assert asked_fields(uptime, "How long has this computer been running?") == (
+        "[system_stats] uptime 15h 27m")
+    assert asked_fields("[t] a: 5 minutes; b: 3; c: 4", "How long will it take?") == (
+        "[t] a: 5 minutes")
+    assert asked_fields(uptime, "How busy is it?") == uptime
     # A dict's value holding "; " stays whole; one holding ", " makes no record.
     assert asked_fields("[t] note: a; b c; price: 3; size: 4", "What is the price?") == (
         "[t] price: 3")
@@ -533,7 +558,7 @@ def test_the_results_answer_keeps_the_fields_the_question_asks_about() -> None:
     prices = "[get_prices] results: item=apple, price=1.2 | item=pear, price=2.5 | item=fig"
     assert asked_fields(prices, "What is the price of a pear?") == prices
     # No field named, or every one: the whole line.
-    assert asked_fields(stats, "How long has this machine been running?") == stats
+    assert asked_fields(stats, "Is this machine healthy?") == stats
     assert asked_fields("[t] cpu 1%, cpu 2%, cpu 3%", "cpu?") == "[t] cpu 1%, cpu 2%, cpu 3%"
     # Prose, a list of search results, two fields: no record to choose from.
     prose = "[web_search] results: Python 3.14.1 is out, with fixes, and more on the disk"
@@ -1036,6 +1061,11 @@ def test_an_answer_without_the_figure_asked_about_gives_way_to_the_results() -> 
             ("How much free memory does it have?", "22.9 GiB [R1]", None),  # free stays free
             ("How much free memory does it have?", "23.5 GiB", "free memory"),
             ("How much memory is in use?", "2.8%", None),
+            # A part of it, not its size (a review's cases).
+            ("How much memory has been used?", "2.8%", None),
+            ("How much disk space do I have left?", "78.8 GiB left [R1]", None),
+            ("How much memory does it have available?", "22.9 GiB", None),
+            ("How large is the memory usage?", "2.8%", None),
             ("How full is the disk of this computer?", "2.8%", "disk"),  # the memory's
             ("How much disk space is free?", "About 79 GiB.", None),
             ("What percent of memory is in use?", "2.8%", None),
@@ -1099,6 +1129,20 @@ def test_a_failed_calls_error_that_heads_its_reason_keeps_the_reason_in_the_answ
         brief = _brief(f"{type(exc).__name__}: {exc}")
     assert brief == ("ValidationError: 2 validation errors for Forecast: city Input should be a "
                      "valid string days Field required")
+
+
+def test_an_answer_restating_a_refused_value_gives_way_to_the_refusal() -> None:
+    # Scripted model: the bundled model's reply to `callgate ask "How many grams are in 3
+    # pounds?"` (2026-11-30, 35e54b9): grounding refused "3.00g into acres", and the model
+    # answered with it — no number invented (3 is the question's), so it had stood.
+    script = [tool_call("calculator", {"expression": "3.00g into acres"}),
+              AIMessage("3.00g into acres.")]
+    agent = build_agent(ScriptedChatModel(script=script), [calculator], grounding=True)
+    out = agent.invoke({"messages": [HumanMessage("How many grams are in 3 pounds?")]})
+    assert out["final_answer"].startswith("I could not answer: 'calculator' was called with "
+                                          "values that appear nowhere in the conversation")
+    assert out["answer_source"] == "loop"
+    assert "an answer restating a refused call's value removed" in out["answer_checks"]
 
 
 def test_a_two_word_loop_label_at_the_end_never_reaches_the_user() -> None:

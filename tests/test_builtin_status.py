@@ -278,8 +278,15 @@ def test_calculator_converts_units() -> None:
                               ("How many feet in a mile", "5280 feet"),
                               ("how many cups are in a gallon", "16 cups"),
                               ("How many seconds are there in 2 days", "172800 seconds"),
-                              ("ounces in one pound", "16 ounces")]:
+                              ("ounces in one pound", "16 ounces"),
+                              # One of a unit reads as one (a review's "1 feet").
+                              ("12 inches to feet", "1 foot"), ("5280 feet to miles", "1 mile"),
+                              ("60 mins to hrs", "1 hr"), ("1 m/s to m/s", "1 m/s"),
+                              ("32 fahrenheit to celsius", "0 celsius")]:
         assert calculator(expression) == value, expression
+    # How many of a temperature scale's degrees are in another's is no conversion.
+    with pytest.raises(ValueError, match="a degree of one temperature scale is no amount"):
+        calculator("How many fahrenheit in a celsius")
     with pytest.raises(ValueError, match="cannot convert miles to kg: they measure different"):
         calculator("5 miles to kg")
     # A request converting a quantity is about the calculator, as arithmetic is; a number
@@ -299,6 +306,7 @@ def test_calculator_converts_units() -> None:
                     # Units in a question that asks how many of them, without "how many",
                     # or not of a unit, or not ending its clause.
                     "I ran 100 feet in a mile race", "How many people are in a room?",
-                    "How many feet in a mile race are there?"]:
+                    "How many feet in a mile race are there?",
+                    "How many hours in a day and a half?"]:  # "and a half" goes on
         assert conversion_relevance(request) == 0, request
     assert conversion_relevance("What is 10 km in miles and 5 kg in pounds?") > 0

@@ -1192,6 +1192,15 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What's a 15% tip on 48.50?", "15%", "15% tip on 48.50"),  # a share "on"
             ("What's a 15% Tip on 48.50?", "15%", "15% Tip on 48.50"),  # in any case
             ("What is 3 + 4?", "3 * 3 + 8", "3 * 3 + 8"),  # 8 is not the request's: kept
+            # A phrase with numbers the conversation does not write, which grounding would
+            # refuse, gives way to the request's one span the pattern admits (`callgate ask
+            # "How many grams are in 3 pounds?"`: "3.00g into acres"); not one that ends no
+            # clause ("in a day" of "in a day and a half").
+            ("How many grams are in 3 pounds?", "3.00g into acres",
+             "How many grams are in 3 pounds"),
+            ("How many hours in a day and a half?", "1.5days to hours", "1.5days to hours"),
+            ("What is the square root of pi over two?", "0.886", "0.886"),
+            ("What is the square root of pi over two?", "sqrt(pi)/2", "sqrt(pi)/2"),
             ("Is 3 more than 2.5?", "3*3", "3*3"),  # no span but the number: kept
             # Two spans hold its numbers: which one the model meant is not known.
             ("What is 17 * 23 and also 23 + 17?", "23+17", "23+17"),
@@ -1217,6 +1226,17 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
             request=request)
         assert out == {"expression": whole}, request
+    # A number of an earlier result is the conversation's: a follow-up's value stays.
+    assert whole_span("56 miles to km", spec, "Now convert 5 miles to km.",
+                      "How far is it?\n= 56\nNow convert 5 miles to km.") == "56 miles to km"
+    assert whole_span("57 miles to km", spec, "Now convert 5 miles to km.",
+                      "How far is it?\n= 56\nNow convert 5 miles to km.") == "5 miles to km"
+    # Any pattern: a value without numbers is left alone (a review's case: "Rome" had
+    # become the whole request), and a long request is not searched.
+    city = {"type": "string", "pattern": "^[A-Za-z ]+$"}
+    assert whole_span("Rome", city, "tell me the weather in rome") == "Rome"
+    assert whole_span("3.0g into acres", spec, "How many grams are in 3 pounds? " * 70) == (
+        "3.0g into acres")
     # The pattern is matched whole, and an argument without one is left alone.
     assert whole_span("12", {"type": "string", "pattern": "[0-9]+"}, "12 34") == "12"
     assert whole_span("12", {"type": "string", "pattern": "^[0-9 ]+$"}, "12 34") == "12 34"

@@ -297,7 +297,8 @@ class ValueChooser:
             chosen = {name: _as_rate(name, value, properties.get(name), request)
                       for name, value in chosen.items()}
         if self.whole_patterns:
-            chosen = {name: whole_span(value, properties.get(name), self.focus or request)
+            chosen = {name: whole_span(value, properties.get(name), self.focus or request,
+                                       context)
                       for name, value in chosen.items()}
         return self._coded(prompt, head, chosen, properties, request) if (
             self.place_codes) else chosen
@@ -684,9 +685,11 @@ def _balanced(text: str) -> bool:
 # many copies of "12" would otherwise take minutes.
 SPAN_REACH = 80
 MAX_COPIES = 8
+ONLY_SPAN_CHARS = 2000
+_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
 
 
-def whole_span(value: Any, spec: Any, request: str) -> Any:
+def whole_span(value: Any, spec: Any, request: str, conversation: str = "") -> Any:
     """``value``, or the longest span of ``request`` around a copy of it (within
     ``SPAN_REACH`` characters) that ``spec``'s ``pattern`` admits whole (a pattern describes
     a whole value, so a span is matched in full) and that opens no bracket it does not
@@ -696,8 +699,11 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
     ("sqrt" for "the square root of 144", "sqrt2"): the longest such span holding each of
     its numbers replaces it, where there is one, more than a number, and no other ("17 * 23
     and also 23 + 17" has two for "23+17": it stays). Other
-    values are the model's own, left as they are. ``request``: the part of the request the
-    call is for, where it asks for several things."""
+    values are the model's own, left as they are, but for a phrase with numbers the
+    conversation does not write, which the one span of three words or more the pattern
+    admits in the request replaces (``_only_span``). ``request``: the part of the request
+    the call is for, where it asks for several things; ``conversation``: what the user
+    wrote and the tools returned."""
     if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
             and isinstance(spec.get("pattern"), str)):
         return value
@@ -710,13 +716,18 @@ def whole_span(value: Any, spec: Any, request: str) -> Any:
               if c.start() in edges and c.end() in edges]  # not "7" inside "17"
     if copies:
         return _longest_span(copies, value, request, edges, pattern)
-    if not _unsigned(request):
-        # A request with no number to grow a span from ("How many feet in a mile?", for
-        # which SmolLM2 wrote "1.0fahrenheit to celsius"): the one span of it the pattern
-        # admits whole, where there is one.
-        return _only_span(request, edges, pattern) or value
     numbers = _unsigned(_GLUED_NUMBER.sub(" ", value))  # "sqrt2" writes 2
-    if numbers_in(value) == [value.strip()] and not numbers <= _unsigned(request):
+    lone = numbers_in(value) == [value.strip()]
+    if (numbers and not numbers <= _unsigned(request) | _unsigned(conversation)
+            and (not _ARITHMETIC_VALUE.fullmatch(value) or lone and not _unsigned(request))):
+        # A phrase with numbers the conversation does not write is no rewriting of the
+        # user's arithmetic but junk grounding refuses ("1.0fahrenheit to celsius" for "How
+        # many feet in a mile?", "3.00g into acres" for "How many grams are in 3 pounds?"),
+        # as is a lone number of the model's where the request has none to grow a span
+        # from ("100" for "How many cups are in a gallon?"): the request's one span the
+        # pattern admits, where it has one.
+        return _only_span(request, edges, pattern) or value
+    if lone and not numbers <= _unsigned(request):
         # A lone number the request does not write is the model's own result, or a copy
         # gone wrong ("66.0000000000001" for "What is 66 squared?" after an answer of 66).
         numbers = set()
@@ -768,13 +779,18 @@ def _longest_span(copies: list[re.Match[str]], best: str, request: str, edges: s
 
 
 def _only_span(request: str, edges: set[int], pattern: re.Pattern[str]) -> str | None:
-    """The one span of ``request`` that ``pattern`` admits whole and that no longer such
-    span holds (within ``SPAN_REACH`` characters of its start), if there is exactly one and
-    it has three words or more."""
+    """The one span of ``request`` that ``pattern`` admits whole, that ends a clause, and
+    that no longer such span holds (within ``SPAN_REACH`` characters of its start), if there
+    is exactly one and it has three words or more. None for a request of over
+    ``ONLY_SPAN_CHARS`` characters: every pair of edges is tried."""
+    if len(request) > ONLY_SPAN_CHARS:
+        return None
     found: set[tuple[int, int]] = set()
     for start in sorted(e for e in edges if not request[e:e + 1].isspace()):
+        # A clause's end: "How many hours in a day" is no span of "... in a day and a half?"
         ends = [e for e in range(start + 1, min(len(request), start + SPAN_REACH) + 1)
                 if e in edges and not request[e - 1:e].isspace()
+                and _CLAUSE_END.match(request, e)
                 and _balanced(request[start:e]) and pattern.fullmatch(request[start:e])]
         if ends:
             found.add((start, max(ends)))

@@ -18,7 +18,13 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from callgate.answer_checks import AnswerCheck, check_answer, copies_summary, gives_way
+from callgate.answer_checks import (
+    AnswerCheck,
+    check_answer,
+    copies_summary,
+    gives_way,
+    result_number,
+)
 from callgate.graph.cancellation import end_run, is_cancelled
 from callgate.graph.context import Context
 from callgate.graph.finalize import cancelled_text, for_user, last_refusals
@@ -105,8 +111,10 @@ def make_cite(settings: LoopSettings):
             # value as the answer ("1.00000000000000001" for a calculator call): the refusal
             # is what the user needs to read. A figure the model worked out itself ("The
             # area is 25.") stays, flagged, as elsewhere (``gives_way``).
+            check.notes.append("an answer with invented numbers after a refused call removed"
+                               if check.invented_numbers else
+                               "an answer restating a refused call's value removed")
             text = ""
-            check.notes.append("an answer with invented numbers after a refused call removed")
         problems = problems_of(turn)
         failed = [p for p in problems if p["outcome"] in ("error", "timeout")]
         if source == "model" and not usable and text and failed and not _ADMITS.search(text):
@@ -145,7 +153,12 @@ def make_cite(settings: LoopSettings):
 
 
 def _restates_refused(text: str, invented: list[str], refused: list[str]) -> bool:
-    """Whether an answer's invented numbers are a refused call's values, or all it says."""
+    """Whether an answer's invented numbers are a refused call's values, or all it says;
+    or whether the whole answer is a refused call's value as the refusal quotes it ("3.00g
+    into acres.", a refused expression, with the request's own 3)."""
+    whole = text.strip().rstrip(".!").strip()
+    if len(whole) >= 3 and any(f"'{whole}'" in r or f'"{whole}"' in r for r in refused):
+        return True
     if not invented:
         return False
     refusals = " ".join(refused)
@@ -161,9 +174,10 @@ def _answers_of(turn: list[ToolEvent]) -> list[str]:
     out = []
     for index, event in enumerate(turn):
         result = event["preview"].strip()
+        step = result_number(result) or result  # "8.04672" of "8.04672 kilometers"
         later = " ".join(json.dumps(e["args"], default=str) for e in turn[index + 1:])
-        if event["outcome"] == "ok" and not (result and re.search(
-                rf"(?<![\w.]){re.escape(result)}(?!\w|\.\d)", later)):
+        if event["outcome"] == "ok" and not (step and re.search(
+                rf"(?<![\w.]){re.escape(step)}(?!\w|\.\d)", later)):
             out.append(result)
     return out
 

@@ -163,8 +163,9 @@ def asked_fields(summary: str, question: str) -> str:
     disk free 77.4 of 252.0 GiB", not the CPU, memory, load and uptime around them; "How much
     memory is free?": "memory free 9.4 of 16.0 GiB", not "disk free"; "the free memory and the
     CPU usage": the CPU's fields too). A ``key: value`` field is named by its key alone: the
-    value may be what the question gives ("Weather in Paris?" asks for no "city: Paris"). The
-    whole summary where no field, or every field, is named."""
+    value may be what the question gives ("Weather in Paris?" asks for no "city: Paris"). For
+    "how long" with no field named, the fields of a duration. The whole summary where no
+    field, or every field, is named."""
     tag = _TAG.match(summary)
     if not tag:
         return summary
@@ -178,6 +179,16 @@ def asked_fields(summary: str, question: str) -> str:
             for word in set().union(*named)}
     kept = [field for field, words in zip(fields, named, strict=True)
             if any(len(words) == best[word] for word in words)]
+    if not kept and _HOW_LONG.search(question):
+        # "How long has this computer been running?" names no field: those of a duration
+        # ("uptime 15h 27m") answer it, not the whole record.
+        kept = [field for field in fields if _DURATION.search(field)]
     if not kept or len(kept) == len(fields):
         return summary
     return tag.group() + separator.join(kept)
+
+
+_HOW_LONG = re.compile(r"(?i)\bhow\s+long\b")
+# A figure with a unit of time, glued ("15h 27m", "3d") or spelt out ("40 minutes").
+_DURATION = re.compile(r"(?i)\b\d+(?:\.\d+)?(?:[dhms]\b|\s*(?:sec(?:ond)?s?|min(?:ute)?s?"
+                       r"|hours?|hrs?|days?|weeks?)\b)")

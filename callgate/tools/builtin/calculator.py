@@ -155,7 +155,13 @@ _HOW_MANY_PATTERN = (f"([Hh]ow many )?({_UNIT_NAMES}) (are )?(there )?in "
 _HOW_MANY = re.compile(rf"(?:\b([Hh]ow)\s+many\s+)?({_UNIT_NAMES})\s+(?:are\s+)?(?:there\s+)?in\s+"
                        rf"({_PER_UNIT_AMOUNT}|{_NUMBER.replace('(', '(?:')})\s+({_UNIT_NAMES})"
                        r"(?![\w/])")
-_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|(?:please|for me|and|then)\b)")
+# "and a half" goes on: "How many hours in a day and a half?" (a review's case).
+_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|(?:please|for me|then)\b"
+                         r"|and\b(?!\s+a\s+(?:half|quarter|third)\b))")
+
+
+_TEMPERATURES = {"degC", "degF", "kelvin"}
+_SINGULARS = {"feet": "foot", "inches": "inch", "fluid ounces": "fluid ounce"}
 
 
 class TooLarge(ValueError):
@@ -197,6 +203,9 @@ def calculator(
         return _converted(*conversion.groups())
     if question := _HOW_MANY.fullmatch(expression.strip()):
         _, target, amount, unit = question.groups()
+        if {_UNIT_FORMS[target], _UNIT_FORMS[unit]} & _TEMPERATURES:
+            raise ValueError("a degree of one temperature scale is no amount of another: give "
+                             "a temperature to convert ('30 Celsius to Fahrenheit')")
         return _converted("1" if amount.lower() in ("a", "an", "one") else amount, unit, target)
     text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
     text = _sentence(text.strip())
@@ -254,7 +263,10 @@ def _converted(amount: str, unit: str, target: str) -> str:
     except pint.DimensionalityError:
         raise ValueError(f"cannot convert {unit} to {target}: they measure different "
                          "things") from None
-    return f"{_tidy(float(value))} {target}"
+    result = _tidy(float(value))
+    if result == 1 and _UNIT_FORMS[target] not in _TEMPERATURES and "/" not in target:
+        target = _SINGULARS.get(target.lower(), target.removesuffix("s"))  # "1 foot"
+    return f"{result} {target}"
 
 
 def _without_thousands_separators(text: str) -> str:
