@@ -200,7 +200,7 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
     """The expression's pattern is what a grammar lets a model write (llama.cpp compiles
     it) and what validation holds every caller to: no braces, words or "=" signs."""
     from callgate.models.grammar import args_grammar, compile_grammar
-    from callgate.tools.builtin.calculator import calculator_tool
+    from callgate.tools.builtin.calculator import calculator, calculator_tool
     from callgate.tools.validation import compile_schema
 
     tool = calculator_tool()
@@ -216,8 +216,14 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
                  "5 miles to kilometers", "100 Fahrenheit in Celsius", "60 mph to km/h",
                  "1,000 feet in meters", "100 °F to °C", "3.5 kg into pounds", "2L to gallons",
                  "5 Miles to Kilometers", "5 KM to miles", "250 mL to cups", "8 fl oz to ml",
-                 "90 min to hrs"):
+                 "90 min to hrs", "12 percent of 250", "15 percent tip on 48.50", "50 percent",
+                 "How many feet in a mile", "how many cups are in 2 gallons"):
         assert check({"expression": good}).ok, good
+    # "percent" as a question writes "%" (`callgate ask "What's 12 percent of 250?"` had
+    # "12.00%" and answered 0.12).
+    for expression, value in [("12 percent of 250", 30), ("15 percent tip on 48.50", 7.275),
+                              ("100 + 10 percent", 110), ("12 per cent of 250", 30)]:
+        assert calculator(expression) == value, expression
     for bad in ("{12 + 8} * 3 }", "15% of 80 is 12", "17 * 23 = 391", "7 * 7 * ", "1" * 101,
                 "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on",
                 "add 3 and", "add three and four", "3 and 4", "sum of 3 and 4 and 5",

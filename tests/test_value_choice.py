@@ -1191,7 +1191,14 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("What is 2 + 2, and 3 + 3?", "4", "4"),  # two spans: which one is not known
             ("What's a 15% tip on 48.50?", "15%", "15% tip on 48.50"),  # a share "on"
             ("What's a 15% Tip on 48.50?", "15%", "15% Tip on 48.50"),  # in any case
-            ("What is 3 + 4?", "3 * 3 + 8", "3 * 3 + 8"),  # 8 is not the request's: kept
+            # Arithmetic with a number the conversation does not write: the request's one
+            # span ("3,000,000,…" for "How many minutes are in 3 hours?"; "12.00%" for
+            # "What's 12 percent of 250?", answered 0.12); kept where there are two.
+            ("What is 3 + 4?", "3 * 3 + 8", "3 + 4"),
+            ("What is 3 + 4 or 5 + 6?", "3 * 3 + 8", "3 * 3 + 8"),
+            ("What's 12 percent of 250?", "12.00%", "12 percent of 250"),
+            ("How many minutes are in 3 hours?", "3,000,000,000,000,000",
+             "How many minutes are in 3 hours"),
             # A phrase with numbers the conversation does not write, which grounding would
             # refuse, gives way to the request's one span the pattern admits (`callgate ask
             # "How many grams are in 3 pounds?"`: "3.00g into acres"); not one that ends no

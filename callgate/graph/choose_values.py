@@ -699,11 +699,11 @@ def whole_span(value: Any, spec: Any, request: str, conversation: str = "") -> A
     ("sqrt" for "the square root of 144", "sqrt2"): the longest such span holding each of
     its numbers replaces it, where there is one, more than a number, and no other ("17 * 23
     and also 23 + 17" has two for "23+17": it stays). Other
-    values are the model's own, left as they are, but for a phrase with numbers the
+    values are the model's own, left as they are, but for a value with numbers the
     conversation does not write, which the one span of three words or more the pattern
-    admits in the request replaces (``_only_span``). ``request``: the part of the request
-    the call is for, where it asks for several things; ``conversation``: what the user
-    wrote and the tools returned."""
+    admits in the request, ending a clause, replaces (``_only_span``). ``request``: the
+    part of the request the call is for, where it asks for several things;
+    ``conversation``: what the user wrote and the tools returned."""
     if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
             and isinstance(spec.get("pattern"), str)):
         return value
@@ -719,13 +719,13 @@ def whole_span(value: Any, spec: Any, request: str, conversation: str = "") -> A
     numbers = _unsigned(_GLUED_NUMBER.sub(" ", value))  # "sqrt2" writes 2
     lone = numbers_in(value) == [value.strip()]
     if (numbers and not numbers <= _unsigned(request) | _unsigned(conversation)
-            and (not _ARITHMETIC_VALUE.fullmatch(value) or lone and not _unsigned(request))):
-        # A phrase with numbers the conversation does not write is no rewriting of the
-        # user's arithmetic but junk grounding refuses ("1.0fahrenheit to celsius" for "How
-        # many feet in a mile?", "3.00g into acres" for "How many grams are in 3 pounds?"),
-        # as is a lone number of the model's where the request has none to grow a span
-        # from ("100" for "How many cups are in a gallon?"): the request's one span the
-        # pattern admits, where it has one.
+            and not (lone and _unsigned(request))):
+        # A value with numbers the conversation does not write is no rewriting of the
+        # user's words but junk grounding refuses ("1.0fahrenheit to celsius" for "How many
+        # feet in a mile?", "3.00g into acres" for "How many grams are in 3 pounds?",
+        # "12.00%" for "What's 12 percent of 250?", "100" for "How many cups are in a
+        # gallon?"): the request's one span the pattern admits, where it has one. A lone
+        # number where the request has numbers grows a span from them (below).
         return _only_span(request, edges, pattern) or value
     if lone and not numbers <= _unsigned(request):
         # A lone number the request does not write is the model's own result, or a copy
@@ -787,16 +787,16 @@ def _only_span(request: str, edges: set[int], pattern: re.Pattern[str]) -> str |
         return None
     found: set[tuple[int, int]] = set()
     for start in sorted(e for e in edges if not request[e:e + 1].isspace()):
-        # A clause's end: "How many hours in a day" is no span of "... in a day and a half?"
         ends = [e for e in range(start + 1, min(len(request), start + SPAN_REACH) + 1)
                 if e in edges and not request[e - 1:e].isspace()
-                and _CLAUSE_END.match(request, e)
                 and _balanced(request[start:e]) and pattern.fullmatch(request[start:e])]
         if ends:
             found.add((start, max(ends)))
     widest = [(a, b) for a, b in found
               if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in found)]
-    only = request[widest[0][0]:widest[0][1]] if len(widest) == 1 else ""
+    # It ends a clause: "How many hours in a day" is no span of "... in a day and a half?"
+    only = request[widest[0][0]:widest[0][1]] if len(widest) == 1 and _CLAUSE_END.match(
+        request, widest[0][1]) else ""
     # Three words or more: a name the pattern admits alone ("square root" of "the square
     # root of two", "pi") is a piece of what the user asks, not the whole of it.
     return only if len(only.split()) >= 3 else None

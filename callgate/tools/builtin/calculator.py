@@ -49,7 +49,11 @@ _WORD_OPERATORS = {"to the power of": "**", "multiplied by": "*", "divided by": 
 _SHARES = "|".join(dict.fromkeys(form for word in PERCENT_SHARES
                                  for form in (word.lower(), word.capitalize(), word.upper())))
 _PERCENT_ON = re.compile(rf"%\s*(?:(?:{_SHARES})\s+)?on\b", re.IGNORECASE)
-_WORDS = "|".join([*_WORD_OPERATORS, "mod", f"% ?(({_SHARES}) )?on "])
+# "percent" as a question writes "%" ("12 percent of 250": SmolLM2, held to "%", wrote
+# "12.00%" and answered 0.12).
+_PERCENT_WORD = re.compile(r"\s*\b(?:per\s?cent)\b", re.IGNORECASE)
+_WORDS = "|".join([*_WORD_OPERATORS, "mod", f"% ?(({_SHARES}) )?on ",
+                   f"percent( ({_SHARES}))?( on)? ", "percent"])
 _WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
 _MOD = re.compile(r"\bmod\b")  # read after percentages: "5 mod -3" is no "5% - 3"
 # "sqrt of 2" is sqrt(2), not sqrt * 2; "sqrt of (12 + 4)" is sqrt(12 + 4)
@@ -60,7 +64,8 @@ _FUNCTION_OF = re.compile(rf"\b({'|'.join(_FUNCTIONS)})\s+of\s+"
 # "cubed" (not "7 * 7 * "): grammar-constrained decoding cannot stop halfway. The bound
 # keeps a looping model from writing hundreds of tokens (a pattern is not bounded by
 # maxLength).
-_MIDDLE = f"([0-9]|[-+*/%^()., ×÷]|{_NAMES}|{_WORDS}){{0,98}}([0-9)%]|{_NAMES}|squared|cubed)"
+_MIDDLE = (f"([0-9]|[-+*/%^()., ×÷]|{_NAMES}|{_WORDS}){{0,98}}"
+           f"([0-9)%]|{_NAMES}|squared|cubed|percent)")
 # Arithmetic worded as a sentence (``relevance.SENTENCE_FORMS``: "Add 3.5 and 4.25", "the
 # sum of 12 and 30"): SmolLM2 called the calculator with "3.5", then "4.25", for the first;
 # the schema's pattern admits these forms, so a span of the request replaces such a value
@@ -208,7 +213,7 @@ def calculator(
                              "a temperature to convert ('30 Celsius to Fahrenheit')")
         return _converted("1" if amount.lower() in ("a", "an", "one") else amount, unit, target)
     text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
-    text = _sentence(text.strip())
+    text = _sentence(_PERCENT_WORD.sub("%", text).strip())
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
                             re.sub(r"\b[Ss]quare root\b", "sqrt", text))
     text = _POWER_THEN_WORD.sub(r"(\1) \2", text)
