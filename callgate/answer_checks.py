@@ -737,10 +737,10 @@ def missed_figure(text: str, question: str, results: Iterable[str]) -> str | Non
         if counted or (counts and no_count):
             figures, counting = counted or counts, True
             asked = list(figures)
-    if re.search(r"(?i)\bhow long\b", question) and (durations := _durations(results) - given):
+    if ASKS_DURATION.search(question) and (timed := durations(results) - given):
         # A duration is asked for: the figures written with a unit of time ("uptime 15h 2m",
         # "for 40 minutes"), not "2.4%" nor the CPUs' "2 hours" SmolLM2 answered with.
-        figures, asked = {"duration": durations}, ["duration"]
+        figures, asked = {"duration": timed}, ["duration"]
     if not asked or not stated:
         return None
     wanted = _named_by_most(figures, asked)
@@ -793,7 +793,11 @@ def others_figure(text: str, question: str, results: Iterable[str]) -> str | Non
 _ASKS_SHARE = re.compile(r"(?i)\b(?:how busy|how loaded|utili[sz]ation|percent(?:age)?)\b|%")
 
 
-def _durations(results: Iterable[str]) -> set[float]:
+# A question that asks for a duration.
+ASKS_DURATION = re.compile(r"(?i)\bhow\s+long\b")
+
+
+def durations(results: Iterable[str]) -> set[float]:
     """The numbers the results write with a unit of time, glued ("15h 2m") or spelt out
     ("40 minutes")."""
     out: set[float] = set()

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from callgate.answer_checks import ASKS_DURATION, durations
 from callgate.tools.grounding import word_forms
 from callgate.tools.relevance import STOP_WORDS
 
@@ -179,16 +180,11 @@ def asked_fields(summary: str, question: str) -> str:
             for word in set().union(*named)}
     kept = [field for field, words in zip(fields, named, strict=True)
             if any(len(words) == best[word] for word in words)]
-    if not kept and _HOW_LONG.search(question):
+    if not kept and ASKS_DURATION.search(question):
         # "How long has this computer been running?" names no field: those of a duration
         # ("uptime 15h 27m") answer it, not the whole record.
-        kept = [field for field in fields if _DURATION.search(field)]
+        kept = [field for field in fields if durations([field])]
     if not kept or len(kept) == len(fields):
         return summary
     return tag.group() + separator.join(kept)
 
-
-_HOW_LONG = re.compile(r"(?i)\bhow\s+long\b")
-# A figure with a unit of time, glued ("15h 27m", "3d") or spelt out ("40 minutes").
-_DURATION = re.compile(r"(?i)\b\d+(?:\.\d+)?(?:[dhms]\b|\s*(?:sec(?:ond)?s?|min(?:ute)?s?"
-                       r"|hours?|hrs?|days?|weeks?)\b)")
