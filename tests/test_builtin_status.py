@@ -217,7 +217,8 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
                  "1,000 feet in meters", "100 °F to °C", "3.5 kg into pounds", "2L to gallons",
                  "5 Miles to Kilometers", "5 KM to miles", "250 mL to cups", "8 fl oz to ml",
                  "90 min to hrs", "12 percent of 250", "15 percent tip on 48.50", "50 percent",
-                 "How many feet in a mile", "how many cups are in 2 gallons"):
+                 "How many feet in a mile", "how many cups are in 2 gallons",
+                 "a mile to feet", "Half a cup to ml", "How many feet in half a mile"):
         assert check({"expression": good}).ok, good
     # "percent" as a question writes "%" (`callgate ask "What's 12 percent of 250?"` had
     # "12.00%" and answered 0.12).
@@ -228,7 +229,7 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
                 "7 plus", "-", "(", "", "2 on 3", "15 tip on 48", "15% on",
                 "add 3 and", "add three and four", "3 and 4", "sum of 3 and 4 and 5",
                 "5 miles", "miles to km", "5 miles to", "5 parsecs to km", "5 miles in 3 days",
-                "5 miLes to km"):
+                "5 miLes to km", "amile to feet", "a  mile to feet", "two miles to feet"):
         assert not check({"expression": bad}).ok, bad
     gbnf = args_grammar(tool.schema)
     rule = next(line for line in gbnf.splitlines() if line.startswith("expression ::="))
@@ -285,6 +286,13 @@ def test_calculator_converts_units() -> None:
                               ("how many cups are in a gallon", "16 cups"),
                               ("How many seconds are there in 2 days", "172800 seconds"),
                               ("ounces in one pound", "16 ounces"),
+                              # An amount as a word ("Convert a mile to feet." had made-up
+                              # code for its answer).
+                              ("a mile to feet", "5280 feet"), ("an hour in minutes",
+                                                                "60 minutes"),
+                              ("One gallon to liters", "3.785411784 liters"),
+                              ("half a mile in meters", "804.672 meters"),
+                              ("How many feet in half a mile", "2640 feet"),
                               # One of a unit reads as one (a review's "1 feet").
                               ("12 inches to feet", "1 foot"), ("5280 feet to miles", "1 mile"),
                               ("60 mins to hrs", "1 hr"), ("1 m/s to m/s", "1 m/s"),
@@ -299,7 +307,8 @@ def test_calculator_converts_units() -> None:
     # inside another, or a unit that is not the next word, is no conversion.
     for request in ["Convert 5 miles to kilometers.", "What is 100 Fahrenheit in Celsius?",
                     "How much is 3.5 kg in pounds?", "How many feet in a mile?",
-                    "how many cups are there in a gallon, please"]:
+                    "how many cups are there in a gallon, please", "Convert a mile to feet.",
+                    "What is half a mile in meters?"]:
         assert conversion_relevance(request) > 0, request
     for request in ["I ran 115 miles to Boston", "I have 5 g in my bag", "What is 12 * 3?",
                     "5 miles to kmh2",
@@ -313,6 +322,9 @@ def test_calculator_converts_units() -> None:
                     # or not of a unit, or not ending its clause.
                     "I ran 100 feet in a mile race", "How many people are in a room?",
                     "How many feet in a mile race are there?",
-                    "How many hours in a day and a half?"]:  # "and a half" goes on
+                    "How many hours in a day and a half?",  # "and a half" goes on
+                    # A word amount whose "unit" is no unit, or not the next word.
+                    "I walked a mile to the store", "Give me a second to think.",
+                    "Take a minute in silence, then go"]:
         assert conversion_relevance(request) == 0, request
     assert conversion_relevance("What is 10 km in miles and 5 kg in pounds?") > 0

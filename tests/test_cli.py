@@ -476,6 +476,15 @@ def test_ask_converts_units_with_the_calculator(home: Path) -> None:
     (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
     assert event["args"] == {"expression": "How many feet in a mile"}
     assert "5280 feet" in out["final_answer"]
+    # An amount written as a word: offered no tool, SmolLM2 had answered with made-up code
+    # and four invented numbers.
+    result = callgate("ask", "Convert a mile to feet.", "--json", "--max-steps", "2",
+                      home=home, timeout=250)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
+    assert event["args"] == {"expression": "a mile to feet"}
+    assert "5280 feet" in out["final_answer"]
 
 
 @pytest.mark.llama

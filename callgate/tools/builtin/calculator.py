@@ -144,22 +144,31 @@ _UNIT_FORMS = {form: unit for word, unit in UNITS.items()
                             *([word.upper()] if len(word) <= 3 else []))}
 _UNIT_NAMES = "|".join(sorted((re.escape(u).replace("\\ ", " ") for u in _UNIT_FORMS),
                               key=len, reverse=True))
-_CONVERSION_PATTERN = f"{_NUMBER} ?({_UNIT_NAMES}) (to|in|into) ({_UNIT_NAMES})"
+# An amount written as words, as a question often writes one unit's worth ("Convert a mile
+# to feet": offered no tool, SmolLM2 answered with made-up code; "How many feet in a mile?":
+# "1.000000000000001"), in the cases a pattern without flags admits.
+_WORD_AMOUNTS = {form: amount for word, amount in (("a", "1"), ("an", "1"), ("one", "1"),
+                                                    ("half a", "1/2"), ("half an", "1/2"))
+                 for form in (word, word.capitalize())}
+_WORD_AMOUNT = "|".join(sorted(_WORD_AMOUNTS, key=len, reverse=True))
+_WORD_AMOUNT_READ = _WORD_AMOUNT.replace(" ", r"\s+")  # in a request: any blanks
+_CONVERSION_PATTERN = (f"({_NUMBER} ?|({_WORD_AMOUNT}) )({_UNIT_NAMES}) (to|in|into) "
+                       f"({_UNIT_NAMES})")
 # In a request, the amount is no fraction's or power's part ("1/2 cup to ml" is not "2 cup")
 # and the target unit ends a clause: "3 days into week two", "0.5 seconds in second place"
-# and "5 days to day 3" are no conversions.
-_CONVERSION = re.compile(rf"(?<![\w.,/^-])({_NUMBER.replace('(', '(?:')})\s*({_UNIT_NAMES})"
+# and "5 days to day 3" are no conversions. A word amount stands apart from its unit ("a m"
+# is no "am").
+_CONVERSION = re.compile(rf"(?<![\w.,/^-])(?:({_NUMBER.replace('(', '(?:')})\s*|"
+                         rf"\b({_WORD_AMOUNT_READ})\s+)({_UNIT_NAMES})"
                          rf"\s+(?:to|in|into)\s+({_UNIT_NAMES})(?![\w/])")
-# The question form with no amount, which asks for one unit's worth ("How many feet in a
-# mile?": offered no tool, SmolLM2 answered "1.000000000000001"). The pattern admits it
-# whole, so a copy of it is the expression (``choose_values.whole_span``), and the calculator
-# reads "a"/"an"/"one" as 1.
-_PER_UNIT_AMOUNT = "a|an|one|A|An|One"
+# The question form, which asks how many of one unit another amount holds ("How many feet in
+# a mile?"). The pattern admits it whole, so a copy of it is the expression
+# (``choose_values.whole_span``).
 _HOW_MANY_PATTERN = (f"([Hh]ow many )?({_UNIT_NAMES}) (are )?(there )?in "
-                     f"({_PER_UNIT_AMOUNT}|{_NUMBER}) ({_UNIT_NAMES})")
+                     f"({_WORD_AMOUNT}|{_NUMBER}) ({_UNIT_NAMES})")
 _HOW_MANY = re.compile(rf"(?:\b([Hh]ow)\s+many\s+)?({_UNIT_NAMES})\s+(?:are\s+)?(?:there\s+)?in\s+"
-                       rf"({_PER_UNIT_AMOUNT}|{_NUMBER.replace('(', '(?:')})\s+({_UNIT_NAMES})"
-                       r"(?![\w/])")
+                       rf"({_WORD_AMOUNT_READ}|{_NUMBER.replace('(', '(?:')})"
+                       rf"\s+({_UNIT_NAMES})(?![\w/])")
 # "and a half" goes on: "How many hours in a day and a half?" (a review's case).
 _CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|(?:please|for me|then)\b"
                          r"|and\b(?!\s+a\s+(?:half|quarter|third)\b))")
@@ -205,13 +214,14 @@ def calculator(
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
     if conversion := _CONVERSION.fullmatch(expression.strip()):
-        return _converted(*conversion.groups())
+        number, words, unit, target = conversion.groups()
+        return _converted(number or _word_amount(words), unit, target)
     if question := _HOW_MANY.fullmatch(expression.strip()):
         _, target, amount, unit = question.groups()
         if {_UNIT_FORMS[target], _UNIT_FORMS[unit]} & _TEMPERATURES:
             raise ValueError("a degree of one temperature scale is no amount of another: give "
                              "a temperature to convert ('30 Celsius to Fahrenheit')")
-        return _converted("1" if amount.lower() in ("a", "an", "one") else amount, unit, target)
+        return _converted(_word_amount(amount) if amount[:1].isalpha() else amount, unit, target)
     text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
     text = _sentence(_PERCENT_WORD.sub("%", text).strip())
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
@@ -253,6 +263,11 @@ def _units() -> pint.UnitRegistry:
     # Exact fractions: with floats, the offsets of temperatures left "32 fahrenheit to
     # celsius" at 5.7e-14 and "37 celsius to fahrenheit" at 98.5999999999999.
     return pint.UnitRegistry(non_int_type=Fraction)
+
+
+def _word_amount(words: str) -> str:
+    """The number an amount written as words stands for ("a", "half an": "1", "1/2")."""
+    return _WORD_AMOUNTS[" ".join(words.split())]
 
 
 def _converted(amount: str, unit: str, target: str) -> str:
