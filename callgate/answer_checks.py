@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from callgate.prompts.correction import CORRECTION, NOT_RUN, UNSUPPORTED
 from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TERSE
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
-from callgate.tools.grounding import GROUNDING_ADVICE, word_forms
+from callgate.tools.grounding import GROUNDING_ADVICE, in_digits, word_forms
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)")
 _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
@@ -1002,7 +1002,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
     check.text, empty = drop_empty_items(check.text)
     if empty:
         check.notes.append("empty list items removed")
-    check.invented_numbers = invented_numbers(check.text, [*results, *user, *earlier])
+    # The user's numbers as words too: "three cats and two dogs" gives 3 and 2.
+    spelled = [digits for u in user if (digits := in_digits(u)) != u]
+    check.invented_numbers = invented_numbers(check.text, [*results, *user, *spelled, *earlier])
     if check.invented_numbers:
         check.notes.append("numbers in no result or question: "
                            + ", ".join(check.invented_numbers))

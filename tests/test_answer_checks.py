@@ -94,6 +94,26 @@ def test_a_number_of_an_earlier_turns_result_is_not_invented() -> None:
                         ).invented_numbers == ["145"]
 
 
+def test_numbers_the_question_writes_as_words_are_not_invented() -> None:
+    # "I have three cats and two dogs": an answer stating 3 and 2 invents neither.
+    check = check_answer("You have 5 pets: 3 cats and 2 dogs.", results=[],
+                         user=["I have three cats and two dogs; how many pets?"])
+    assert check.invented_numbers == ["5"]
+
+
+def test_arithmetic_asked_in_words_is_checked_as_the_loop_read_it() -> None:
+    # Scripted model: the ReAct path reads "What is two plus two?" as "2 plus 2" and calls
+    # the calculator with it. The call's "2 plus 2" is the question's input, not a "plus"
+    # figure the answer "4" leaves out (the checks had said "the answer gives no plus
+    # figure of the results").
+    from callgate.tools.builtin.calculator import calculator
+
+    out = run([tool_call("calculator", {"expression": "2 plus 2"}), AIMessage("4 [R1]")],
+              [calculator], "What is two plus two?")
+    assert out["answer_source"] == "model" and out["answer_checks"] == []
+    assert out["final_answer"].startswith("4")
+
+
 def test_numbers_from_the_results_or_the_question_are_fine() -> None:
     out = run([tool_call("system_stats", {}),
                AIMessage("The CPU is at 12.5% on 2 cores [R1].")], [system_stats],

@@ -325,6 +325,14 @@ def test_calculator_converts_units() -> None:
                     "How many hours in a day and a half?",  # "and a half" goes on
                     # A word amount whose "unit" is no unit, or not the next word.
                     "I walked a mile to the store", "Give me a second to think.",
-                    "Take a minute in silence, then go"]:
+                    "Take a minute in silence, then go",
+                    # A review's cases: a word amount inside a larger one ("one miles to km",
+                    # "a cup to ml" had been read), units of two kinds (a rate).
+                    "Convert thirty one miles to km", "Convert two hundred and one miles to km",
+                    "Convert three quarters of a cup to ml", "Convert half of a cup to ml",
+                    "Convert a third of a mile to feet", "Convert Half A cup to ml",
+                    "twenty\u2013one miles to km", "How much water should I drink a day in liters?",
+                    "How far can I walk in an hour in km?",
+                    "How long does it take to walk a mile in minutes?", "5 miles to kg"]:
         assert conversion_relevance(request) == 0, request
     assert conversion_relevance("What is 10 km in miles and 5 kg in pounds?") > 0

@@ -487,6 +487,20 @@ def test_ask_converts_units_with_the_calculator(home: Path) -> None:
     assert "5280 feet" in out["final_answer"]
 
 
+@pytest.mark.llama  # the suite's default timeout: one short question
+def test_ask_reads_arithmetic_written_in_words(home: Path) -> None:
+    # The bundled model, through the CLI: "What is two plus two?" had been offered no tool
+    # and answered "4" unchecked ("numbers in no result or question: 4"). The loop reads it
+    # as "2 plus 2", the calculator is offered and called, and the answer is its result.
+    result = callgate("ask", "What is two plus two?", "--json", "--max-steps", "2",
+                      home=home, timeout=250)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
+    assert event["tool"] == "calculator" and event["summary"].endswith("= 4")
+    assert out["final_answer"].startswith("4") and out["answer_checks"] == []
+
+
 @pytest.mark.llama
 @pytest.mark.server
 @pytest.mark.timeout(600)

@@ -18,6 +18,7 @@ from callgate.tools.grounding import (
     conversation_text,
     date_in_format,
     ground,
+    in_digits,
     stated,
     ungrounded_args,
 )
@@ -72,6 +73,37 @@ def test_a_version_or_an_address_is_grounded_only_whole() -> None:
         assert ungrounded_args({"date": value}, {}, "Book a table on April 17th, 2023") == []
     assert ungrounded_args({"date": "18.04.2023"}, {}, "Book a table on April 17th, 2023") == [
         ("date", "18.04.2023")]
+
+
+
+@pytest.mark.parametrize(("text", "digits"), [
+    ("What is two plus two?", "What is 2 plus 2?"),
+    ("Twenty-five times Forty two", "25 times 42"),
+    ("one hundred and five", "105"), ("one thousand and one nights", "1001 nights"),
+    ("three thousand two hundred", "3200"), ("fifteen hundred", "1500"),
+    ("two million five hundred thousand", "2500000"), ("a hundred", "a 100"),
+    # Words that make no one number stay apart, and what joins them stays.
+    ("one two three", "1 2 3"), ("twenty ten", "20 10"), ("zero zero", "0 0"),
+    ("Add two and three", "Add 2 and 3"), ("one of them and two of those",
+                                           "1 of them and 2 of those"),
+    ("someone alone", "someone alone"), ("No numbers here.", "No numbers here."),
+    # A review's cases: one number ends where the next begins; "and" joins only after a
+    # hundred or a scale, a hyphen only unspaced; signs, points and years; ASCII words only.
+    ("one hundred one hundred", "100 100"), ("one thousand one thousand", "1000 1000"),
+    ("two thousand and three thousand", "2000 and 3000"), ("twenty and five", "20 and 5"),
+    ("twenty - five", "20 - 5"), ("negative five plus three", "-5 plus 3"),
+    ("zero point five times four", "0.5 times 4"), ("one point two five", "1.25"),
+    ("two point", "2 point"), ("nineteen eighty-four plus one", "1984 plus 1"),
+    ("twenty one hundred", "2100"), ("ONE HUNDRED", "100"),
+    ("\u017fix plus two", "\u017fix plus 2"),
+])
+def test_numbers_written_as_words_are_written_in_digits(text: str, digits: str) -> None:
+    assert in_digits(text) == digits
+
+
+def test_a_long_run_of_number_words_is_read_one_number_at_a_time() -> None:
+    # "one hundred" 3,000 times had been one number of 6,000 digits, past Python's limit.
+    assert in_digits("one hundred " * 3000) == "100 " * 3000
 
 
 @pytest.mark.parametrize(("value", "expected"), [

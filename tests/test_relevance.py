@@ -411,6 +411,44 @@ def test_arithmetic_on_the_previous_answer_reads_its_number() -> None:
     assert with_earlier_result("And divide that by 4?", None) == "And divide that by 4?"
 
 
+def test_arithmetic_with_numbers_written_as_words_reads_them_as_digits() -> None:
+    # `callgate ask "What is two plus two?"` was offered no tool and answered "4" unchecked;
+    # "What is seven squared?" called the calculator with "7", "the square root of sixteen"
+    # with "sqrt".
+    from callgate.tools.relevance import as_arithmetic, is_arithmetic
+
+    for request, read in [("What is two plus two?", "What is 2 plus 2?"),
+                          ("What is seven squared?", "What is 7 squared?"),
+                          ("What's the square root of sixteen?", "What's the square root of 16?"),
+                          ("What is one hundred minus twenty-five?", "What is 100 minus 25?"),
+                          ("Twelve times eleven", "12 times 11"),
+                          ("What is 2 plus two?", "What is 2 plus 2?")]:
+        assert as_arithmetic(request) == read and is_arithmetic(request), request
+    # No arithmetic, or arithmetic already in digits: the words stay as the user wrote them.
+    for request in ("Show one of them", "What is 17 * 23?", "What is 17 * 23 for two?"):
+        assert as_arithmetic(request) == request, request
+    for request in ("Tell me a story about three little pigs.", "I have two times more work",
+                    # Prose (a review's cases): arithmetic in words ends its clause, and a
+                    # dash between two numbers is a range or a score.
+                    "The two squared off in the final round.",
+                    "Add two cubed potatoes and simmer.",
+                    "I visited Paris two times five years ago.", "Buy two plus one free",
+                    "Season two plus three episodes", "Summarise chapters one - three",
+                    "Expect twenty - thirty guests", "The score was two - one to Arsenal"):
+        assert as_arithmetic(request) == request and not is_arithmetic(request), request
+
+
+def test_the_strategy_reads_and_shows_arithmetic_written_in_words_in_digits() -> None:
+    registry = _builtin_like()
+    model = ScriptedChatModel(script=[], native_tools=False)
+    state = {"messages": [HumanMessage("What is seven squared?")]}
+    strategy = ReactStrategy(model, registry)
+    assert strategy._request(state) == "What is 7 squared?"
+    assert strategy._calls_for(state) and strategy.offered(state) == ["calculator"]
+    assert strategy.messages(state)[-1].text == "What is 7 squared?"
+    assert state["messages"][-1].text == "What is seven squared?"  # the state keeps the words
+
+
 def test_the_strategy_reads_and_shows_a_follow_up_with_the_previous_answer_in_it() -> None:
     from langchain_core.messages import ToolMessage
 

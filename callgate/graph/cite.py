@@ -32,7 +32,7 @@ from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
 from callgate.sanitize import sanitize
 from callgate.tools.grounding import user_texts
-from callgate.tools.relevance import in_tool_words
+from callgate.tools.relevance import as_arithmetic, in_tool_words
 from callgate.tools.summaries import asked_fields
 
 _CITATION = re.compile(
@@ -80,8 +80,9 @@ def make_cite(settings: LoopSettings):
         if status in (None, "running") and is_cancelled(config, runtime.store):
             status, draft, source = "cancelled", cancelled_text(state), "loop"
         asked = user_texts(state.get("messages") or [])
-        # The question in the words the results name figures with ("memory" for "RAM").
-        question = in_tool_words(asked[-1] if asked else "", {
+        # The question in the words the results name figures with ("memory" for "RAM"), its
+        # arithmetic as the loop read it ("two plus two": "2 plus 2", the call's numbers).
+        question = in_tool_words(as_arithmetic(asked[-1]) if asked else "", {
             word: name for e in usable.values() if (tool := settings.registry.get(e["tool"]))
             for word, name in tool.synonyms.items()})
         if source == "model":

@@ -73,6 +73,7 @@ from callgate.tools.registry import ToolRegistry
 from callgate.tools.relevance import (
     PRESELECT,
     affirmed_flags,
+    as_arithmetic,
     callable_for,
     mentioned_arguments,
     number_readings,
@@ -537,15 +538,17 @@ class ReactStrategy:
                     and self._numbers_left(state) is None)
 
     def _request(self, state: dict[str, Any]) -> str:
-        """The user's latest request (the loop's correction messages are not requests);
-        with ``earlier_results``, arithmetic on the previous answer's number read with it
-        ("And divide that by 4?" after "144": ``relevance.with_earlier_result``)."""
+        """The user's latest request (the loop's correction messages are not requests), its
+        arithmetic in digits where it writes the numbers as words ("What is two plus two?":
+        ``relevance.as_arithmetic``); with ``earlier_results``, arithmetic on the previous
+        answer's number read with it ("And divide that by 4?" after "144":
+        ``relevance.with_earlier_result``)."""
         messages = state.get("messages") or []
         said = user_texts(messages)
         request = said[-1] if said else ""
-        if not (self.earlier_results and request):
-            return request
-        return with_earlier_result(request, _earlier_number(messages))
+        if self.earlier_results and request:
+            request = with_earlier_result(request, _earlier_number(messages))
+        return as_arithmetic(request)
 
     def _choice_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar

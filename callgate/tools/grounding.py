@@ -54,6 +54,7 @@ tables are small on purpose: each entry also grounds values a model might invent
 from __future__ import annotations
 
 import calendar
+import copy
 import math
 import re
 import unicodedata
@@ -66,9 +67,10 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
-__all__ = ["CORRECTION_MARK", "Grounded", "conversation_text", "date_form", "date_in_format",
-           "day_of", "days_and_times", "fold", "ground", "grounding_error", "numbers_in",
-           "returned", "stated", "ungrounded_args", "unused_numbers", "user_texts", "word_forms"]
+__all__ = ["CORRECTION_MARK", "Grounded", "conversation_text", "date_form",
+           "date_in_format", "day_of", "days_and_times", "fold", "ground", "grounding_error",
+           "in_digits", "numbers_in", "returned", "stated", "ungrounded_args", "unused_numbers",
+           "user_texts", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -286,6 +288,125 @@ def _to_float(text: str) -> float | None:
         return float(text.replace(",", "").replace("_", ""))
     except ValueError:
         return None
+
+
+# A run of number words ("one hundred and five", "twenty-five", "nineteen eighty-four",
+# "negative three", "zero point five"): words joined by blanks, a hyphen (no blanks: "one -
+# three" is a range) or "and"; ASCII letters only, as the words are.
+_SCALES = {"thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_RUN_WORD = "|".join([*_UNITS, *_TENS, "hundred", *_SCALES])
+_SPELLED_RUN = re.compile(
+    rf"\b(?:negative\s+)?(?:{_RUN_WORD})(?:(?:\s+and\s+|\s+|-)(?:point\s+)?(?:{_RUN_WORD}))*\b",
+    re.IGNORECASE | re.ASCII)
+_RUN_TOKEN = re.compile(r"(\s+and\s+|\s+|-)?([A-Za-z]+)")
+# The kinds of number word each kind may follow within one number: "hundred" after "two",
+# not after "twenty"; nothing after "zero" but a point; a teen's tens a year's
+# ("nineteen eighty-four"); "and" only after "hundred" or a scale ("one hundred and five",
+# not "twenty and five").
+_GOES_AFTER = {"unit": ("tens", "hundred", "scale", "year"), "teen": ("hundred", "scale"),
+               "tens": ("hundred", "scale"), "hundred": ("unit", "teen"),
+               "scale": ("unit", "teen", "tens", "hundred", "year"), "zero": (),
+               "point": ("unit", "teen", "tens", "hundred", "scale", "zero", "year")}
+
+
+def in_digits(text: str) -> str:
+    """``text`` with each number written as words written in digits: "What is one hundred
+    minus twenty-five?" is "What is 100 minus 25?", "negative three" "-3", "zero point
+    five" "0.5", "nineteen eighty-four" "1984". Words that make no one number stay apart,
+    and what joins them stays ("one two" is "1 2", "twenty and five" "20 and 5", "one
+    hundred one hundred" "100 100")."""
+    return _SPELLED_RUN.sub(lambda m: _spelled_values(m.group()), text)
+
+
+def _spelled_values(run: str) -> str:
+    """``run``, a run of number words (``_SPELLED_RUN``), with each number it writes in
+    digits: a word that cannot go on the number before it starts another."""
+    out: list[str] = []
+    number: _Spelled | None = None
+    sign = ""
+    tokens = [(m.group(1) or "", m.group(2).lower(), m.group(2)) for m in _RUN_TOKEN.finditer(run)]
+    for i, (joint, word, written) in enumerate(tokens):
+        if word == "negative":
+            sign = "-"
+            continue
+        if number is not None and number.takes(word, joint) and not _opens_next(
+                number, word, tokens[i + 1:i + 2]):
+            number.add(word)
+            continue
+        if number is not None:
+            out.append(number.digits())
+            out.append(joint)
+        number = _Spelled(sign) if word != "point" else None
+        sign = ""
+        if number is None:  # a point that opens nothing: the word as written
+            out.append(written)
+            continue
+        number.add(word)
+    if number is not None:
+        out.append(number.digits())
+    return "".join(out)
+
+
+def _opens_next(number: _Spelled, word: str, after: list[tuple[str, str, str]]) -> bool:
+    """Whether ``word`` opens the next number rather than going on ``number``: the word after
+    it goes on a number it opens, not on ``number`` with it ("one hundred one hundred": the
+    second "one" is the next hundred's)."""
+    if not after:
+        return False
+    joint, following, _ = after[0]
+    alone, trial = _Spelled(""), copy.copy(number)
+    alone.add(word)
+    trial.add(word)
+    return alone.takes(following, joint) and not trial.takes(following, joint)
+
+
+class _Spelled:
+    """One number as its words come (``_spelled_values``)."""
+
+    def __init__(self, sign: str) -> None:
+        self.sign, self.total, self.current, self.last = sign, 0, 0, ""
+        self.scale = 0  # the last scale word's value: a later one must be smaller
+        self.decimals = ""
+
+    @staticmethod
+    def kind(word: str) -> str:
+        return ("scale" if word in _SCALES else "hundred" if word == "hundred" else
+                "point" if word == "point" else "zero" if word == "zero" else
+                "tens" if word in _TENS else "teen" if _UNITS[word] >= 10 else "unit")
+
+    def takes(self, word: str, joint: str) -> bool:
+        """Whether ``word``, after ``joint``, goes on this number."""
+        kind = self.kind(word)
+        if self.last == "point" or self.decimals:  # digits after the point, one by one
+            return kind in ("unit", "zero")
+        if "and" in joint.lower() and self.last not in ("hundred", "scale"):
+            return False
+        if kind == "tens" and self.last == "teen" and not self.total:
+            return True  # a year: "nineteen eighty"
+        if kind == "hundred" and not 0 < self.current < 100:
+            return False  # "one hundred one hundred" is two
+        if kind == "scale" and self.scale and _SCALES[word] >= self.scale:
+            return False  # "one thousand one thousand" is two
+        return self.last in _GOES_AFTER[kind] or (kind == "unit" and self.last == "year")
+
+    def add(self, word: str) -> None:
+        kind = self.kind(word)
+        if self.last == "point" or self.decimals:
+            self.decimals += str(_UNITS[word])
+        elif kind == "scale":
+            self.total, self.current = self.total + (self.current or 1) * _SCALES[word], 0
+            self.scale = _SCALES[word]
+        elif kind == "hundred":
+            self.current = (self.current or 1) * 100
+        elif kind == "tens" and self.last == "teen" and not self.total:
+            self.current, kind = self.current * 100 + _TENS[word], "year"
+        elif kind != "point":
+            self.current += _UNITS.get(word, 0) + _TENS.get(word, 0)
+        self.last = kind
+
+    def digits(self) -> str:
+        whole = f"{self.sign}{self.total + self.current}"
+        return f"{whole}.{self.decimals}" if self.decimals else whole
 
 
 def _amount(word: str) -> int:

@@ -21,14 +21,14 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from callgate.tools.grounding import date_form, days_and_times, fold, word_forms
+from callgate.tools.grounding import date_form, days_and_times, fold, in_digits, word_forms
 from callgate.tools.registry import Tool
 
-__all__ = ["ARITHMETIC_SCORE", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags", "callable_for",
-           "does_arithmetic", "in_tool_words", "is_arithmetic", "mentioned_arguments",
-           "named_members", "names_in", "number_readings", "relevant_tools", "shared_words",
-           "tool_scores", "unused_names", "with_earlier_result", "word_named_members",
-           "word_positions"]
+__all__ = ["ARITHMETIC_SCORE", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags", "as_arithmetic",
+           "callable_for", "does_arithmetic", "in_tool_words", "is_arithmetic",
+           "mentioned_arguments", "named_members", "names_in", "number_readings", "relevant_tools",
+           "shared_words", "tool_scores", "unused_names", "with_earlier_result",
+           "word_named_members", "word_positions"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -114,8 +114,30 @@ ARITHMETIC_SCORE = 9.0
 
 
 def is_arithmetic(request: str) -> bool:
-    """Whether ``request`` holds arithmetic ("What is 45 minus 18?")."""
-    return _ARITHMETIC.search(request) is not None
+    """Whether ``request`` holds arithmetic ("What is 45 minus 18?"), its numbers written in
+    digits or as words (``as_arithmetic``)."""
+    return _ARITHMETIC.search(as_arithmetic(request)) is not None
+
+
+def as_arithmetic(request: str) -> str:
+    """``request`` with its numbers written as words in digits, where only so it holds
+    arithmetic: "What is seven squared?" is "What is 7 squared?" (SmolLM2 answered "What is
+    two plus two?" itself; asked the words, it called the calculator with "7" and "sqrt").
+    ``request`` as it is otherwise."""
+    if _ARITHMETIC.search(request) is None:
+        digits = in_digits(request)
+        if digits != request and any(
+                _CLAUSE_END.match(digits, m.end()) and not _RANGE.fullmatch(m.group())
+                for m in _ARITHMETIC.finditer(digits)):
+            return digits
+    return request
+
+
+# Prose holds number words beside arithmetic's words ("I visited Paris two times five years
+# ago", "The two squared off", "Season two plus three episodes", "chapters one - three"):
+# arithmetic written in words ends its clause, and a dash between two numbers is a range.
+_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
+_RANGE = re.compile(r"\S+\s+-\s+\S+")
 
 
 # The words a follow-up uses for the previous answer ("And divide that by 4?").

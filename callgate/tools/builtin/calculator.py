@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from callgate.tools.grounding import in_digits
 from callgate.tools.registry import Tool, ToolRegistry
 from callgate.tools.relevance import ARITHMETIC_SCORE, PERCENT_SHARES, SENTENCE_FORMS
 
@@ -158,7 +159,7 @@ _CONVERSION_PATTERN = (f"({_NUMBER} ?|({_WORD_AMOUNT}) )({_UNIT_NAMES}) (to|in|i
 # and the target unit ends a clause: "3 days into week two", "0.5 seconds in second place"
 # and "5 days to day 3" are no conversions. A word amount stands apart from its unit ("a m"
 # is no "am").
-_CONVERSION = re.compile(rf"(?<![\w.,/^-])(?:({_NUMBER.replace('(', '(?:')})\s*|"
+_CONVERSION = re.compile(rf"(?<![\w.,/^–-])(?:({_NUMBER.replace('(', '(?:')})\s*|"
                          rf"\b({_WORD_AMOUNT_READ})\s+)({_UNIT_NAMES})"
                          rf"\s+(?:to|in|into)\s+({_UNIT_NAMES})(?![\w/])")
 # The question form, which asks how many of one unit another amount holds ("How many feet in
@@ -175,6 +176,23 @@ _CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|(?:please|for me|then)\b"
 
 
 _TEMPERATURES = {"degC", "degF", "kelvin"}
+# What each unit measures: a request converts between units of one kind ("How much water
+# should I drink a day in liters?" and "How long does it take to walk a mile in minutes?"
+# are no conversions).
+_MEASURES = {
+    **dict.fromkeys(["millimeter", "centimeter", "meter", "kilometer", "inch", "foot", "yard",
+                     "mile"], "length"),
+    **dict.fromkeys(["milligram", "gram", "kilogram", "pound", "ounce", "stone"], "mass"),
+    **dict.fromkeys(["fluid_ounce", "milliliter", "liter", "gallon", "quart", "pint", "cup"],
+                    "volume"),
+    **dict.fromkeys(_TEMPERATURES, "temperature"),
+    **dict.fromkeys(["second", "minute", "hour", "day", "week"], "time"),
+    **dict.fromkeys(["mile / hour", "kilometer / hour", "meter / second", "knot"], "speed"),
+    **dict.fromkeys(["acre", "hectare"], "area"),
+}
+# What before a word amount makes it part of a larger one: "thirty one miles", "three
+# quarters of a cup", "half of a cup", "two hundred and one miles", "twenty-one".
+_MORE_AMOUNT = re.compile(r"(?:\b(?:of|half|and|point|negative)|[\d–-])\s*$", re.IGNORECASE)
 _SINGULARS = {"feet": "foot", "inches": "inch", "fluid ounces": "fluid ounce"}
 
 
@@ -379,9 +397,24 @@ def conversion_relevance(request: str) -> float:
     """As much as a request written as arithmetic scores (``ARITHMETIC_SCORE``) for one
     that converts a quantity to another unit ("Convert 5 miles to kilometers."), 0 for any
     other: no word of the tool's description is about units."""
-    converts = any(_CLAUSE_END.match(request, m.end()) for m in _CONVERSION.finditer(request))
-    asks = any(m[1] and _CLAUSE_END.match(request, m.end()) for m in _HOW_MANY.finditer(request))
+    converts = any(_CLAUSE_END.match(request, m.end()) and _one_kind(m[3], m[4])
+                   and not (m[2] and _in_larger_amount(request[:m.start()]))
+                   for m in _CONVERSION.finditer(request))
+    asks = any(m[1] and _CLAUSE_END.match(request, m.end()) and _one_kind(m[2], m[4])
+               for m in _HOW_MANY.finditer(request))
     return ARITHMETIC_SCORE if converts or asks else 0.0
+
+
+def _one_kind(unit: str, other: str) -> bool:
+    """Whether two unit words measure one kind of thing (``_MEASURES``)."""
+    return _MEASURES[_UNIT_FORMS[unit]] == _MEASURES[_UNIT_FORMS[other]]
+
+
+def _in_larger_amount(before: str) -> bool:
+    """Whether a word amount ("a", "one") written after ``before`` is part of a larger one
+    ("thirty one miles", "three quarters of a cup", "two hundred and one")."""
+    last = re.search(r"[A-Za-z]+\s*$", before)
+    return bool(_MORE_AMOUNT.search(before) or (last and in_digits(last[0]) != last[0]))
 
 
 def calculator_tool() -> Tool:
