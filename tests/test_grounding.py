@@ -315,6 +315,30 @@ def test_search_queries_and_prompts_are_free_text() -> None:
     assert ungrounded_args({"city": "Atlantis"}, {}, context) == [("city", "Atlantis")]
 
 
+def test_a_format_the_description_names_is_no_value() -> None:
+    # SmolLM2 searched Spotify for "track:Song Name artist:Artist Name", the format its
+    # description names, for "Can you search for 'Baby Shark'?": free text or not, a copy of
+    # the format is invented, unless the conversation writes it or the schema offers it.
+    from callgate.tools.grounding import ungrounded_args
+
+    schema = {"type": "object", "properties": {
+        "query": {"type": "string", "description": (
+            "The search query. It should be formatted as 'track:Song Name artist:Artist "
+            "Name', or just 'Song Name' if the artist is unknown.")},
+        "destination": {"type": "string", "description": "formatted as 'Street, City'."},
+        "date_format": {"type": "string", "default": "YYYY-MM-DD",
+                        "description": "in the format 'YYYY-MM-DD'"}}}
+    request = "Can you search for 'Baby Shark' and take me to 123 Beijing Street, San Francisco?"
+    template = "track:Song Name artist:Artist Name"
+    assert ungrounded_args({"query": template}, schema, request) == [("query", template)]
+    assert ungrounded_args({"destination": "Street, City"}, schema, request) == [
+        ("destination", "Street, City")]  # "Street" alone had grounded it
+    assert ungrounded_args({"query": "Baby Shark", "date_format": "YYYY-MM-DD",
+                            "destination": "123 Beijing Street, San Francisco"},
+                           schema, request) == []
+    assert ungrounded_args({"query": template}, schema, f"Search for {template} please") == []
+
+
 def test_only_the_last_corrections_refusal_is_what_failed() -> None:
     from langchain_core.messages import AIMessage, ToolMessage
 

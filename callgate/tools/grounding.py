@@ -606,6 +606,7 @@ class _Context:
                 self.words |= {s for w in group.words for s in word_forms(w)}
                 squashed.extend(group.squashed)
         self.squashed = "|".join(squashed)  # "|": no value matches across two forms
+        self.folded = lowered
         # Runs of digits joined by dots, as written: versions, addresses ("2.1.3").
         self.dotted = {m.group() for m in _DOTTED.finditer(text)}
 
@@ -744,7 +745,7 @@ def _walk(value: Any, schema: dict[str, Any], path: str, context: _Context,
         if not context.has_number(number):
             found.append((path, value))
     elif isinstance(value, str):
-        if not context.has_string(value):
+        if not context.has_string(value) or _template_copy(value, schema, context):
             found.append((path, value))
     elif isinstance(value, list):
         for i, item in enumerate(value):
@@ -768,10 +769,31 @@ def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, 
     found: list[tuple[str, Any]] = []
     ctx = _context(context, today or date.today())  # the real date is part of the key
     for key, value in args.items():
-        if key.lower() in FREE_TEXT and isinstance(value, str):
+        spec = _sub_schema(schema, key)
+        if key.lower() in FREE_TEXT and isinstance(value, str) and not _template_copy(
+                value, spec, ctx):
             continue  # the escape for text the model composes: a search query, a prompt
-        _walk(value, _sub_schema(schema, key), key, ctx, found)
+        _walk(value, spec, key, ctx, found)
     return found
+
+
+# The form a description gives its argument's values ("in the format 'YYYY-MM-DD'",
+# "formatted as 'Street, City'", "It can be in the format 'track:Song Name artist:Artist
+# Name'"): a template, no value, unless the conversation writes it. SmolLM2 searched Spotify
+# for "track:Song Name artist:Artist Name" for "Can you search for 'Baby Shark'?".
+_FORMAT_TEMPLATE = re.compile(r"\b(?:format(?:ted)?|in the form)\b(?:\s+(?:of|as|like|is))*"
+                              r"\s*:?\s*(['\"])(.+?)\1", re.IGNORECASE)
+
+
+def _template_copy(value: str, schema: dict[str, Any], context: _Context) -> bool:
+    """Whether ``value`` is a format template its argument's description names, which the
+    conversation does not write (nor the schema offer: a default stays one)."""
+    description = schema.get("description") if isinstance(schema, dict) else None
+    if not isinstance(description, str) or _supplied(schema, value):
+        return False
+    stripped = value.strip()
+    return (any(m.group(2).strip() == stripped for m in _FORMAT_TEMPLATE.finditer(description))
+            and fold(stripped) not in context.folded)
 
 
 def stated(value: str, context: str, *, today: date | None = None) -> bool:
