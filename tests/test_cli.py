@@ -15,6 +15,7 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -41,6 +42,7 @@ MODELS_YAML = yaml.safe_dump({"models": {
 
 FILE_TOOLS = """\
 from pathlib import Path
+from typing import Any
 
 
 def delete_file(path: str) -> str:
@@ -453,36 +455,33 @@ def test_ask_with_the_bundled_model(home: Path) -> None:
     assert state.stat().st_ino == inode  # read, not written again (writes replace the file)
 
 
-@pytest.mark.llama  # the suite's default timeout: two short questions (about 15 s each here)
+def _ask_once(home: Path, question: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``callgate ask --json`` on the bundled model: its output, and the one call that ran."""
+    result = callgate("ask", question, "--json", "--max-steps", "2", home=home, timeout=250)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
+    return out, event
+
+
+@pytest.mark.llama  # the suite's default timeout: three short questions (about 10 s each here)
 def test_ask_converts_units_with_the_calculator(home: Path) -> None:
     # The bundled model, through the CLI: the calculator is offered for a conversion, the
     # grammar and the request's span make the expression, and the answer states its result
     # (it had been made-up code, no tool offered).
-    result = callgate("ask", "Convert 5 miles to kilometers.", "--json", "--max-steps", "2",
-                      home=home, timeout=250)
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
-    (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
+    out, event = _ask_once(home, "Convert 5 miles to kilometers.")
     assert event["tool"] == "calculator" and event["args"] == {
         "expression": "5 miles to kilometers"}
     assert event["summary"].endswith("= 8.04672 kilometers")
     assert "8.04672 kilometers" in out["final_answer"]
     # With no amount, as a question asks it: SmolLM2 wrote "1.0fahrenheit to celsius" and
     # answered "1.000000000000001"; the request's one span the pattern admits is the value.
-    result = callgate("ask", "How many feet in a mile?", "--json", "--max-steps", "2",
-                      home=home, timeout=250)
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
-    (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
+    out, event = _ask_once(home, "How many feet in a mile?")
     assert event["args"] == {"expression": "How many feet in a mile"}
     assert "5280 feet" in out["final_answer"]
     # An amount written as a word: offered no tool, SmolLM2 had answered with made-up code
     # and four invented numbers.
-    result = callgate("ask", "Convert a mile to feet.", "--json", "--max-steps", "2",
-                      home=home, timeout=250)
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
-    (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
+    out, event = _ask_once(home, "Convert a mile to feet.")
     assert event["args"] == {"expression": "a mile to feet"}
     assert "5280 feet" in out["final_answer"]
 
@@ -492,11 +491,7 @@ def test_ask_reads_arithmetic_written_in_words(home: Path) -> None:
     # The bundled model, through the CLI: "What is two plus two?" had been offered no tool
     # and answered "4" unchecked ("numbers in no result or question: 4"). The loop reads it
     # as "2 plus 2", the calculator is offered and called, and the answer is its result.
-    result = callgate("ask", "What is two plus two?", "--json", "--max-steps", "2",
-                      home=home, timeout=250)
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
-    (event,) = [e for e in out["tool_events"] if e["outcome"] == "ok"]
+    out, event = _ask_once(home, "What is two plus two?")
     assert event["tool"] == "calculator" and event["summary"].endswith("= 4")
     assert out["final_answer"].startswith("4") and out["answer_checks"] == []
 
