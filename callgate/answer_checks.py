@@ -27,6 +27,7 @@ from callgate.prompts.correction import CORRECTION, NOT_RUN, UNSUPPORTED
 from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TERSE
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
 from callgate.tools.grounding import GROUNDING_ADVICE, in_digits, word_forms
+from callgate.tools.relevance import STOP_WORDS
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)")
 _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
@@ -125,6 +126,7 @@ class AnswerCheck:
     missed_figure: str | None = None  # the names asked about whose figure the answer lacks
     false_equations: list[str] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)  # one-number results the answer lacks
+    wrong_units: list[str] = field(default_factory=list)  # results given another unit
     others_figure: str | None = None  # the answer's first figure, another name's
     copied_summary: bool = False
 
@@ -442,10 +444,14 @@ def _rounds(number: re.Match[str], exact: set[str]) -> bool:
 
 
 def _exact(number: str) -> str:
-    """The digits of a whole number longer than a float holds exactly (15 significant
-    digits), else "": 2^1000 written out is that number only digit for digit."""
+    """The digits of a number longer than a float holds exactly (15 significant digits),
+    else "": 2^1000 written out is that number only digit for digit, and so is a decimal
+    that long — SmolLM2 wrote "10.0000000000000001, 5.00000000000000001, …" for "10 km" and
+    "5 kg", and "1.000000000000001" for how many feet are in a mile."""
     digits = number.replace(",", "").replace("_", "").lstrip("-")
-    return digits if digits.isdigit() and len(digits.lstrip("0")) > 15 else ""
+    whole, _, fraction = digits.partition(".")
+    figures = whole + fraction
+    return digits if figures.isdigit() and len(figures.lstrip("0")) > 15 else ""
 
 
 def _near(value: float, known: Iterable[float]) -> bool:
@@ -475,8 +481,12 @@ def invented_numbers(text: str, evidence: Iterable[str]) -> list[str]:
     found = _unheld_runs(text, evidence)
     for number in _numbers_outside_runs(text):
         value, digits = _value(number), _exact(number)
-        if (digits in exact if digits else False) or (
-                value is not None and _near(value, floats if digits else known)):
+        if digits:  # as written, or a whole number near a figure written as a float
+            held = digits in exact or ("." not in digits and value is not None
+                                       and _near(value, floats))
+        else:
+            held = value is not None and _near(value, known)
+        if held:
             continue
         found.append(number)
     return list(dict.fromkeys(found))
@@ -905,6 +915,31 @@ def result_number(output: str) -> str | None:
 
 # A number, and maybe a unit after it: words, "/" and "°", no digits.
 _UNIT_RESULT = re.compile(r"(\S+)(?:[ \t]+[^\W\d_][^\d\n]{0,40})?")
+_UNIT_WORD = re.compile(r"[ \t]+([^\W\d_]+)")
+
+
+def wrong_units(text: str, outputs: Iterable[str], user: Iterable[str]) -> list[str]:
+    """The results that are a number with its unit ("6.21371192237334 miles") which the
+    answer states with another unit the user wrote: SmolLM2 answered "What is 10 km in
+    miles and 5 kg in pounds?" with "6.21371192237334 pounds" after "10 km in miles" had
+    run. Given as the answer writes them ("6.21371192237334 pounds")."""
+    asked = {f for u in user for w in _WORD.findall(u.lower()) for f in word_forms(w)}
+    found = []
+    for output in outputs:
+        number = result_number(output)
+        unit = _UNIT_WORD.match(output.strip(), len(number)) if number else None
+        value = _value(number) if number else None
+        if unit is None or value is None:
+            continue
+        units = word_forms(unit[1].lower())
+        for match in _NUMBER.finditer(text):
+            said = _UNIT_WORD.match(text, match.end())
+            if (said and said[1].lower() not in STOP_WORDS
+                    and (v := _value(match[0])) is not None and _near(v, {value})
+                    and not word_forms(said[1].lower()) & units
+                    and word_forms(said[1].lower()) & asked):
+                found.append(f"{match[0]} {said[1]}")
+    return list(dict.fromkeys(found))
 
 
 def left_out(text: str, outputs: Iterable[str]) -> list[str]:
@@ -966,7 +1001,7 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
     divide that by 4?" after "What is 12 * 12?" — wrong, but the conversation's), though
     only this turn's results can stand in for the answer; ``outputs`` this turn's ok
     results as they came back, one text each (``left_out``)."""
-    results, user, earlier = list(results), list(user), list(earlier)
+    results, user, earlier, outputs = list(results), list(user), list(earlier), list(outputs)
     if question is None:
         question = user[-1] if user else ""
     check = AnswerCheck(text)
@@ -1022,6 +1057,9 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
     if check.others_figure:
         check.notes.append(f"the answer opens with {check.others_figure}, a figure of "
                            "something the question does not ask about")
+    check.wrong_units = wrong_units(check.text, outputs, user)
+    if check.wrong_units:
+        check.notes.append("results given another unit: " + ", ".join(check.wrong_units))
     check.left_out = left_out(check.text, outputs)
     if check.left_out:
         check.notes.append("results the answer leaves out: " + ", ".join(check.left_out))
@@ -1035,11 +1073,12 @@ def gives_way(check: AnswerCheck, has_results: bool) -> bool:
     empty, it copies a summary line (the summaries themselves say it without drift), it
     gives a result's figure to the wrong name or none of the figure asked about, or opens
     with another name's, writes out arithmetic that does not hold, leaves out a result that
-    is one number, or states numbers no result holds — several of them (one or two are only
-    flagged, since a model may compute a figure: 2**10 = 1024 from the question)."""
+    is one number or gives it another unit, or states numbers no result holds — several of
+    them (one or two are only flagged, since a model may compute a figure: 2**10 = 1024 from
+    the question)."""
     if not has_results:
         return False
     return (check.degenerate or check.copied_summary or bool(check.misattributed_numbers)
-            or bool(check.false_equations) or bool(check.left_out)
+            or bool(check.false_equations) or bool(check.left_out) or bool(check.wrong_units)
             or check.others_figure is not None
             or check.missed_figure is not None or len(check.invented_numbers) >= INVENTED_LIMIT)

@@ -114,6 +114,56 @@ def test_arithmetic_asked_in_words_is_checked_as_the_loop_read_it() -> None:
     assert out["final_answer"].startswith("4")
 
 
+def test_a_number_written_past_a_floats_digits_is_known_only_as_written() -> None:
+    # SmolLM2 writes float noise: "10.0000000000000001" for the user's 10, "1.000000000000001"
+    # for how many feet are in a mile. Such a number is invented unless a text writes it so.
+    assert invented_numbers("10.0000000000000001, 5.00000000000000001",
+                            ["What is 10 km in miles and 5 kg in pounds?"]) == [
+        "10.0000000000000001", "5.00000000000000001"]
+    assert invented_numbers("It is 1.000000000000001", ["How many feet in a mile?"]) == [
+        "1.000000000000001"]
+    assert invented_numbers("It is 14.700000000000001.", ["= 14.700000000000001"]) == []
+    assert invented_numbers("It is 14.7.", ["= 14.700000000000001"]) == []
+
+
+def test_an_answer_restating_a_failed_calls_numbers_gives_way_to_the_failure() -> None:
+    # Scripted model: the call fails on a junk expression and the answer is the junk
+    # (`callgate ask "What is 10 km in miles and 5 kg in pounds?"` on the bundled model).
+    junk = "10.0000000000000001, 10.0000000000000001, 5.00000000000000001"
+
+    def convert(expression: str) -> str:
+        """Convert units."""
+        raise ValueError(f"unsupported in an arithmetic expression: {expression!r}")
+
+    out = run([tool_call("convert", {"expression": junk}), AIMessage(f"{junk}, {junk}")],
+              [convert], "What is 10 km in miles and 5 kg in pounds?")
+    assert out["final_answer"].startswith(
+        "I could not answer: the call to convert did not complete (error: ValueError")
+    assert "an answer with invented numbers after a failed call removed" in out[
+        "answer_checks"]
+
+
+def test_a_result_given_another_unit_gives_way_to_the_results() -> None:
+    # Scripted model: "10 km in miles" ran, and the answer gave its figure the unit of the
+    # question's other conversion (the bundled model's "6.21371192237334 pounds").
+    def convert(expression: str) -> str:
+        """Convert units."""
+        return "6.21371192237334 miles"
+
+    out = run([tool_call("convert", {"expression": "10 km in miles"}),
+               AIMessage("6.21371192237334 pounds")],
+              [convert], "What is 10 km in miles and 5 kg in pounds?")
+    assert out["answer_source"] == "results"
+    assert out["final_answer"].startswith(
+        "Here is what the tools returned: [convert] 6.21371192237334 miles")
+    assert "results given another unit: 6.21371192237334 pounds" in out["answer_checks"]
+    # The unit the result writes, in any form, or a word the user did not write, is fine.
+    for answer in ("6.21 miles", "It is 6.2137 mile.", "6.21371192237334 in all"):
+        assert check_answer(answer, results=["= 6.21371192237334 miles"],
+                            user=["What is 10 km in miles and 5 kg in pounds?"],
+                            outputs=["6.21371192237334 miles"]).wrong_units == [], answer
+
+
 def test_numbers_from_the_results_or_the_question_are_fine() -> None:
     out = run([tool_call("system_stats", {}),
                AIMessage("The CPU is at 12.5% on 2 cores [R1].")], [system_stats],

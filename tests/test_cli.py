@@ -464,7 +464,7 @@ def _ask_once(home: Path, question: str) -> tuple[dict[str, Any], dict[str, Any]
     return out, event
 
 
-@pytest.mark.llama  # the suite's default timeout: three short questions (about 10 s each here)
+@pytest.mark.llama  # the suite's default timeout: four short questions (about 10 s each here)
 def test_ask_converts_units_with_the_calculator(home: Path) -> None:
     # The bundled model, through the CLI: the calculator is offered for a conversion, the
     # grammar and the request's span make the expression, and the answer states its result
@@ -484,6 +484,17 @@ def test_ask_converts_units_with_the_calculator(home: Path) -> None:
     out, event = _ask_once(home, "Convert a mile to feet.")
     assert event["args"] == {"expression": "a mile to feet"}
     assert "5280 feet" in out["final_answer"]
+    # Two conversions: SmolLM2 wrote "10.00000000000001, 10.00000000000001, 5.0000…", the
+    # calculator failed, and the answer was that junk. The value is the request's span
+    # holding the junk's first number, and the turn's second call takes the other.
+    result = callgate("ask", "Convert 10 km to miles and 5 kg to pounds.", "--json",
+                      "--max-steps", "3", home=home, timeout=250)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [e["args"]["expression"] for e in out["tool_events"] if e["outcome"] == "ok"] == [
+        "10 km to miles", "5 kg to pounds"]
+    assert "6.21371192237334 miles" in out["final_answer"]
+    assert "11.0231131092439 pounds" in out["final_answer"]
 
 
 @pytest.mark.llama  # the suite's default timeout: one short question

@@ -1228,7 +1228,16 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             ("How many feet in a mile?", "1.0fahrenheit to celsius", "How many feet in a mile"),
             ("How many cups are in a gallon?", "100", "How many cups are in a gallon"),
             ("What is the square root of two?", "sqrt(2)", "sqrt(2)"),
-            ("What is pi?", "3.14", "3.14")]:
+            ("What is pi?", "3.14", "3.14"),
+            # Junk with numbers the request writes otherwise, where it has several such
+            # spans: the one holding the number the junk opens with (`callgate ask`: the
+            # calculator had failed on "10.0000000000000001, 5.00000000000000001, …").
+            ("What is 10 km in miles and 5 kg in pounds?",
+             "10.0000000000000001, 10.0000000000000001, 5.00000000000000001",
+             "10 km in miles"),
+            ("Convert 10 km to miles and 5 kg to pounds.", "5.00000000000001, 10.0",
+             "5 kg to pounds"),
+            ("What is 3 + 4 or 3 + 6?", "3.0000000000001 + 4", "3.0000000000001 + 4")]:
         out = ValueChooser(FixedRanker({})).choose(
             PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
             request=request)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from string import ascii_uppercase
@@ -65,6 +66,7 @@ from callgate.tools.grounding import (
     ungrounded_args,
 )
 from callgate.tools.relevance import (
+    CLAUSE_END,
     STOP_WORDS,
     affirmed_flags,
     mentioned_arguments,
@@ -686,7 +688,6 @@ def _balanced(text: str) -> bool:
 SPAN_REACH = 80
 MAX_COPIES = 8
 ONLY_SPAN_CHARS = 2000
-_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
 
 
 def whole_span(value: Any, spec: Any, request: str, conversation: str = "") -> Any:
@@ -726,7 +727,7 @@ def whole_span(value: Any, spec: Any, request: str, conversation: str = "") -> A
         # "12.00%" for "What's 12 percent of 250?", "100" for "How many cups are in a
         # gallon?"): the request's one span the pattern admits, where it has one. A lone
         # number where the request has numbers grows a span from them (below).
-        return _only_span(request, edges, pattern) or value
+        return _only_span(request, edges, pattern, _first_number(value)) or value
     if lone and not numbers <= _unsigned(request):
         # A lone number the request does not write is the model's own result, or a copy
         # gone wrong ("66.0000000000001" for "What is 66 squared?" after an answer of 66).
@@ -778,11 +779,15 @@ def _longest_span(copies: list[re.Match[str]], best: str, request: str, edges: s
     return best
 
 
-def _only_span(request: str, edges: set[int], pattern: re.Pattern[str]) -> str | None:
+def _only_span(request: str, edges: set[int], pattern: re.Pattern[str],
+               first: float | None = None) -> str | None:
     """The one span of ``request`` that ``pattern`` admits whole, that ends a clause, and
     that no longer such span holds (within ``SPAN_REACH`` characters of its start), if there
-    is exactly one and it has three words or more. None for a request of over
-    ``ONLY_SPAN_CHARS`` characters: every pair of edges is tried."""
+    is exactly one and it has three words or more; where there are several such, the one
+    that holds ``first``, the number the model's value opens with, if one does ("10 km in
+    miles" of "What is 10 km in miles and 5 kg in pounds?" for SmolLM2's "10.0000000000000001,
+    5.00000000000000001, …"). None for a request of over ``ONLY_SPAN_CHARS`` characters:
+    every pair of edges is tried."""
     if len(request) > ONLY_SPAN_CHARS:
         return None
     found: set[tuple[int, int]] = set()
@@ -794,12 +799,32 @@ def _only_span(request: str, edges: set[int], pattern: re.Pattern[str]) -> str |
             found.add((start, max(ends)))
     widest = [(a, b) for a, b in found
               if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in found)]
-    # It ends a clause: "How many hours in a day" is no span of "... in a day and a half?"
-    only = request[widest[0][0]:widest[0][1]] if len(widest) == 1 and _CLAUSE_END.match(
-        request, widest[0][1]) else ""
-    # Three words or more: a name the pattern admits alone ("square root" of "the square
-    # root of two", "pi") is a piece of what the user asks, not the whole of it.
-    return only if len(only.split()) >= 3 else None
+    if len(widest) > 1 and first is not None:
+        widest = [(a, b) for a, b in widest if any(  # "10.00000000000001" holds 10
+            abs(first - n) <= 1e-9 * max(1.0, n) for n in _floats(request[a:b]))]
+    if len(widest) != 1:
+        return None
+    start, end = widest[0]
+    only = request[start:end]
+    # It ends a clause ("How many hours in a day" is no span of "... in a day and a half?"),
+    # and has three words or more: a name the pattern admits alone ("square root" of "the
+    # square root of two", "pi") is a piece of what the user asks, not the whole of it.
+    return only if CLAUSE_END.match(request, end) and len(only.split()) >= 3 else None
+
+
+def _first_number(value: str) -> float | None:
+    """The number ``value`` opens with, read as a float (None where it has none)."""
+    numbers = numbers_in(value)
+    return next(iter(_floats(numbers[0])), None) if numbers else None
+
+
+def _floats(text: str) -> set[float]:
+    """The numbers ``text`` writes, as floats, signs aside."""
+    out = set()
+    for number in numbers_in(text):
+        with suppress(ValueError, OverflowError):
+            out.add(abs(float(number.replace(",", ""))))
+    return out
 
 
 def _in_format(value: Any, spec: Any) -> Any:

@@ -107,17 +107,24 @@ def make_cite(settings: LoopSettings):
             text = ""
             check.notes.append("the answer copied a failed call's summary line")
         refused = last_refusals(state.get("messages") or []) if source == "model" else []
-        if not usable and refused and _restates_refused(text, check.invented_numbers, refused):
-            # Answering the refusal of a call with invented values, SmolLM2 gives the refused
-            # value as the answer ("1.00000000000000001" for a calculator call): the refusal
-            # is what the user needs to read. A figure the model worked out itself ("The
-            # area is 25.") stays, flagged, as elsewhere (``gives_way``).
-            check.notes.append("an answer with invented numbers after a refused call removed"
-                               if check.invented_numbers else
-                               "an answer restating a refused call's value removed")
-            text = ""
         problems = problems_of(turn)
         failed = [p for p in problems if p["outcome"] in ("error", "timeout")]
+        # What the failed calls were given, as the refusals quote refused values.
+        failed_values = [json.dumps(e["args"], ensure_ascii=False, default=str) for e in turn
+                         if e["outcome"] in ("error", "timeout")] if source == "model" else []
+        if not usable and (refused or failed_values) and _restates_refused(
+                text, check.invented_numbers, refused + failed_values):
+            # Answering the refusal of a call with invented values, SmolLM2 gives the refused
+            # value as the answer ("1.00000000000000001" for a calculator call), or a failed
+            # call's ("10.0000000000000001, 5.00000000000000001, …" for "10 km in miles and 5
+            # kg in pounds"): what was refused or failed is what the user needs to read. A
+            # figure the model worked out itself ("The area is 25.") stays, flagged, as
+            # elsewhere (``gives_way``).
+            call = "a refused call" if refused else "a failed call"
+            check.notes.append(f"an answer with invented numbers after {call} removed"
+                               if check.invented_numbers else
+                               f"an answer restating {call}'s value removed")
+            text = ""
         if source == "model" and not usable and text and failed and not _ADMITS.search(text):
             # Every call that ran failed, and the model answered as if it had not ("The
             # weather in Paris is indeed quite beautiful." after web_search could not reach

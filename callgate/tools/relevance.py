@@ -24,8 +24,8 @@ from typing import Any, Literal
 from callgate.tools.grounding import date_form, days_and_times, fold, in_digits, word_forms
 from callgate.tools.registry import Tool
 
-__all__ = ["ARITHMETIC_SCORE", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags", "as_arithmetic",
-           "callable_for", "does_arithmetic", "in_tool_words", "is_arithmetic",
+__all__ = ["ARITHMETIC_SCORE", "CLAUSE_END", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags",
+           "as_arithmetic", "callable_for", "does_arithmetic", "in_tool_words", "is_arithmetic",
            "mentioned_arguments", "named_members", "names_in", "number_readings", "relevant_tools",
            "shared_words", "tool_scores", "unused_names", "with_earlier_result",
            "word_named_members", "word_positions"]
@@ -127,7 +127,7 @@ def as_arithmetic(request: str) -> str:
     if _ARITHMETIC.search(request) is None:
         digits = in_digits(request)
         if digits != request and any(
-                _CLAUSE_END.match(digits, m.end()) and not _RANGE.fullmatch(m.group())
+                _PUNCTUATION_END.match(digits, m.end()) and not _RANGE.fullmatch(m.group())
                 for m in _ARITHMETIC.finditer(digits)):
             return digits
     return request
@@ -135,9 +135,15 @@ def as_arithmetic(request: str) -> str:
 
 # Prose holds number words beside arithmetic's words ("I visited Paris two times five years
 # ago", "The two squared off", "Season two plus three episodes", "chapters one - three"):
-# arithmetic written in words ends its clause, and a dash between two numbers is a range.
-_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
+# arithmetic written in words ends at a punctuation mark or the end ("two times five and
+# loved it" is prose too), and a dash between two numbers is a range.
+_PUNCTUATION_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
 _RANGE = re.compile(r"\S+\s+-\s+\S+")
+# Where what a request asks for ends: a punctuation mark, the end, a closing "please", "for
+# me" or "then", or an "and" — not "and a half" ("How many hours in a day and a half?" is no
+# "in a day").
+CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|(?:please|for me|then)\b"
+                        r"|and\b(?!\s+a\s+(?:half|quarter|third)\b))")
 
 
 # The words a follow-up uses for the previous answer ("And divide that by 4?").

@@ -14,7 +14,12 @@ from pydantic import Field
 
 from callgate.tools.grounding import in_digits
 from callgate.tools.registry import Tool, ToolRegistry
-from callgate.tools.relevance import ARITHMETIC_SCORE, PERCENT_SHARES, SENTENCE_FORMS
+from callgate.tools.relevance import (
+    ARITHMETIC_SCORE,
+    CLAUSE_END,
+    PERCENT_SHARES,
+    SENTENCE_FORMS,
+)
 
 if TYPE_CHECKING:
     import pint
@@ -170,9 +175,6 @@ _HOW_MANY_PATTERN = (f"([Hh]ow many )?({_UNIT_NAMES}) (are )?(there )?in "
 _HOW_MANY = re.compile(rf"(?:\b([Hh]ow)\s+many\s+)?({_UNIT_NAMES})\s+(?:are\s+)?(?:there\s+)?in\s+"
                        rf"({_WORD_AMOUNT_READ}|{_NUMBER.replace('(', '(?:')})"
                        rf"\s+({_UNIT_NAMES})(?![\w/])")
-# "and a half" goes on: "How many hours in a day and a half?" (a review's case).
-_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$|(?:please|for me|then)\b"
-                         r"|and\b(?!\s+a\s+(?:half|quarter|third)\b))")
 
 
 _TEMPERATURES = {"degC", "degF", "kelvin"}
@@ -397,10 +399,10 @@ def conversion_relevance(request: str) -> float:
     """As much as a request written as arithmetic scores (``ARITHMETIC_SCORE``) for one
     that converts a quantity to another unit ("Convert 5 miles to kilometers."), 0 for any
     other: no word of the tool's description is about units."""
-    converts = any(_CLAUSE_END.match(request, m.end()) and _one_kind(m[3], m[4])
+    converts = any(CLAUSE_END.match(request, m.end()) and _one_kind(m[3], m[4])
                    and not (m[2] and _in_larger_amount(request[:m.start()]))
                    for m in _CONVERSION.finditer(request))
-    asks = any(m[1] and _CLAUSE_END.match(request, m.end()) and _one_kind(m[2], m[4])
+    asks = any(m[1] and CLAUSE_END.match(request, m.end()) and _one_kind(m[2], m[4])
                for m in _HOW_MANY.finditer(request))
     return ARITHMETIC_SCORE if converts or asks else 0.0
 
