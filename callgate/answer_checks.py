@@ -444,14 +444,20 @@ def _rounds(number: re.Match[str], exact: set[str]) -> bool:
 
 
 def _exact(number: str) -> str:
-    """The digits of a number longer than a float holds exactly (15 significant digits),
-    else "": 2^1000 written out is that number only digit for digit, and so is a decimal
-    that long — SmolLM2 wrote "10.0000000000000001, 5.00000000000000001, …" for "10 km" and
-    "5 kg", and "1.000000000000001" for how many feet are in a mile."""
+    """A number as written, where it is longer than a float holds exactly (15 significant
+    digits) and so known only written the same way, else "": 2^1000 written out, and float
+    noise — a decimal whose last digits follow a run of zeros or nines ("14.700000000000001";
+    SmolLM2 wrote "10.0000000000000001, 5.00000000000000001, …" for "10 km" and "5 kg", and
+    "1.000000000000001" for how many feet are in a mile), not pi to 22 places."""
     digits = number.replace(",", "").replace("_", "").lstrip("-")
     whole, _, fraction = digits.partition(".")
     figures = whole + fraction
-    return digits if figures.isdigit() and len(figures.lstrip("0")) > 15 else ""
+    if not figures.isdigit() or len(figures.lstrip("0")) <= 15:
+        return ""
+    return digits if not fraction or _FLOAT_NOISE.search(fraction) else ""
+
+
+_FLOAT_NOISE = re.compile(r"(?:0{6,}|9{6,})[1-9]\d?$")
 
 
 def _near(value: float, known: Iterable[float]) -> bool:
@@ -915,31 +921,49 @@ def result_number(output: str) -> str | None:
 
 # A number, and maybe a unit after it: words, "/" and "°", no digits.
 _UNIT_RESULT = re.compile(r"(\S+)(?:[ \t]+[^\W\d_][^\d\n]{0,40})?")
-_UNIT_WORD = re.compile(r"[ \t]+([^\W\d_]+)")
 
 
 def wrong_units(text: str, outputs: Iterable[str], user: Iterable[str]) -> list[str]:
-    """The results that are a number with its unit ("6.21371192237334 miles") which the
-    answer states with another unit the user wrote: SmolLM2 answered "What is 10 km in
-    miles and 5 kg in pounds?" with "6.21371192237334 pounds" after "10 km in miles" had
-    run. Given as the answer writes them ("6.21371192237334 pounds")."""
+    """The results that are a number with its unit ("6.21371192237334 miles", a calculator's
+    conversion) which the answer states, as written or rounded, with another unit the user
+    wrote: SmolLM2 answered "What is 10 km in miles and 5 kg in pounds?" with
+    "6.21371192237334 pounds" after "10 km in miles" had run. A number the user wrote is
+    theirs ("1 km is 0.62 miles"), and a unit is any word of the result's ("86 degrees
+    Fahrenheit" for "86 Fahrenheit", "33.81 ounces" for fluid ounces). Given as the answer
+    writes them ("6.21371192237334 pounds")."""
+    user = list(user)
     asked = {f for u in user for w in _WORD.findall(u.lower()) for f in word_forms(w)}
+    theirs = {v for u in user for n in numbers_in(in_digits(u)) if (v := _value(n)) is not None}
     found = []
     for output in outputs:
         number = result_number(output)
-        unit = _UNIT_WORD.match(output.strip(), len(number)) if number else None
         value = _value(number) if number else None
-        if unit is None or value is None:
+        if value is None:
             continue
-        units = word_forms(unit[1].lower())
+        units = {f for w in _WORD.findall(output.strip()[len(number):].lower())
+                 for f in word_forms(w)}
         for match in _NUMBER.finditer(text):
-            said = _UNIT_WORD.match(text, match.end())
-            if (said and said[1].lower() not in STOP_WORDS
-                    and (v := _value(match[0])) is not None and _near(v, {value})
-                    and not word_forms(said[1].lower()) & units
-                    and word_forms(said[1].lower()) & asked):
+            said = _UNIT_WORDS.match(text, match.end())
+            v = _value(match[0])
+            if not (said and units and v is not None and v not in theirs and _rounds_to(
+                    value, v)):
+                continue
+            words = [w.lower() for w in said.groups() if w]
+            if (words[0] not in STOP_WORDS and word_forms(words[0]) & asked
+                    and not any(word_forms(w) & units for w in words)):
                 found.append(f"{match[0]} {said[1]}")
     return list(dict.fromkeys(found))
+
+
+# The two words after a number, where a unit stands ("86 degrees Fahrenheit").
+_UNIT_WORDS = re.compile(r"[ \t]+([^\W\d_]+)(?:[ \t]+([^\W\d_]+))?")
+
+
+def _rounds_to(value: float, stated: float) -> bool:
+    """Whether ``stated`` is ``value`` or ``value`` rounded to a decimal place or more (not to
+    a whole number: 0.62 miles is no "1")."""
+    return any(abs(round(value, digits) - stated) <= 1e-9 * max(1.0, abs(value))
+               for digits in (15, 9, 3, 2, 1))
 
 
 def left_out(text: str, outputs: Iterable[str]) -> list[str]:

@@ -124,6 +124,11 @@ def test_a_number_written_past_a_floats_digits_is_known_only_as_written() -> Non
         "1.000000000000001"]
     assert invented_numbers("It is 14.700000000000001.", ["= 14.700000000000001"]) == []
     assert invented_numbers("It is 14.7.", ["= 14.700000000000001"]) == []
+    # Long decimals that are no float noise keep their reading by value (a review's cases).
+    assert invented_numbers("pi is 3.1415926535897932384626",
+                            ["3.14159265358979323846264338"]) == []
+    assert invented_numbers("It is 10.50000000000000000.", ["10.5"]) == []
+    assert invented_numbers("0.000012345678901234567", ["1.2345678901234567e-05"]) == []
 
 
 def test_an_answer_restating_a_failed_calls_numbers_gives_way_to_the_failure() -> None:
@@ -139,6 +144,7 @@ def test_an_answer_restating_a_failed_calls_numbers_gives_way_to_the_failure() -
               [convert], "What is 10 km in miles and 5 kg in pounds?")
     assert out["final_answer"].startswith(
         "I could not answer: the call to convert did not complete (error: ValueError")
+    assert out["answer_source"] == "loop"  # the loop's words, not the model's
     assert "an answer with invented numbers after a failed call removed" in out[
         "answer_checks"]
 
@@ -162,6 +168,16 @@ def test_a_result_given_another_unit_gives_way_to_the_results() -> None:
         assert check_answer(answer, results=["= 6.21371192237334 miles"],
                             user=["What is 10 km in miles and 5 kg in pounds?"],
                             outputs=["6.21371192237334 miles"]).wrong_units == [], answer
+    # A review's cases: the user's own amount ("1 km", not the result rounded to 1), a unit
+    # of two words, any word of the result's, another tool's count.
+    for answer, output, question in [
+            ("1 km is about 0.62 miles.", "0.621371192237334 miles", "Convert 1 km to miles."),
+            ("That's 86 degrees Fahrenheit.", "86 Fahrenheit",
+             "Convert 30 degrees Celsius to Fahrenheit."),
+            ("33.81 ounces", "33.814022701843 fluid ounces", "1 liter to fluid ounces?"),
+            ("42 users signed up.", "42 new users", "How many users signed up?")]:
+        assert check_answer(answer, results=[output], user=[question],
+                            outputs=[output]).wrong_units == [], answer
 
 
 def test_numbers_from_the_results_or_the_question_are_fine() -> None:

@@ -337,6 +337,17 @@ def test_a_format_the_description_names_is_no_value() -> None:
                             "destination": "123 Beijing Street, San Francisco"},
                            schema, request) == []
     assert ungrounded_args({"query": template}, schema, f"Search for {template} please") == []
+    assert ungrounded_args({"query": template.lower()}, schema, request) == [
+        ("query", template.lower())]
+    assert ungrounded_args({"destination": "Street, City"}, schema,
+                           "Take me to Main Street, Cityville") == [("destination", "Street, City")]
+    # A quoted example is a value, which the user may write another way (a review's cases).
+    examples = {"type": "object", "properties": {
+        "display": {"type": "string", "description": "The time display format: '12h' or '24h'."},
+        "version": {"type": "string", "description": "formatted as 'v1', 'v2', etc."},
+        "city": {"type": "string", "description": "in the format 'New York, NY'"}}}
+    assert ungrounded_args({"display": "12h", "version": "v1", "city": "New York, NY"},
+                           examples, "Show New York City, NY, in 12 hour format, v1 please") == []
 
 
 def test_only_the_last_corrections_refusal_is_what_failed() -> None:

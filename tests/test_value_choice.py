@@ -1237,7 +1237,11 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
              "10 km in miles"),
             ("Convert 10 km to miles and 5 kg to pounds.", "5.00000000000001, 10.0",
              "5 kg to pounds"),
-            ("What is 3 + 4 or 3 + 6?", "3.0000000000001 + 4", "3.0000000000001 + 4")]:
+            ("What is 3 + 4 or 3 + 6?", "3.0000000000001 + 4", "3.0000000000001 + 4"),
+            # One span alone ends at a punctuation mark: "2 hours" of "2 hours and 30
+            # minutes" is no whole amount (a review's case: it had become 120 minutes).
+            ("How many minutes are in 2 hours and 30 minutes?", "2.00000000000001 hours",
+             "2.00000000000001 hours")]:
         out = ValueChooser(FixedRanker({})).choose(
             PROMPT, "Action Input: ", {"expression": written}, schema, request, [],
             request=request)

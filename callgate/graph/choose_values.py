@@ -688,6 +688,7 @@ def _balanced(text: str) -> bool:
 SPAN_REACH = 80
 MAX_COPIES = 8
 ONLY_SPAN_CHARS = 2000
+_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
 
 
 def whole_span(value: Any, spec: Any, request: str, conversation: str = "") -> Any:
@@ -781,10 +782,10 @@ def _longest_span(copies: list[re.Match[str]], best: str, request: str, edges: s
 
 def _only_span(request: str, edges: set[int], pattern: re.Pattern[str],
                first: float | None = None) -> str | None:
-    """The one span of ``request`` that ``pattern`` admits whole, that ends a clause, and
-    that no longer such span holds (within ``SPAN_REACH`` characters of its start), if there
-    is exactly one and it has three words or more; where there are several such, the one
-    that holds ``first``, the number the model's value opens with, if one does ("10 km in
+    """The one span of ``request`` of three words or more that ``pattern`` admits whole, that
+    ends a clause, and that no longer such span holds (within ``SPAN_REACH`` characters of
+    its start), if there is exactly one; where there are several, the one that
+    holds ``first``, the number the model's value opens with, if one alone does ("10 km in
     miles" of "What is 10 km in miles and 5 kg in pounds?" for SmolLM2's "10.0000000000000001,
     5.00000000000000001, …"). None for a request of over ``ONLY_SPAN_CHARS`` characters:
     every pair of edges is tried."""
@@ -797,19 +798,22 @@ def _only_span(request: str, edges: set[int], pattern: re.Pattern[str],
                 and _balanced(request[start:e]) and pattern.fullmatch(request[start:e])]
         if ends:
             found.add((start, max(ends)))
-    widest = [(a, b) for a, b in found
-              if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in found)]
+    # Three words or more: a name the pattern admits alone ("square root" of "the square
+    # root of two", "pi", a "30") is a piece of what the user asks, not the whole of it.
+    widest = [(a, b) for a, b in found if len(request[a:b].split()) >= 3
+              and not any(c <= a and b <= d and (c, d) != (a, b) for c, d in found)]
+    # It ends a clause. One span alone ends at a punctuation mark or the end ("How many
+    # minutes are in 2 hours" is no span of "... in 2 hours and 30 minutes?"); one of
+    # several, at an "and" too (``relevance.CLAUSE_END``: "10 km in miles and 5 kg ...").
+    clause_end = _CLAUSE_END
     if len(widest) > 1 and first is not None:
         widest = [(a, b) for a, b in widest if any(  # "10.00000000000001" holds 10
             abs(first - n) <= 1e-9 * max(1.0, n) for n in _floats(request[a:b]))]
+        clause_end = CLAUSE_END
     if len(widest) != 1:
         return None
     start, end = widest[0]
-    only = request[start:end]
-    # It ends a clause ("How many hours in a day" is no span of "... in a day and a half?"),
-    # and has three words or more: a name the pattern admits alone ("square root" of "the
-    # square root of two", "pi") is a piece of what the user asks, not the whole of it.
-    return only if CLAUSE_END.match(request, end) and len(only.split()) >= 3 else None
+    return request[start:end] if clause_end.match(request, end) else None
 
 
 def _first_number(value: str) -> float | None:

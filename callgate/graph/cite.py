@@ -112,18 +112,20 @@ def make_cite(settings: LoopSettings):
         # What the failed calls were given, as the refusals quote refused values.
         failed_values = [json.dumps(e["args"], ensure_ascii=False, default=str) for e in turn
                          if e["outcome"] in ("error", "timeout")] if source == "model" else []
-        if not usable and (refused or failed_values) and _restates_refused(
-                text, check.invented_numbers, refused + failed_values):
+        restated = None if usable else next(
+            (call for call, values in (("a refused call", refused),
+                                       ("a failed call", failed_values))
+             if values and _restates_refused(text, check.invented_numbers, values)), None)
+        if restated:
             # Answering the refusal of a call with invented values, SmolLM2 gives the refused
             # value as the answer ("1.00000000000000001" for a calculator call), or a failed
             # call's ("10.0000000000000001, 5.00000000000000001, …" for "10 km in miles and 5
             # kg in pounds"): what was refused or failed is what the user needs to read. A
             # figure the model worked out itself ("The area is 25.") stays, flagged, as
             # elsewhere (``gives_way``).
-            call = "a refused call" if refused else "a failed call"
-            check.notes.append(f"an answer with invented numbers after {call} removed"
+            check.notes.append(f"an answer with invented numbers after {restated} removed"
                                if check.invented_numbers else
-                               f"an answer restating {call}'s value removed")
+                               f"an answer restating {restated}'s value removed")
             text = ""
         if source == "model" and not usable and text and failed and not _ADMITS.search(text):
             # Every call that ran failed, and the model answered as if it had not ("The
@@ -140,7 +142,7 @@ def make_cite(settings: LoopSettings):
         citations = [Citation(id=rid, tool=usable[rid]["tool"], explicit=explicit,
                               sources=usable[rid]["sources"]) for rid in cited]
         final = text or _no_answer(problems, refused)
-        if not text and refused:
+        if not text and (refused or failed):
             source = "loop"  # what was refused or failed, in the loop's words
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)

@@ -777,12 +777,30 @@ def ungrounded_args(args: dict[str, Any], schema: dict[str, Any], context: str, 
     return found
 
 
-# The form a description gives its argument's values ("in the format 'YYYY-MM-DD'",
-# "formatted as 'Street, City'", "It can be in the format 'track:Song Name artist:Artist
-# Name'"): a template, no value, unless the conversation writes it. SmolLM2 searched Spotify
-# for "track:Song Name artist:Artist Name" for "Can you search for 'Baby Shark'?".
-_FORMAT_TEMPLATE = re.compile(r"\b(?:format(?:ted)?|in the form)\b(?:\s+(?:of|as|like|is))*"
-                              r"\s*:?\s*(['\"])(.+?)\1", re.IGNORECASE)
+# The form a description gives its argument's values: the quoted strings of the clause
+# after "format", "formatted as" or "in the form" ("in the format 'YYYY-MM-DD' or
+# 'MM/DD/YYYY'", "formatted as 'Street, City'", "It can be in the format 'track:Song Name
+# artist:Artist Name'") that hold a placeholder — a date or time code, a brace or bracket, or
+# a word that stands for a value ("City", "Name", "value"). SmolLM2 searched Spotify for
+# "track:Song Name artist:Artist Name" for "Can you search for 'Baby Shark'?". A quoted
+# example ("'12h' or '24h'", "'v1'", "'New York, NY'") is a value, which the user may write
+# another way: not a template.
+_FORMAT_WORD = re.compile(r"\b(?:format(?:ted)?|in the form)\b", re.IGNORECASE)
+_CLAUSE_CUT = re.compile(r"\.\s|\n|;")
+_QUOTED = re.compile(r"(['\"])(.+?)\1")
+_PLACEHOLDER = re.compile(
+    r"\{[^{}]*\}|\[[^\[\]]*\]|\b(?:YYYY|YY|MMM|MM|DD|HH|hh|mm|ss|SS)\b|"
+    r"\b(?i:name|city|state|street|country|address|zip|postal|location|region|latitude"
+    r"|longitude|first|last|value|field|hostname|username|width|height)\b")
+
+
+def _templates(description: str) -> set[str]:
+    """The format templates ``description`` names (``_FORMAT_WORD``), folded."""
+    out = set()
+    for match in _FORMAT_WORD.finditer(description):
+        clause = _CLAUSE_CUT.split(description[match.end():match.end() + 160], maxsplit=1)[0]
+        out |= {fold(q[2].strip()) for q in _QUOTED.finditer(clause) if _PLACEHOLDER.search(q[2])}
+    return out
 
 
 def _template_copy(value: str, schema: dict[str, Any], context: _Context) -> bool:
@@ -791,9 +809,9 @@ def _template_copy(value: str, schema: dict[str, Any], context: _Context) -> boo
     description = schema.get("description") if isinstance(schema, dict) else None
     if not isinstance(description, str) or _supplied(schema, value):
         return False
-    stripped = value.strip()
-    return (any(m.group(2).strip() == stripped for m in _FORMAT_TEMPLATE.finditer(description))
-            and fold(stripped) not in context.folded)
+    folded = fold(value.strip())
+    return folded in _templates(description) and re.search(
+        rf"(?<!\w){re.escape(folded)}(?!\w)", context.folded) is None
 
 
 def stated(value: str, context: str, *, today: date | None = None) -> bool:
