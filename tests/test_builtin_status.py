@@ -218,7 +218,8 @@ def test_calculator_schema_admits_only_arithmetic() -> None:
                  "5 Miles to Kilometers", "5 KM to miles", "250 mL to cups", "8 fl oz to ml",
                  "90 min to hrs", "12 percent of 250", "15 percent tip on 48.50", "50 percent",
                  "How many feet in a mile", "how many cups are in 2 gallons",
-                 "a mile to feet", "Half a cup to ml", "How many feet in half a mile"):
+                 "a mile to feet", "Half a cup to ml", "How many feet in half a mile",
+                 "How many hours in a day and a half", "an hour and a half in minutes"):
         assert check({"expression": good}).ok, good
     # "percent" as a question writes "%" (`callgate ask "What's 12 percent of 250?"` had
     # "12.00%" and answered 0.12).
@@ -293,6 +294,11 @@ def test_calculator_converts_units() -> None:
                               ("One gallon to liters", "3.785411784 liters"),
                               ("half a mile in meters", "804.672 meters"),
                               ("How many feet in half a mile", "2640 feet"),
+                              # "and a half" after the unit ("How many hours in a day and a
+                              # half?" had been offered no tool).
+                              ("How many hours in a day and a half", "36 hours"),
+                              ("How many minutes are in an hour and a half", "90 minutes"),
+                              ("2 hours and a half to minutes", "150 minutes"),
                               # One of a unit reads as one (a review's "1 feet").
                               ("12 inches to feet", "1 foot"), ("5280 feet to miles", "1 mile"),
                               ("60 mins to hrs", "1 hr"), ("1 m/s to m/s", "1 m/s"),
@@ -308,7 +314,8 @@ def test_calculator_converts_units() -> None:
     for request in ["Convert 5 miles to kilometers.", "What is 100 Fahrenheit in Celsius?",
                     "How much is 3.5 kg in pounds?", "How many feet in a mile?",
                     "how many cups are there in a gallon, please", "Convert a mile to feet.",
-                    "What is half a mile in meters?"]:
+                    "What is half a mile in meters?", "How many hours in a day and a half?",
+                    "How many minutes are in an hour and a half?"]:
         assert conversion_relevance(request) > 0, request
     for request in ["I ran 115 miles to Boston", "I have 5 g in my bag", "What is 12 * 3?",
                     "5 miles to kmh2",
@@ -322,7 +329,7 @@ def test_calculator_converts_units() -> None:
                     # or not of a unit, or not ending its clause.
                     "I ran 100 feet in a mile race", "How many people are in a room?",
                     "How many feet in a mile race are there?",
-                    "How many hours in a day and a half?",  # "and a half" goes on
+                    "How many hours in a day and a quarter?",  # "and a quarter" goes on
                     # A word amount whose "unit" is no unit, or not the next word.
                     "I walked a mile to the store", "Give me a second to think.",
                     "Take a minute in silence, then go",

@@ -464,7 +464,7 @@ def _ask_once(home: Path, question: str) -> tuple[dict[str, Any], dict[str, Any]
     return out, event
 
 
-@pytest.mark.llama  # the suite's default timeout: four short questions (about 10 s each here)
+@pytest.mark.llama  # the suite's default timeout: five short questions (about 10 s each here)
 def test_ask_converts_units_with_the_calculator(home: Path) -> None:
     # The bundled model, through the CLI: the calculator is offered for a conversion, the
     # grammar and the request's span make the expression, and the answer states its result
@@ -484,6 +484,9 @@ def test_ask_converts_units_with_the_calculator(home: Path) -> None:
     out, event = _ask_once(home, "Convert a mile to feet.")
     assert event["args"] == {"expression": "a mile to feet"}
     assert "5280 feet" in out["final_answer"]
+    out, event = _ask_once(home, "How many minutes are in an hour and a half?")
+    assert event["args"] == {"expression": "How many minutes are in an hour and a half"}
+    assert "90" in out["final_answer"]  # it had been offered no tool
     # Two conversions: SmolLM2 wrote "10.00000000000001, 10.00000000000001, 5.0000…", the
     # calculator failed, and the answer was that junk. The value is the request's span
     # holding the junk's first number, and the turn's second call takes the other.

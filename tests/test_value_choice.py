@@ -1202,10 +1202,12 @@ def test_a_pattern_value_copied_short_becomes_the_whole_span_the_pattern_admits(
             # A phrase with numbers the conversation does not write, which grounding would
             # refuse, gives way to the request's one span the pattern admits (`callgate ask
             # "How many grams are in 3 pounds?"`: "3.00g into acres"); not one that ends no
-            # clause ("in a day" of "in a day and a half").
+            # clause ("in a day" of "in a day and a quarter"); "a day and a half" is one.
             ("How many grams are in 3 pounds?", "3.00g into acres",
              "How many grams are in 3 pounds"),
-            ("How many hours in a day and a half?", "1.5days to hours", "1.5days to hours"),
+            ("How many hours in a day and a quarter?", "1.25days to hours", "1.25days to hours"),
+            ("How many hours in a day and a half?", "1.5days to hours",
+             "How many hours in a day and a half"),
             ("What is the square root of pi over two?", "0.886", "0.886"),
             ("What is the square root of pi over two?", "sqrt(pi)/2", "sqrt(pi)/2"),
             ("Is 3 more than 2.5?", "3*3", "3*3"),  # no span but the number: kept

@@ -158,23 +158,25 @@ _WORD_AMOUNTS = {form: amount for word, amount in (("a", "1"), ("an", "1"), ("on
                  for form in (word, word.capitalize())}
 _WORD_AMOUNT = "|".join(sorted(_WORD_AMOUNTS, key=len, reverse=True))
 _WORD_AMOUNT_READ = _WORD_AMOUNT.replace(" ", r"\s+")  # in a request: any blanks
-_CONVERSION_PATTERN = (f"({_NUMBER} ?|({_WORD_AMOUNT}) )({_UNIT_NAMES}) (to|in|into) "
-                       f"({_UNIT_NAMES})")
+# "and a half" after the unit adds half of one ("an hour and a half": 1.5 hours).
+_AND_A_HALF = " and a half"
+_CONVERSION_PATTERN = (f"({_NUMBER} ?|({_WORD_AMOUNT}) )({_UNIT_NAMES})({_AND_A_HALF})? "
+                       f"(to|in|into) ({_UNIT_NAMES})")
 # In a request, the amount is no fraction's or power's part ("1/2 cup to ml" is not "2 cup")
 # and the target unit ends a clause: "3 days into week two", "0.5 seconds in second place"
 # and "5 days to day 3" are no conversions. A word amount stands apart from its unit ("a m"
 # is no "am").
 _CONVERSION = re.compile(rf"(?<![\w.,/^–-])(?:({_NUMBER.replace('(', '(?:')})\s*|"
-                         rf"\b({_WORD_AMOUNT_READ})\s+)({_UNIT_NAMES})"
+                         rf"\b({_WORD_AMOUNT_READ})\s+)({_UNIT_NAMES})(\s+and\s+a\s+half)?"
                          rf"\s+(?:to|in|into)\s+({_UNIT_NAMES})(?![\w/])")
 # The question form, which asks how many of one unit another amount holds ("How many feet in
 # a mile?"). The pattern admits it whole, so a copy of it is the expression
 # (``choose_values.whole_span``).
 _HOW_MANY_PATTERN = (f"([Hh]ow many )?({_UNIT_NAMES}) (are )?(there )?in "
-                     f"({_WORD_AMOUNT}|{_NUMBER}) ({_UNIT_NAMES})")
+                     f"({_WORD_AMOUNT}|{_NUMBER}) ({_UNIT_NAMES})({_AND_A_HALF})?")
 _HOW_MANY = re.compile(rf"(?:\b([Hh]ow)\s+many\s+)?({_UNIT_NAMES})\s+(?:are\s+)?(?:there\s+)?in\s+"
                        rf"({_WORD_AMOUNT_READ}|{_NUMBER.replace('(', '(?:')})"
-                       rf"\s+({_UNIT_NAMES})(?![\w/])")
+                       rf"\s+({_UNIT_NAMES})(?![\w/])(\s+and\s+a\s+half\b)?")
 
 
 _TEMPERATURES = {"degC", "degF", "kelvin"}
@@ -234,14 +236,15 @@ def calculator(
     # Braces and square brackets group like parentheses in written arithmetic ("{17} * 23")
     # when the function is called directly; the schema's pattern keeps them out of calls.
     if conversion := _CONVERSION.fullmatch(expression.strip()):
-        number, words, unit, target = conversion.groups()
-        return _converted(number or _word_amount(words), unit, target)
+        number, words, unit, half, target = conversion.groups()
+        return _converted(number or _word_amount(words), unit, target, half=bool(half))
     if question := _HOW_MANY.fullmatch(expression.strip()):
-        _, target, amount, unit = question.groups()
+        _, target, amount, unit, half = question.groups()
         if {_UNIT_FORMS[target], _UNIT_FORMS[unit]} & _TEMPERATURES:
             raise ValueError("a degree of one temperature scale is no amount of another: give "
                              "a temperature to convert ('30 Celsius to Fahrenheit')")
-        return _converted(_word_amount(amount) if amount[:1].isalpha() else amount, unit, target)
+        return _converted(_word_amount(amount) if amount[:1].isalpha() else amount, unit, target,
+                          half=bool(half))
     text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
     text = _sentence(_PERCENT_WORD.sub("%", text).strip())
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
@@ -290,15 +293,16 @@ def _word_amount(words: str) -> str:
     return _WORD_AMOUNTS[" ".join(words.split())]
 
 
-def _converted(amount: str, unit: str, target: str) -> str:
-    """``amount`` ``unit`` in ``target`` units, named as the request names them ("5",
-    "miles", "kilometers": "8.04672 kilometers"): with the bare number SmolLM2 answered "The
-    answer is 8.04672.", and the user had to know the unit."""
+def _converted(amount: str, unit: str, target: str, *, half: bool = False) -> str:
+    """``amount`` ``unit`` (and a half, with ``half``) in ``target`` units, named as the
+    request names them ("5", "miles", "kilometers": "8.04672 kilometers"): with the bare
+    number SmolLM2 answered "The answer is 8.04672.", and the user had to know the unit."""
     import pint
 
     registry = _units()
     try:
-        quantity = registry.Quantity(Fraction(amount.replace(",", "")), _UNIT_FORMS[unit])
+        quantity = registry.Quantity(Fraction(amount.replace(",", "")) + Fraction(half, 2),
+                                     _UNIT_FORMS[unit])
         value = quantity.to(_UNIT_FORMS[target]).magnitude
     except pint.DimensionalityError:
         raise ValueError(f"cannot convert {unit} to {target}: they measure different "
@@ -399,7 +403,7 @@ def conversion_relevance(request: str) -> float:
     """As much as a request written as arithmetic scores (``ARITHMETIC_SCORE``) for one
     that converts a quantity to another unit ("Convert 5 miles to kilometers."), 0 for any
     other: no word of the tool's description is about units."""
-    converts = any(CLAUSE_END.match(request, m.end()) and _one_kind(m[3], m[4])
+    converts = any(CLAUSE_END.match(request, m.end()) and _one_kind(m[3], m[5])
                    and not (m[2] and _in_larger_amount(request[:m.start()]))
                    for m in _CONVERSION.finditer(request))
     asks = any(m[1] and CLAUSE_END.match(request, m.end()) and _one_kind(m[2], m[4])
