@@ -500,7 +500,7 @@ def test_ask_converts_units_with_the_calculator(home: Path) -> None:
     assert "11.0231131092439 pounds" in out["final_answer"]
 
 
-@pytest.mark.llama  # the suite's default timeout: one short question
+@pytest.mark.llama  # the suite's default timeout: two short questions
 def test_ask_reads_arithmetic_written_in_words(home: Path) -> None:
     # The bundled model, through the CLI: "What is two plus two?" had been offered no tool
     # and answered "4" unchecked ("numbers in no result or question: 4"). The loop reads it
@@ -508,6 +508,9 @@ def test_ask_reads_arithmetic_written_in_words(home: Path) -> None:
     out, event = _ask_once(home, "What is two plus two?")
     assert event["tool"] == "calculator" and event["summary"].endswith("= 4")
     assert out["final_answer"].startswith("4") and out["answer_checks"] == []
+    # "percent" in words too: system_stats had been called, "2.5% of 2.5% = 0.3" answered.
+    out, event = _ask_once(home, "What is fifteen percent of eighty?")
+    assert event["tool"] == "calculator" and event["summary"].endswith("= 12")
 
 
 @pytest.mark.llama

@@ -422,8 +422,15 @@ def test_arithmetic_with_numbers_written_as_words_reads_them_as_digits() -> None
                           ("What's the square root of sixteen?", "What's the square root of 16?"),
                           ("What is one hundred minus twenty-five?", "What is 100 minus 25?"),
                           ("Twelve times eleven", "12 times 11"),
-                          ("What is 2 plus two?", "What is 2 plus 2?")]:
+                          ("What is 2 plus two?", "What is 2 plus 2?"),
+                          # "percent" as "%" is ("fifteen percent of eighty" had system_stats
+                          # called and "2.5% of 2.5% = 0.3" answered).
+                          ("What is fifteen percent of eighty?", "What is 15 percent of 80?")]:
         assert as_arithmetic(request) == read and is_arithmetic(request), request
+    for request in ("What is 15 percent of 80?", "a 15 per cent tip on 48.50"):
+        assert is_arithmetic(request), request
+    for request in ("What percent of people like pie?", "The CPU is at 15 percent of capacity"):
+        assert not is_arithmetic(request), request
     # No arithmetic, or arithmetic already in digits: the words stay as the user wrote them.
     for request in ("Show one of them", "What is 17 * 23?", "What is 17 * 23 for two?"):
         assert as_arithmetic(request) == request, request

@@ -100,10 +100,11 @@ _BLANKS = r"\s+"
 _SENTENCE = "|".join(
     rf"\b{_BLANKS.join(opening.split())}\s+{_OPERAND}\s+(?:{'|'.join(joins)})\s+{_OPERAND}"
     for opening, _, joins, _ in SENTENCE_FORMS)
+_PERCENT = r"(?:%|\s*per\s?cent\b)"  # "15% of 80", "15 percent of 80"
 _ARITHMETIC = re.compile(
     r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
-    rf"times|multiplied by|divided by|to the power of|%\s*(?:(?:{_SHARE})\s+)?of"
-    rf"|%\s*(?:{_SHARE})\s+on)"
+    rf"times|multiplied by|divided by|to the power of|{_PERCENT}\s*(?:(?:{_SHARE})\s+)?of"
+    rf"|{_PERCENT}\s*(?:{_SHARE})\s+on)"
     r"\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
     r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b"
     r"|\b(?:square root|sqrt)\s*(?:of\s+)?\(?\s*\d+(?:\.\d+)?(?![\d/-])"
