@@ -67,6 +67,7 @@ from callgate.tools.grounding import (
 )
 from callgate.tools.relevance import (
     CLAUSE_END,
+    PUNCTUATION_END,
     STOP_WORDS,
     affirmed_flags,
     mentioned_arguments,
@@ -688,7 +689,6 @@ def _balanced(text: str) -> bool:
 SPAN_REACH = 80
 MAX_COPIES = 8
 ONLY_SPAN_CHARS = 2000
-_CLAUSE_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
 
 
 def whole_span(value: Any, spec: Any, request: str, conversation: str = "") -> Any:
@@ -805,7 +805,7 @@ def _only_span(request: str, edges: set[int], pattern: re.Pattern[str],
     # It ends a clause. One span alone ends at a punctuation mark or the end ("How many
     # minutes are in 2 hours" is no span of "... in 2 hours and 30 minutes?"); one of
     # several, at an "and" too (``relevance.CLAUSE_END``: "10 km in miles and 5 kg ...").
-    clause_end = _CLAUSE_END
+    clause_end = PUNCTUATION_END
     if len(widest) > 1 and first is not None:
         widest = [(a, b) for a, b in widest if any(  # "10.00000000000001" holds 10
             abs(first - n) <= 1e-9 * max(1.0, n) for n in _floats(request[a:b]))]

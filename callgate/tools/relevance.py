@@ -24,11 +24,11 @@ from typing import Any, Literal
 from callgate.tools.grounding import date_form, days_and_times, fold, in_digits, word_forms
 from callgate.tools.registry import Tool
 
-__all__ = ["ARITHMETIC_SCORE", "CLAUSE_END", "PRESELECT", "SENTENCE_FORMS", "affirmed_flags",
-           "as_arithmetic", "callable_for", "does_arithmetic", "in_tool_words", "is_arithmetic",
-           "mentioned_arguments", "named_members", "names_in", "number_readings", "relevant_tools",
-           "shared_words", "tool_scores", "unused_names", "with_earlier_result",
-           "word_named_members", "word_positions"]
+__all__ = ["ARITHMETIC_SCORE", "CLAUSE_END", "PERCENT_WORD", "PRESELECT", "PUNCTUATION_END",
+           "SENTENCE_FORMS", "affirmed_flags", "as_arithmetic", "callable_for", "does_arithmetic",
+           "in_tool_words", "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
+           "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
+           "with_earlier_result", "word_named_members", "word_positions"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -100,7 +100,9 @@ _BLANKS = r"\s+"
 _SENTENCE = "|".join(
     rf"\b{_BLANKS.join(opening.split())}\s+{_OPERAND}\s+(?:{'|'.join(joins)})\s+{_OPERAND}"
     for opening, _, joins, _ in SENTENCE_FORMS)
-_PERCENT = r"(?:%|\s*per\s?cent\b)"  # "15% of 80", "15 percent of 80"
+# "percent" as a question writes "%" ("15 percent of 80"); the calculator reads it so too.
+PERCENT_WORD = re.compile(r"\s*\bper\s?cent\b", re.IGNORECASE)
+_PERCENT = rf"(?:%|{PERCENT_WORD.pattern})"  # "15% of 80", "15 percent of 80"
 _ARITHMETIC = re.compile(
     r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
     rf"times|multiplied by|divided by|to the power of|{_PERCENT}\s*(?:(?:{_SHARE})\s+)?of"
@@ -128,7 +130,7 @@ def as_arithmetic(request: str) -> str:
     if _ARITHMETIC.search(request) is None:
         digits = in_digits(request)
         if digits != request and any(
-                _PUNCTUATION_END.match(digits, m.end()) and not _RANGE.fullmatch(m.group())
+                PUNCTUATION_END.match(digits, m.end()) and not _RANGE.fullmatch(m.group())
                 for m in _ARITHMETIC.finditer(digits)):
             return digits
     return request
@@ -138,7 +140,7 @@ def as_arithmetic(request: str) -> str:
 # ago", "The two squared off", "Season two plus three episodes", "chapters one - three"):
 # arithmetic written in words ends at a punctuation mark or the end ("two times five and
 # loved it" is prose too), and a dash between two numbers is a range.
-_PUNCTUATION_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
+PUNCTUATION_END = re.compile(r"\s*(?:[.,;:!?)]|$)")
 _RANGE = re.compile(r"\S+\s+-\s+\S+")
 # Where what a request asks for ends: a punctuation mark, the end, a closing "please", "for
 # me" or "then", or an "and" — not "and a half" ("How many hours in a day and a half?" is no

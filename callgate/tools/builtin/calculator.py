@@ -18,6 +18,7 @@ from callgate.tools.relevance import (
     ARITHMETIC_SCORE,
     CLAUSE_END,
     PERCENT_SHARES,
+    PERCENT_WORD,
     SENTENCE_FORMS,
 )
 
@@ -56,8 +57,7 @@ _SHARES = "|".join(dict.fromkeys(form for word in PERCENT_SHARES
                                  for form in (word.lower(), word.capitalize(), word.upper())))
 _PERCENT_ON = re.compile(rf"%\s*(?:(?:{_SHARES})\s+)?on\b", re.IGNORECASE)
 # "percent" as a question writes "%" ("12 percent of 250": SmolLM2, held to "%", wrote
-# "12.00%" and answered 0.12).
-_PERCENT_WORD = re.compile(r"\s*\b(?:per\s?cent)\b", re.IGNORECASE)
+# "12.00%" and answered 0.12): ``relevance.PERCENT_WORD``.
 _WORDS = "|".join([*_WORD_OPERATORS, "mod", f"% ?(({_SHARES}) )?on ",
                    f"percent( ({_SHARES}))?( on)? ", "percent"])
 _WORD_OPERATOR = re.compile(rf"\b({'|'.join(_WORD_OPERATORS)})\b")
@@ -246,7 +246,7 @@ def calculator(
         return _converted(_word_amount(amount) if amount[:1].isalpha() else amount, unit, target,
                           half=bool(half))
     text = _comma_groups(_without_thousands_separators(expression.translate(_GROUPING)))
-    text = _sentence(_PERCENT_WORD.sub("%", text).strip())
+    text = _sentence(PERCENT_WORD.sub("%", text).strip())
     text = _FUNCTION_OF.sub(lambda m: f"{m[1]}({m[2]})" if m[2] else m[1],
                             re.sub(r"\b[Ss]quare root\b", "sqrt", text))
     text = _POWER_THEN_WORD.sub(r"(\1) \2", text)
