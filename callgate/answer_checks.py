@@ -20,14 +20,14 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from callgate.prompts.correction import CORRECTION, NOT_RUN, UNSUPPORTED
 from callgate.prompts.react import REACT_SYSTEM, REACT_SYSTEM_TERSE
 from callgate.prompts.system import ANSWER_NOW, NATIVE_SYSTEM, REASONS
 from callgate.tools.grounding import GROUNDING_ADVICE, in_digits, word_forms
-from callgate.tools.relevance import STOP_WORDS
+from callgate.tools.relevance import STOP_WORDS, in_tool_words
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[,_]\d{3})*(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\d)")
 _SOURCES_LINE = re.compile(r"(?im)^[ \t]*(?:\**)(?:sources?|references?|citations?)(?:\**)"
@@ -1016,11 +1016,14 @@ def _tool_key(name: str) -> str:
 
 def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
                  earlier: Iterable[str] = (), outputs: Iterable[str] = (),
-                 question: str | None = None) -> AnswerCheck:
+                 question: str | None = None,
+                 synonyms: Mapping[str, str] | None = None) -> AnswerCheck:
     """Apply every check; ``results`` are this turn's ok result summaries and previews,
     ``user`` what the user wrote (the last is the question), ``question`` that question
     in the tools' own words where they differ ("memory" for "RAM": the figure asked about is
-    read from it; ``relevance.in_tool_words``), ``earlier`` the results of the
+    read from it; ``relevance.in_tool_words``), ``synonyms`` the tools' words for the names
+    an answer may use ("RAM" for memory: "2.5% RAM" is read as the memory's figure),
+    ``earlier`` the results of the
     thread's earlier turns: a number they hold is not invented ("144", the answer to "And
     divide that by 4?" after "What is 12 * 12?" — wrong, but the conversation's), though
     only this turn's results can stand in for the answer; ``outputs`` this turn's ok
@@ -1067,7 +1070,8 @@ def check_answer(text: str, *, results: Iterable[str], user: Iterable[str],
     if check.invented_numbers:
         check.notes.append("numbers in no result or question: "
                            + ", ".join(check.invented_numbers))
-    check.misattributed_numbers = misattributed_numbers(check.text, results)
+    check.misattributed_numbers = misattributed_numbers(
+        in_tool_words(check.text, synonyms or {}), results)
     if check.misattributed_numbers:
         check.notes.append("numbers given to a name the results give another: "
                            + ", ".join(check.misattributed_numbers))

@@ -1312,6 +1312,43 @@ def test_a_question_in_other_words_than_the_results_is_read_in_theirs() -> None:
     assert in_tool_words("How much RAM?", {}) == "How much RAM?"
 
 
+def test_an_answers_words_for_a_result_name_are_read_as_that_name() -> None:
+    # Scripted: the bundled model's answer to the README's question on a fresh
+    # CALLGATE_HOME (2026-11-30, e0f0cfd): "2.5% CPU, 2.5% RAM, 2.5% SSD, 2.5%", the CPU's
+    # figure given to the memory and the disk too. The results name them "memory" and
+    # "disk", so "RAM" and "SSD" said nothing to the check; a tool's synonyms read them so.
+    from callgate.tools.builtin.system_stats import SYNONYMS, summarize_stats
+    from callgate.tools.registry import ToolRegistry
+
+    def stats() -> dict[str, Any]:
+        """CPU, memory (RAM) and disk usage of this computer."""
+        return {"cpu_percent": 2.5, "cpu_count": 2, "memory_percent": 1.9,
+                "memory_free_gib": 23.1, "memory_total_gib": 23.5, "disk_percent": 24.3,
+                "disk_free_gib": 76.8, "disk_total_gib": 252.0, "disk_path": "/"}
+
+    def answered(answer: str, synonyms: dict[str, str] | None) -> dict[str, Any]:
+        registry = ToolRegistry()
+        registry.register(stats, name="system_stats", summarizer=summarize_stats,
+                          synonyms=synonyms)
+        agent = build_agent(ScriptedChatModel(script=[tool_call("system_stats", {}),
+                                                      AIMessage(answer)]), registry)
+        return agent.invoke({"messages": [
+            HumanMessage("How busy is this computer's CPU right now?")]})
+
+    out = answered("2.5% CPU, 2.5% RAM, 2.5% SSD, 2.5%", SYNONYMS)
+    assert out["answer_source"] == "results"
+    assert "numbers given to a name the results give another: 2.5" in out["answer_checks"]
+    assert out["final_answer"].startswith(
+        "Here is what the tools returned: [system_stats] cpu 2.5%")
+    # Without them the same answer passes, as it did.
+    assert answered("2.5% CPU, 2.5% RAM, 2.5% SSD, 2.5%", None)["answer_source"] == "model"
+    # Each figure next to its own name in the answer's words: nothing to say. The answer
+    # shown is the model's, as written.
+    fine = answered("2.5% CPU, 1.9% RAM, 24.3% SSD.", SYNONYMS)
+    assert fine["answer_source"] == "model"
+    assert fine["final_answer"].startswith("2.5% CPU, 1.9% RAM, 24.3% SSD.")
+
+
 def test_a_question_about_how_much_a_thing_has_asks_for_its_size() -> None:
     # Scripted: the bundled model's answer to `callgate ask "How much RAM does this machine
     # have?"` (2026-11-30, 328c550): "2.5%", the memory in use, which passed as a memory

@@ -259,6 +259,8 @@ def test_the_builtin_tools_route_questions_to_the_tool_they_are_about() -> None:
         assert relevant_tools(tools, "What's the latest news on the Mars rover?") == [
             "web_search"]
         assert relevant_tools(tools, "How much RAM is free?") == ["system_stats"]
+        assert relevant_tools(tools, "How full is my SSD?", unmatched="none") == [
+            "system_stats"]
         # "drive" is no synonym of system_stats' "disk": a drive to Boston is not its.
         assert relevant_tools(tools, "How long is the drive to Boston?", unmatched="none") == []
         assert relevant_tools(tools, "What is the capital of France?", unmatched="none") == []

@@ -82,9 +82,10 @@ def make_cite(settings: LoopSettings):
         asked = user_texts(state.get("messages") or [])
         # The question in the words the results name figures with ("memory" for "RAM"), its
         # arithmetic as the loop read it ("two plus two": "2 plus 2", the call's numbers).
-        question = in_tool_words(as_arithmetic(asked[-1]) if asked else "", {
-            word: name for e in usable.values() if (tool := settings.registry.get(e["tool"]))
-            for word, name in tool.synonyms.items()})
+        synonyms = {word: name for e in usable.values()
+                    if (tool := settings.registry.get(e["tool"]))
+                    for word, name in tool.synonyms.items()}
+        question = in_tool_words(as_arithmetic(asked[-1]) if asked else "", synonyms)
         if source == "model":
             check = check_answer(sanitize(draft, tool_names=tool_names),
                                  results=[t for e in usable.values()
@@ -94,7 +95,8 @@ def make_cite(settings: LoopSettings):
                                  earlier=[t for e in events[:state.get("turn_start", 0)]
                                           if e["outcome"] == "ok"
                                           for t in (e["summary"], e["preview"])],
-                                 outputs=_answers_of(turn), question=question)
+                                 outputs=_answers_of(turn), question=question,
+                                 synonyms=synonyms)
         else:  # the loop's own words (a failure, a cancellation): nothing to check
             check = AnswerCheck(draft)
         text, cited = cite_text(check.text, alias)

@@ -72,10 +72,11 @@ def uptime_relevance(request: str) -> float:
 
 # The words a question may use for the names the summary gives figures: "How much RAM is in
 # use right now?" (the fresh answer set's, answered "2.25", the load's figure) asks for the
-# memory's. Not "drive" or "storage": "How long is the drive to Boston?" and "cold storage
-# for wine" would be about this tool (a review's cases).
+# memory's; "2.5% SSD" in an answer is read as a figure of the disk's. Not "drive" or
+# "storage": "How long is the drive to Boston?" and "cold storage for wine" would be about
+# this tool (a review's cases).
 SYNONYMS = {"ram": "memory", "processor": "cpu", "processors": "cpus", "core": "cpu",
-            "cores": "cpus"}
+            "cores": "cpus", "ssd": "disk", "hdd": "disk"}
 
 
 def system_stats_tool() -> Tool:
