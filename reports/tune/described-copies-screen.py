@@ -7,8 +7,9 @@ grounding and ended the turn without a call.
 
     .venv/bin/python reports/tune/described-copies-screen.py REPORT DATA_DIR SPLIT
 
-REPORT is a full run's report (``reports/bfcl-full.json``); prints the ids of SPLIT's
-questions found (``reports/tune/described-copies-{tune,validate}-ids.txt``).
+REPORT is the full run's report it was screened on (``reports/tune/bfcl-full-499d430.json``);
+prints the ids of SPLIT's questions found
+(``reports/tune/described-copies-{tune,validate}-ids.txt``).
 """
 
 from __future__ import annotations

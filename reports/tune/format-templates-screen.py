@@ -6,7 +6,8 @@ rule would refuse (none).
 
     .venv/bin/python reports/tune/format-templates-screen.py REPORT DATA_DIR
 
-REPORT is a full run's report (``reports/bfcl-full.json``); prints the questions found.
+REPORT is the full run's report it was screened on (``reports/tune/bfcl-full-499d430.json``);
+prints the questions found.
 """
 
 from __future__ import annotations
