@@ -235,3 +235,37 @@ def test_a_string_written_twice_in_a_list_is_kept_once() -> None:
         '"fees": [200, 200, 400]}')  # numbers are data: they may repeat
     strategy.unique_items = False
     assert strategy.fill_args(state, {})["reply_text"].endswith(f"Action Input: {looped}")
+
+
+def test_a_flag_said_both_ways_takes_each_value_in_a_call_of_its_own() -> None:
+    """"... with breakfast, and then ... without breakfast": the first call takes true,
+    and false is then an item a further call is for (``said_flags``)."""
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def book_room(city: str, breakfast_included: bool = False) -> str:
+        """Book a hotel room in a city."""
+        return "ok"
+
+    strategy = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry)
+    strategy.grammar = True
+    request = HumanMessage("Book a room in Lyon with breakfast, and then the same room "
+                           "without breakfast.")
+    first = {"city": "Lyon", "breakfast_included": True}
+    assert strategy._said_flags({"messages": [request], "chosen_tool": "book_room"}) == {
+        "breakfast_included": True}
+    call = {"id": "c0", "name": "book_room", "args": first, "type": "tool_call"}
+    step = [request, AIMessage("", tool_calls=[call]), ToolMessage("ok", tool_call_id="c0")]
+    state = {"messages": step, "reply_text": "Action: book_room\n", "chosen_tool": "book_room",
+             "calls_written": 0}
+    assert not strategy.covered(state)  # false is left: the turn goes on
+    assert strategy._said_flags(state) == {"breakfast_included": False}
+    # The same values with the other flag are a call of its own, not a restatement.
+    out = strategy._after_args(state, '{"city": "Lyon", "breakfast_included": false}')
+    assert not out["repeat_dropped"]
+    both = [*step[:1], AIMessage("", tool_calls=[
+        call, {**call, "id": "c1", "args": {**first, "breakfast_included": False}}]),
+        ToolMessage("ok", tool_call_id="c0"), ToolMessage("ok", tool_call_id="c1")]
+    assert strategy.covered({"messages": both})  # both said values have a call
+    strategy.said_flags = False
+    assert strategy.covered(state)  # off: one call covers the request's one city

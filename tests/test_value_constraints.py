@@ -390,3 +390,48 @@ def test_the_grammar_writes_an_affirmed_flag_as_true() -> None:
     strategy.affirmed_flags = False
     # Off: the model writes true or false.
     assert _rule(strategy._args_kwargs(state)["grammar"], "has-garage-kv").endswith("boolean")
+
+
+def test_flag_values_read_the_values_a_request_says_in_order() -> None:
+    from callgate.tools.relevance import flag_values
+
+    rooms = {"type": "object", "properties": {
+        "city": {"type": "string"}, "smoking_allowed": {"type": "boolean"},
+        "breakfast_included": {"type": "boolean"}}}
+    # A negation before the flag's word, in its part of the sentence, says false.
+    assert flag_values(rooms, "A non-smoking room in Lyon.") == {"smoking_allowed": (False,)}
+    assert flag_values(rooms, "A room in Lyon without breakfast, smoking is fine.") == {
+        "breakfast_included": (False,), "smoking_allowed": (True,)}
+    # Said both ways: both values, in the order said.
+    assert flag_values(rooms, "A room with breakfast in Lyon, and then one without "
+                              "breakfast in Nice.") == {"breakfast_included": (True, False)}
+    # Indifference is no value; nor is "No" abbreviating "number".
+    assert flag_values(rooms, "A room in Lyon. I don't care about breakfast.") == {}
+    assert flag_values(rooms, "Room No 12 in Lyon with breakfast.") == {
+        "breakfast_included": (True,)}
+    # Two words of one flag that disagree say nothing: "available on Monday" is the date's.
+    pets = {"type": "object", "properties": {"available_for_pet": {"type": "boolean"}}}
+    assert flag_values(pets, "A cleaner available on Monday, who does not have pets.") == {}
+
+
+def test_the_grammar_writes_a_declined_flag_as_false() -> None:
+    from langchain_core.messages import HumanMessage
+
+    def book_train(destination: str, trip_protection: bool = True) -> str:
+        """Book a train ticket."""
+        return destination
+
+    class GrammarCapable:  # the strategy only asks whether the model takes a grammar
+        text_only = True
+        llama = None
+
+    registry = ToolRegistry([book_train])
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+    state = {"messages": [HumanMessage("A ticket to Lyon without trip protection.")],
+             "chosen_tool": "book_train"}
+    gbnf = strategy._args_kwargs(state)["grammar"]
+    assert _rule(gbnf, "trip-protection") == '"false"'
+    assert "trip-protection-kv" in _rule(gbnf, "root")  # written, not left to the default
+    strategy.said_flags = False
+    assert _rule(strategy._args_kwargs(state)["grammar"], "trip-protection-kv").endswith(
+        "boolean")

@@ -70,6 +70,7 @@ from callgate.tools.relevance import (
     PUNCTUATION_END,
     STOP_WORDS,
     affirmed_flags,
+    flag_values,
     mentioned_arguments,
     named_members,
     number_readings,
@@ -183,6 +184,9 @@ class ValueChooser:
     # (``relevance.mentioned_arguments``, ``relevance.affirmed_flags``) is left out: the
     # tool's default applies. SmolLM2 set flags nobody asked about (``"private": true``).
     unstated_flags: bool = True
+    # A flag the request says no to (``relevance.flag_values``) is asked about too: the
+    # strategy's grammar writes it false (``ReactStrategy.said_flags``).
+    said_flags: bool = True
     # The part of the request this call is for (``callgate.tools.asks``), when the request
     # asks for several things: a value it does not hold pays ``focus_penalty``, so that
     # the call for "Then get the fibonacci series upto 150" takes 150, not the 50 of "prime
@@ -236,8 +240,11 @@ class ValueChooser:
         # The open offers (spans, numbers) of the arguments chosen among them.
         offers_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}
         wishes = dict(args)  # the model's values, less those a formula holds
-        asked = set(mentioned_arguments(schema, request)) | set(
-            affirmed_flags(schema, request)) if self.unstated_flags and request else None
+        asked: set[str] | None = None
+        if self.unstated_flags and request:
+            asked = {*mentioned_arguments(schema, request), *affirmed_flags(schema, request)}
+            if self.said_flags:
+                asked |= set(flag_values(schema, request))
         for name, value in args.items():
             if name in chosen:
                 continue

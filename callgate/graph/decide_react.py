@@ -21,7 +21,7 @@ import json
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -75,6 +75,7 @@ from callgate.tools.relevance import (
     affirmed_flags,
     as_arithmetic,
     callable_for,
+    flag_values,
     mentioned_arguments,
     number_readings,
     relevant_tools,
@@ -86,9 +87,21 @@ FINAL = "Final Answer:"
 FORCE_BIAS = 8.0  # a logit bias that settles a two-way grammar choice
 _NUMBER_KEY = re.compile(r"-?\d+(\.\d+)?(e[+-]\d+)?")  # a number as ``_leaves`` keys it
 
-# An item of the request a further call is for: a number or a name as written, or a pair
-# of items of two crossed lists (``callgate.tools.asks.pairs_left``).
-Item = str | tuple[str, str]
+
+
+@dataclass(frozen=True)
+class FlagItem:
+    """The value of a boolean argument the request says both ways ("isothermal" ... "not
+    isothermal") that no call of the tool holds yet."""
+
+    tool: str
+    flag: str
+    value: bool
+
+
+# An item of the request a further call is for: a number or a name as written, a pair of
+# items of two crossed lists (``callgate.tools.asks.pairs_left``), or a flag's value.
+Item = str | tuple[str, str] | FlagItem
 
 
 class ReactState(AgentState, total=False):
@@ -271,7 +284,7 @@ class ReactStrategy:
                  part_items: bool = True, grounded_answers: bool = True,
                  checked_answers: bool = True, member_items: bool = True,
                  formula_numbers: bool = True, crossed_items: bool = True,
-                 earlier_results: bool = True) -> None:
+                 earlier_results: bool = True, said_flags: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -328,6 +341,13 @@ class ReactStrategy:
         # ``false`` where the request names what the flag turns on. On the shared-half
         # questions whose tools have such a flag: tune 9 up, 0 down; validate 2 up, 0 down.
         self.affirmed_flags = affirmed_flags
+        # A boolean argument the request says no to ("without trip protection", "a
+        # non-smoking room", ``relevance.flag_values``) is written false, after
+        # ``affirmed_flags``; one it says both ways ("The process is isothermal. What if
+        # it is not isothermal?") takes each value in a call of its own, in the order said:
+        # once a call holds one, the other is an item a further call is for. SmolLM2 wrote
+        # ``"trip_protection": true`` and called once with ``"isothermal": true``.
+        self.said_flags = said_flags
         # A string written twice in one list argument is kept once: SmolLM2 loops inside
         # lists (["Divorce", "Divorce", …] eight times), and GBNF cannot forbid it (no
         # ``uniqueItems``). Numbers may repeat: they are data ([3, 4, 5, 6, 4]).
@@ -636,9 +656,13 @@ class ReactStrategy:
             required = list(schema.get("required") or [])
             named = mentioned_arguments(schema, self._request(state))
             schema = {**schema, "required": [*required, *named]}
-        if self.affirmed_flags and (flags := affirmed_flags(schema, self._request(state))):
+        flags: dict[str, bool] = {}
+        if self.affirmed_flags:
+            flags = dict.fromkeys(affirmed_flags(schema, self._request(state)), True)
+        flags.update(self._said_flags(state))
+        if flags:
             properties = dict(schema.get("properties") or {})
-            properties.update({n: {**properties[n], "const": True} for n in flags})
+            properties.update({n: {**properties[n], "const": v} for n, v in flags.items()})
             required = [*(schema.get("required") or []), *flags]
             schema = {**schema, "properties": properties,
                       "required": list(dict.fromkeys(required))}
@@ -648,6 +672,39 @@ class ReactStrategy:
                    if short else args_grammar(schema, include_optional=optional,
                                               values=values, filled_lists=filled))
         return self._kwargs(grammar=grammar, stop=[], max_tokens=self.args_tokens)
+
+    def _said_flags(self, state: dict[str, Any]) -> dict[str, bool]:
+        """With ``said_flags``: the value the call being written gives each boolean
+        argument the request says no to (false) or says both ways (the first value said
+        that no call of this tool in the turn holds yet; none once both are held)."""
+        tool = self.registry.get(state["chosen_tool"])
+        if not self.said_flags or tool is None:
+            return {}
+        held = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool.name]
+        out: dict[str, bool] = {}
+        for name, values in flag_values(tool.schema, self._request(state)).items():
+            left = [v for v in values if all(args.get(name) is not v for args in held)]
+            if values == (False,) or (len(values) == 2 and left):
+                out[name] = left[0] if left else False
+        return out
+
+    def _flags_left(self, calls: list[Call], request: str) -> list[FlagItem] | None:
+        """With ``said_flags``: the values of the boolean arguments the request says both
+        ways that no call of their tool holds, where a call of that tool holds the other;
+        None when no call holds such a flag."""
+        if not self.said_flags:
+            return None
+        left: list[FlagItem] | None = None
+        for name in dict.fromkeys(call["name"] for call in calls):
+            tool = self.registry.get(name)
+            held = [call["args"] for call in calls if call["name"] == name]
+            said = flag_values(tool.schema, request) if tool is not None else {}
+            for flag, values in said.items():
+                taken = {args[flag] for args in held if isinstance(args.get(flag), bool)}
+                if len(values) == 2 and taken:
+                    left = (left or []) + [FlagItem(name, flag, v)
+                                           for v in values if v not in taken]
+        return left
 
     def calls_so_far(self, state: dict[str, Any]) -> list[Call]:
         """Every call of this turn so far: the earlier steps' and this reply's, in order."""
@@ -684,11 +741,14 @@ class ReactStrategy:
         listed = list_items_left(listed_items(request), args) if self.listed_items else None
         members = self._members_left(state, calls)
         pairs = pairs_left(request, args) if self.crossed_items else None
-        if not numbers and listed is None and members is None and pairs is None:
+        flags = self._flags_left(calls, request)
+        if (not numbers and listed is None and members is None and pairs is None
+                and flags is None):
             return None
         left: list[Item] = [*(unused_numbers(request, args) if numbers else []),
                             *(listed or [])]
-        return [*left, *(m for m in members or [] if m not in left), *(pairs or [])]
+        return [*left, *(m for m in members or [] if m not in left), *(pairs or []),
+                *(flags or [])]
 
     def _members_left(self, state: dict[str, Any], calls: list[Call] | None = None
                       ) -> list[str] | None:
@@ -893,7 +953,8 @@ class ReactStrategy:
                                distinct=self.distinct_args,
                                percent_rates=self.percent_rates,
                                time_formats=self.time_formats,
-                               formula_numbers=self.formula_numbers)
+                               formula_numbers=self.formula_numbers,
+                               said_flags=self.said_flags)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
@@ -946,6 +1007,10 @@ class ReactStrategy:
             return False
         if self._takes_member(tool, args, state):
             return False  # an option the user listed that no call has taken
+        left = self._numbers_left(state) or []
+        if any(isinstance(value, bool) and FlagItem(tool, name, value) in left
+               for name, value in args.items()):
+            return False  # a flag's value the user said that no call has taken
         if self._makes_pair(args, state):
             return False  # two crossed items no call has held together
         items = self._items(tool, args)

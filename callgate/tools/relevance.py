@@ -27,6 +27,7 @@ from callgate.tools.registry import Tool
 __all__ = ["ARITHMETIC_SCORE", "CLAUSE_END", "PERCENT_WORD", "PRESELECT", "PUNCTUATION_END",
            "SENTENCE_FORMS", "affirmed_flags", "as_arithmetic", "callable_for", "does_arithmetic",
            "in_tool_words", "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
+           "flag_values",
            "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
            "with_earlier_result", "word_named_members", "word_positions"]
 
@@ -347,6 +348,14 @@ _FLAG_WORDS = frozenset({"inclu", "has", "have", "allow", "enabl", "retur", "req
 _NEGATION = re.compile(r"(?i)\b(?:not|no(?!\.?\s*\d)|without|don['’]?t|doesn['’]?t|exclude|"
                        r"excluding|never|nor)\b")
 _CLAUSE = re.compile(r"[^.!?\n]+")
+# A flag's own negation stands before it in its part of the sentence: "less" and "non" say
+# less of it ("a less detailed description", "non-smoking"); "but", "then" and the marks
+# between clauses end that part ("a detailed one, and then a less detailed one").
+_FLAG_NEGATION = re.compile(r"(?i)\b(?:not|no(?!\.?\s*\d)|without|don['’]?t|doesn['’]?t|"
+                            r"exclude|excluding|never|nor|less|non)\b")
+_INDIFFERENCE = re.compile(r"(?i)\b(?:care|concerned|matter|mind|bother|worry)\b")
+_FLAG_CLAUSE = re.compile(r"(?i)(?:[^.!?\n,;:]|,(?=\d))+?(?=[.!?\n,;:]|\b(?:but|then|"
+                          r"however|whereas|instead)\b|$)")
 
 
 def affirmed_flags(schema: dict[str, Any], request: str) -> list[str]:
@@ -364,6 +373,37 @@ def affirmed_flags(schema: dict[str, Any], request: str) -> list[str]:
         said = next((negated for stems, negated in sentences if own & stems), None)
         if said is False:
             out.append(name)
+    return out
+
+
+def flag_values(schema: dict[str, Any], request: str) -> dict[str, tuple[bool, ...]]:
+    """The boolean arguments the request speaks of, each with the values it gives them in
+    the order it says them: a word of the flag's own name (as :func:`affirmed_flags` reads
+    it) is false after a negation in its part of the sentence ("not isothermal", "without
+    trip protection", "a less detailed description"), true elsewhere. "I don't care about
+    a garage" gives no value; nor do two words of one flag saying both ("available on
+    Monday ... does not have pets" of ``available_for_pet``)."""
+    flags = [n for n, spec in (schema.get("properties") or {}).items()
+             if isinstance(spec, dict) and spec.get("type") == "boolean"]
+    words = {n: _stems(n.replace("_", " ")) - _FLAG_WORDS for n in flags}
+    clauses = [(word_positions(c), c) for c in _FLAG_CLAUSE.findall(request)]
+    out: dict[str, tuple[bool, ...]] = {}
+    for name in flags:
+        shared = set().union(*(words[o] for o in flags if o != name))
+        own = (words[name] - shared) or words[name]
+        said: dict[str, set[bool]] = {}
+        order: list[bool] = []
+        for at, clause in clauses:
+            first = min((at[stem] for stem in own if stem in at), default=None)
+            if first is None or _INDIFFERENCE.search(clause[:first]):
+                continue
+            value = _FLAG_NEGATION.search(clause[:first]) is None
+            for stem in own & at.keys():
+                said.setdefault(stem, set()).add(value)
+            order.append(value)
+        values = tuple(dict.fromkeys(order))
+        if len(values) == 1 or any(len(both) == 2 for both in said.values()):
+            out[name] = values
     return out
 
 
