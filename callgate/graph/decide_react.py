@@ -88,7 +88,6 @@ FORCE_BIAS = 8.0  # a logit bias that settles a two-way grammar choice
 _NUMBER_KEY = re.compile(r"-?\d+(\.\d+)?(e[+-]\d+)?")  # a number as ``_leaves`` keys it
 
 
-
 @dataclass(frozen=True)
 class FlagItem:
     """The value of a boolean argument the request says both ways ("isothermal" ... "not
@@ -684,8 +683,10 @@ class ReactStrategy:
         out: dict[str, bool] = {}
         for name, values in flag_values(tool.schema, self._request(state)).items():
             left = [v for v in values if all(args.get(name) is not v for args in held)]
-            if values == (False,) or (len(values) == 2 and left):
-                out[name] = left[0] if left else False
+            if values == (False,):
+                out[name] = False
+            elif len(values) == 2 and left:
+                out[name] = left[0]
         return out
 
     def _flags_left(self, calls: list[Call], request: str) -> list[FlagItem] | None:

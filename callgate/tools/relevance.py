@@ -26,10 +26,10 @@ from callgate.tools.registry import Tool
 
 __all__ = ["ARITHMETIC_SCORE", "CLAUSE_END", "PERCENT_WORD", "PRESELECT", "PUNCTUATION_END",
            "SENTENCE_FORMS", "affirmed_flags", "as_arithmetic", "callable_for", "does_arithmetic",
-           "in_tool_words", "is_arithmetic", "mentioned_arguments", "named_members", "names_in",
-           "flag_values",
-           "number_readings", "relevant_tools", "shared_words", "tool_scores", "unused_names",
-           "with_earlier_result", "word_named_members", "word_positions"]
+           "flag_values", "in_tool_words", "is_arithmetic", "mentioned_arguments",
+           "named_members", "names_in", "number_readings", "relevant_tools", "shared_words",
+           "tool_scores", "unused_names", "with_earlier_result", "word_named_members",
+           "word_positions"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -345,31 +345,39 @@ def word_named_members(members: Iterable[Any], request: str) -> list[str]:
 _FLAG_WORDS = frozenset({"inclu", "has", "have", "allow", "enabl", "retur", "reque", "need",
                          "flag", "optio"})
 # "no", but not the abbreviation of "number" ("Case No 28473", "no. 5").
-_NEGATION = re.compile(r"(?i)\b(?:not|no(?!\.?\s*\d)|without|don['’]?t|doesn['’]?t|exclude|"
-                       r"excluding|never|nor)\b")
+_NEGATIONS = r"not|no(?!\.?\s*\d)|without|don['’]?t|doesn['’]?t|exclude|excluding|never|nor"
+_NEGATION = re.compile(rf"(?i)\b(?:{_NEGATIONS})\b")
 _CLAUSE = re.compile(r"[^.!?\n]+")
 # A flag's own negation stands before it in its part of the sentence: "less" and "non" say
 # less of it ("a less detailed description", "non-smoking"); "but", "then" and the marks
 # between clauses end that part ("a detailed one, and then a less detailed one").
-_FLAG_NEGATION = re.compile(r"(?i)\b(?:not|no(?!\.?\s*\d)|without|don['’]?t|doesn['’]?t|"
-                            r"exclude|excluding|never|nor|less|non)\b")
+_FLAG_NEGATION = re.compile(rf"(?i)\b(?:{_NEGATIONS}|less|non)\b")
 _INDIFFERENCE = re.compile(r"(?i)\b(?:care|concerned|matter|mind|bother|worry)\b")
 _FLAG_CLAUSE = re.compile(r"(?i)(?:[^.!?\n,;:]|,(?=\d))+?(?=[.!?\n,;:]|\b(?:but|then|"
                           r"however|whereas|instead)\b|$)")
 
 
-def affirmed_flags(schema: dict[str, Any], request: str) -> list[str]:
-    """The boolean arguments the request asks for: a word of the flag's name that no other
-    flag of the tool shares ("garage" of ``has_garage``, "home" of ``is_cleaning_home``) is
-    in a sentence of the request with no negation ("not", "without", "don't"...)."""
+def _flag_words(schema: dict[str, Any]) -> dict[str, set[str]]:
+    """Each boolean argument of ``schema`` with the words of its name that no other flag of
+    the tool shares ("garage" of ``has_garage``, "home" of ``is_cleaning_home``), or all
+    its words where every one is shared."""
     flags = [n for n, spec in (schema.get("properties") or {}).items()
              if isinstance(spec, dict) and spec.get("type") == "boolean"]
     words = {n: _stems(n.replace("_", " ")) - _FLAG_WORDS for n in flags}
-    sentences = [(_stems(s), _NEGATION.search(s) is not None) for s in _CLAUSE.findall(request)]
-    out = []
+    own = {}
     for name in flags:
         shared = set().union(*(words[o] for o in flags if o != name))
-        own = (words[name] - shared) or words[name]
+        own[name] = (words[name] - shared) or words[name]
+    return own
+
+
+def affirmed_flags(schema: dict[str, Any], request: str) -> list[str]:
+    """The boolean arguments the request asks for: a word of the flag's own name
+    (``_flag_words``) is in a sentence of the request with no negation ("not", "without",
+    "don't"...)."""
+    sentences = [(_stems(s), _NEGATION.search(s) is not None) for s in _CLAUSE.findall(request)]
+    out = []
+    for name, own in _flag_words(schema).items():
         said = next((negated for stems, negated in sentences if own & stems), None)
         if said is False:
             out.append(name)
@@ -378,19 +386,14 @@ def affirmed_flags(schema: dict[str, Any], request: str) -> list[str]:
 
 def flag_values(schema: dict[str, Any], request: str) -> dict[str, tuple[bool, ...]]:
     """The boolean arguments the request speaks of, each with the values it gives them in
-    the order it says them: a word of the flag's own name (as :func:`affirmed_flags` reads
-    it) is false after a negation in its part of the sentence ("not isothermal", "without
-    trip protection", "a less detailed description"), true elsewhere. "I don't care about
-    a garage" gives no value; nor do two words of one flag saying both ("available on
-    Monday ... does not have pets" of ``available_for_pet``)."""
-    flags = [n for n, spec in (schema.get("properties") or {}).items()
-             if isinstance(spec, dict) and spec.get("type") == "boolean"]
-    words = {n: _stems(n.replace("_", " ")) - _FLAG_WORDS for n in flags}
+    the order it says them: a word of the flag's own name (``_flag_words``) is false after
+    a negation in its part of the sentence ("not isothermal", "without trip protection", "a
+    less detailed description"), true elsewhere. "I don't care about a garage" gives no
+    value; nor do two words of one flag saying both ("available on Monday ... does not have
+    pets" of ``available_for_pet``)."""
     clauses = [(word_positions(c), c) for c in _FLAG_CLAUSE.findall(request)]
     out: dict[str, tuple[bool, ...]] = {}
-    for name in flags:
-        shared = set().union(*(words[o] for o in flags if o != name))
-        own = (words[name] - shared) or words[name]
+    for name, own in _flag_words(schema).items():
         said: dict[str, set[bool]] = {}
         order: list[bool] = []
         for at, clause in clauses:
