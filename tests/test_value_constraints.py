@@ -369,7 +369,12 @@ def test_a_flag_the_request_asks_for_is_true_and_one_it_declines_is_the_models()
     assert affirmed_flags(cleaning, "A cleaning service tomorrow.") == []
 
 
-def test_the_grammar_writes_an_affirmed_flag_as_true() -> None:
+@pytest.mark.parametrize(("said", "written", "option"), [
+    ("A flat in Porto with a garage.", '"true"', "affirmed_flags"),
+    ("A flat in Porto without a garage.", '"false"', "said_flags"),
+])
+def test_the_grammar_writes_a_flag_as_the_request_says_it(said: str, written: str,
+                                                          option: str) -> None:
     from langchain_core.messages import HumanMessage
 
     def find_homes(city: str, has_garage: bool = False) -> str:
@@ -382,12 +387,11 @@ def test_the_grammar_writes_an_affirmed_flag_as_true() -> None:
 
     registry = ToolRegistry([find_homes])
     strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
-    state = {"messages": [HumanMessage("A flat in Porto with a garage.")],
-             "chosen_tool": "find_homes"}
+    state = {"messages": [HumanMessage(said)], "chosen_tool": "find_homes"}
     gbnf = strategy._args_kwargs(state)["grammar"]
-    assert _rule(gbnf, "has-garage") == '"true"'
-    assert "has-garage-kv" in _rule(gbnf, "root")  # written, not left optional
-    strategy.affirmed_flags = False
+    assert _rule(gbnf, "has-garage") == written
+    assert "has-garage-kv" in _rule(gbnf, "root")  # written, not left to the default
+    setattr(strategy, option, False)
     # Off: the model writes true or false.
     assert _rule(strategy._args_kwargs(state)["grammar"], "has-garage-kv").endswith("boolean")
 
@@ -412,26 +416,3 @@ def test_flag_values_read_the_values_a_request_says_in_order() -> None:
     # Two words of one flag that disagree say nothing: "available on Monday" is the date's.
     pets = {"type": "object", "properties": {"available_for_pet": {"type": "boolean"}}}
     assert flag_values(pets, "A cleaner available on Monday, who does not have pets.") == {}
-
-
-def test_the_grammar_writes_a_declined_flag_as_false() -> None:
-    from langchain_core.messages import HumanMessage
-
-    def book_train(destination: str, trip_protection: bool = True) -> str:
-        """Book a train ticket."""
-        return destination
-
-    class GrammarCapable:  # the strategy only asks whether the model takes a grammar
-        text_only = True
-        llama = None
-
-    registry = ToolRegistry([book_train])
-    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
-    state = {"messages": [HumanMessage("A ticket to Lyon without trip protection.")],
-             "chosen_tool": "book_train"}
-    gbnf = strategy._args_kwargs(state)["grammar"]
-    assert _rule(gbnf, "trip-protection") == '"false"'
-    assert "trip-protection-kv" in _rule(gbnf, "root")  # written, not left to the default
-    strategy.said_flags = False
-    assert _rule(strategy._args_kwargs(state)["grammar"], "trip-protection-kv").endswith(
-        "boolean")
