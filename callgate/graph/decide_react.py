@@ -1008,7 +1008,7 @@ class ReactStrategy:
             return False
         if self._takes_member(tool, args, state):
             return False  # an option the user listed that no call has taken
-        left = self._numbers_left(state) or []
+        left = self._flags_left(earlier, self._request(state)) or []
         if any(isinstance(value, bool) and FlagItem(tool, name, value) in left
                for name, value in args.items()):
             return False  # a flag's value the user said that no call has taken
