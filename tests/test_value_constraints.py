@@ -413,6 +413,12 @@ def test_flag_values_read_the_values_a_request_says_in_order() -> None:
     assert flag_values(rooms, "A room in Lyon. I don't care about breakfast.") == {}
     assert flag_values(rooms, "Room No 12 in Lyon with breakfast.") == {
         "breakfast_included": (True,)}
+    # A number's point or comma ends no part of the sentence.
+    bags = {"type": "object", "properties": {"checked_luggage": {"type": "boolean"}}}
+    assert flag_values(bags, "Don't add 2.5 kg of checked luggage.") == {
+        "checked_luggage": (False,)}
+    assert flag_values(bags, "Don't pay 1,200 yen for checked luggage.") == {
+        "checked_luggage": (False,)}
     # Two words of one flag that disagree say nothing: "available on Monday" is the date's.
     pets = {"type": "object", "properties": {"available_for_pet": {"type": "boolean"}}}
     assert flag_values(pets, "A cleaner available on Monday, who does not have pets.") == {}

@@ -350,11 +350,12 @@ _NEGATION = re.compile(rf"(?i)\b(?:{_NEGATIONS})\b")
 _CLAUSE = re.compile(r"[^.!?\n]+")
 # A flag's own negation stands before it in its part of the sentence: "less" and "non" say
 # less of it ("a less detailed description", "non-smoking"); "but", "then" and the marks
-# between clauses end that part ("a detailed one, and then a less detailed one").
+# between clauses end that part ("a detailed one, and then a less detailed one"), but
+# not the point or comma of a number ("2.5 kg", "1,000 rooms").
 _FLAG_NEGATION = re.compile(rf"(?i)\b(?:{_NEGATIONS}|less|non)\b")
 _INDIFFERENCE = re.compile(r"(?i)\b(?:care|concerned|matter|mind|bother|worry)\b")
-_FLAG_CLAUSE = re.compile(r"(?i)(?:[^.!?\n,;:]|,(?=\d))+?(?=[.!?\n,;:]|\b(?:but|then|"
-                          r"however|whereas|instead)\b|$)")
+_FLAG_CLAUSE = re.compile(r"(?i)(?:[^.!?\n,;:]|[.,](?=\d))+?(?=[.,](?!\d)|[!?\n;:]|"
+                          r"\b(?:but|then|however|whereas|instead)\b|$)")
 
 
 def _flag_words(schema: dict[str, Any]) -> dict[str, set[str]]:
