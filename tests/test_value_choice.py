@@ -231,6 +231,28 @@ def test_word_for_word_leaves_stated_values_and_schema_defaults_alone() -> None:
     assert ranker.calls == []
 
 
+def test_a_default_written_for_an_argument_the_request_names_is_chosen_again() -> None:
+    # SmolLM2 wrote "dontcare" for the director of "a comedy directed by Wes Anderson".
+    schema = {"type": "object", "properties": {
+        "genre": {"type": "string"},
+        "directed_by": {"type": "string", "default": "dontcare"},
+        "cast": {"type": "string", "default": "dontcare"}}, "required": ["genre"]}
+    request = "Find a comedy directed by Wes Anderson"
+    prompt = [SystemMessage("tools"), HumanMessage(request), AIMessage("Action: find\n")]
+    args = {"genre": "comedy", "directed_by": "dontcare", "cast": "dontcare"}
+
+    def chosen(scores: dict[str, float], **options: Any) -> dict[str, Any]:
+        return ValueChooser(FixedRanker(scores), **options).choose(
+            prompt, "Action Input: ", args, schema, request, [], request=request)
+
+    likely = {"dontcare": -0.5, "Wes Anderson": -2.0, "comedy": -3.0}
+    # The request names the director, not the cast: the cast's default stands.
+    assert chosen(likely) == {**args, "directed_by": "Wes Anderson"}
+    assert chosen(likely, named_defaults=False)["directed_by"] == "dontcare"
+    # As for an invented value: the default stays where no offer is likely.
+    assert chosen({"dontcare": -0.5, "Wes Anderson": -6.0})["directed_by"] == "dontcare"
+
+
 def test_an_enum_member_the_request_names_is_the_value() -> None:
     # "slow please": the model's ranking would keep "fast"; the user named "slow".
     ranker = FixedRanker({"fast": -0.5, "slow": -3.0})

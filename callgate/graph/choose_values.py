@@ -187,6 +187,13 @@ class ValueChooser:
     # A flag the request says no to (``relevance.flag_values``) is asked about too: the
     # strategy's grammar writes it false (``ReactStrategy.said_flags``).
     said_flags: bool = True
+    # An optional argument the request names ("directed by Wes Anderson" for
+    # ``directed_by``) whose value the model wrote as the schema's default ("dontcare"), a
+    # default the conversation does not state, is chosen among the conversation's values
+    # like an invented one: the default stays only where no offer is likely
+    # (``mentioned_arguments``). SmolLM2 wrote the default for a director, a cast member or
+    # a theater the request named.
+    named_defaults: bool = True
     # The part of the request this call is for (``callgate.tools.asks``), when the request
     # asks for several things: a value it does not hold pays ``focus_penalty``, so that
     # the call for "Then get the fibonacci series upto 150" takes 150, not the 50 of "prime
@@ -241,6 +248,8 @@ class ValueChooser:
         offers_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}
         wishes = dict(args)  # the model's values, less those a formula holds
         asked: set[str] | None = None
+        mentioned = set(mentioned_arguments(schema, request)) if (
+            self.named_defaults and request) else set()
         if self.unstated_flags and request:
             asked = {*mentioned_arguments(schema, request), *affirmed_flags(schema, request)}
             if self.said_flags:
@@ -287,7 +296,7 @@ class ValueChooser:
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             best = self._best(prefill, offer, value, used, name, schema, context,
-                              formula=formula)
+                              formula=formula, default_stands=name not in mentioned)
             if _as_float(best) in formula.refused and name not in required:
                 continue  # an optional number the request states only in a formula: the default
             chosen[name] = best
@@ -520,12 +529,14 @@ class ValueChooser:
 
     def _best(self, prefill: list[AnyMessage], offer: _Offer, wish: Any, used: list[Any],
               name: str, schema: dict[str, Any], context: str,
-              formula: _Formula = _NO_FORMULA) -> Any:
+              formula: _Formula = _NO_FORMULA, default_stands: bool = True) -> Any:
         """The supported value with the highest score, or the model's own ``wish`` when it
         is unsupported yet ``margin`` more likely than every supported one. A number
         ``formula`` refuses is no support for the wish, nor a candidate: it stays where no
         offer is above the floor, but for a required argument a number the formula's ask
-        states apart from it (the point of "the derivative of 2x^2 at x = 1")."""
+        states apart from it (the point of "the derivative of 2x^2 at x = 1"). Without
+        ``default_stands``, a string wish that is the schema's default needs the
+        conversation's support too (``named_defaults``)."""
         refused, apart = formula.refused, formula.apart
         if isinstance(wish, str) != offer.quoted or isinstance(wish, bool):
             return wish  # a value of another kind than the offer: not ours to replace
@@ -534,8 +545,9 @@ class ValueChooser:
         supported = own in values or (
             _as_float(wish) not in refused
             and not ungrounded_args({name: wish}, schema, context)
-            and not (self.word_for_word and isinstance(wish, str) and wish != _default(
-                schema, name) and not stated(wish, context)))
+            and not (self.word_for_word and isinstance(wish, str) and (
+                wish != _default(schema, name) or not default_stands)
+                and not stated(wish, context)))
         if isinstance(wish, str) and _PLACEHOLDER.search(wish) and own not in values:
             # A template's placeholder, not a value: "{user_id}" for "My user ID is
             # 123456789", "{123123}" for "id was 123123"; grounding reads the words inside.
