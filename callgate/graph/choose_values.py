@@ -21,7 +21,8 @@ whole ("Hilton Hotel Chicago" beside ``"location": "Chicago"``) is one value cop
 two (``uncontained``).
 
 The model's own string counts as supported only where the conversation states every word
-of it (``word_for_word``); an enum member the request names is the value
+of it (``word_for_word``) — the schema's default too, where the request names its argument
+(``named_defaults``); an enum member the request names is the value
 (``named_members``), and an optional enum argument none of whose options the request names
 is left to the tool's default (``unnamed_options``). Last, the values take the form their
 argument's description asks for: a date in the format it names (``date_formats``), a place
