@@ -249,10 +249,9 @@ class ValueChooser:
         offers_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}
         wishes = dict(args)  # the model's values, less those a formula holds
         asked: set[str] | None = None
-        mentioned = set(mentioned_arguments(schema, request)) if (
-            self.named_defaults and request) else set()
+        mentioned = set(mentioned_arguments(schema, request)) if request else set()
         if self.unstated_flags and request:
-            asked = {*mentioned_arguments(schema, request), *affirmed_flags(schema, request)}
+            asked = {*mentioned, *affirmed_flags(schema, request)}
             if self.said_flags:
                 asked |= set(flag_values(schema, request))
         for name, value in args.items():
@@ -297,7 +296,8 @@ class ValueChooser:
             # An enum's other member is another option, not another item the user listed.
             used = [] if offer.closed else [call[name] for call in earlier if name in call]
             best = self._best(prefill, offer, value, used, name, schema, context,
-                              formula=formula, default_stands=name not in mentioned)
+                              formula=formula,
+                              default_stands=not (self.named_defaults and name in mentioned))
             if _as_float(best) in formula.refused and name not in required:
                 continue  # an optional number the request states only in a formula: the default
             chosen[name] = best
