@@ -14,10 +14,11 @@ from typing import Any, Literal
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from callgate.graph.decide_react import ReactStrategy
+from callgate.graph.decide_react import FORCE_BIAS, ReactStrategy
 from callgate.models.scripted import ScriptedChatModel
 from callgate.tools.asks import (
     asks,
+    counted_calls,
     crossed_lists,
     items_left,
     list_items_left,
@@ -429,3 +430,55 @@ def test_the_turn_goes_on_while_a_pair_of_crossed_items_has_no_call() -> None:
                   ("winning_percentage", {"team": "Bulls", "season": 2018}),
                   ("winning_percentage", {"team": "Lakers", "season": 2020}))
     assert strategy()._numbers_left(four) == []
+
+
+TABLES = ("Run a chi-squared test on two 2x2 tables at a significance level of 0.05. The first "
+          "table is [10, 20, 30, 40] and the second table is [15, 25, 35, 45].")
+
+
+def test_ordinals_count_the_items_a_request_asks_calls_for() -> None:
+    assert counted_calls(TABLES) == 2
+    assert counted_calls("Price a flat of 50 m2 in Oslo, then one of 70 m2 in Bergen, and "
+                         "finally a third flat of 90 m2 in Trondheim.") == 3
+    # No count: "first" alone, a date, a second of time, a last item after the counted ones.
+    assert counted_calls("Solve the first equation, x + 2 = 5.") is None
+    assert counted_calls("Book rooms in Rome, Oslo and Lima for the second of June.") is None
+    assert counted_calls("Wait a second and then fetch the weather in Paris.") is None
+    assert counted_calls("The first box weighs 2 kg, the second box 3 kg, and the last box "
+                         "4 kg.") is None
+
+
+def test_the_turn_ends_once_it_has_as_many_calls_as_the_request_counts() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool()
+    def chi_squared_test(table: list[int], alpha: float = 0.05) -> str:
+        """A chi-squared test for independence on a contingency table."""
+        return "ok"
+
+    def strategy(**options: Any) -> ReactStrategy:
+        made = ReactStrategy(ScriptedChatModel(script=[], native_tools=False), registry,
+                             **options)
+        made.grammar = True
+        return made
+
+    first = ("chi_squared_test", {"table": [10, 20, 30, 40], "alpha": 0.05})
+    second = ("chi_squared_test", {"table": [15, 25, 35, 45], "alpha": 0.05})
+    two = _state(TABLES, first, second)
+    # The "2" of "2x2" is a number no call used: without the count the model chooses.
+    assert strategy()._numbers_left(two) == ["2"]
+    assert strategy()._next_kwargs(two)["logit_bias"] == {"Observation": FORCE_BIAS}
+    assert strategy(ordinal_counts=False)._next_kwargs(two)["logit_bias"] == {
+        "Observation": 0.0}
+    # One call of the two counted: the count does not end the turn.
+    one = _state(TABLES, first)
+    assert strategy()._next_kwargs(one)["logit_bias"] == {"Observation": 0.0}
+    # After a step with both calls, the turn answers.
+    ran = AIMessage("", tool_calls=[
+        {"name": name, "args": args, "id": f"c{i}", "type": "tool_call"}
+        for i, (name, args) in enumerate([first, second])])
+    after_step = {"messages": [HumanMessage(TABLES), ran,
+                               *(ToolMessage("ok", tool_call_id=f"c{i}") for i in range(2))],
+                  "reply_text": "", "calls_written": 0, "chosen_tool": None}
+    assert strategy().covered(after_step)
+    assert not strategy(ordinal_counts=False).covered(after_step)

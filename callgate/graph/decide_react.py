@@ -49,6 +49,7 @@ from callgate.prompts import react as prompts
 from callgate.prompts.correction import UNSUPPORTED, UNSUPPORTED_ANSWER
 from callgate.tools.asks import (
     Ask,
+    counted_calls,
     crossed_lists,
     holds_item,
     items_left,
@@ -283,7 +284,8 @@ class ReactStrategy:
                  part_items: bool = True, grounded_answers: bool = True,
                  checked_answers: bool = True, member_items: bool = True,
                  formula_numbers: bool = True, crossed_items: bool = True,
-                 earlier_results: bool = True, said_flags: bool = True) -> None:
+                 earlier_results: bool = True, said_flags: bool = True,
+                 ordinal_counts: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -347,6 +349,11 @@ class ReactStrategy:
         # once a call holds one, the other is an item a further call is for. SmolLM2 wrote
         # ``"trip_protection": true`` and called once with ``"isothermal": true``.
         self.said_flags = said_flags
+        # A request that counts its items by ordinals ("The first table is ... the second
+        # table is ...", ``asks.counted_calls``) is covered once the turn has that many calls
+        # of one tool (``_count_reached``), items left or not: SmolLM2 called a third time
+        # for the 2 of "two 2x2 contingency tables".
+        self.ordinal_counts = ordinal_counts
         # A string written twice in one list argument is kept once: SmolLM2 loops inside
         # lists (["Divorce", "Divorce", …] eight times), and GBNF cannot forbid it (no
         # ``uniqueItems``). Numbers may repeat: they are data ([3, 4, 5, 6, 4]).
@@ -598,8 +605,19 @@ class ReactStrategy:
         so the turn answers."""
         return bool(self.coverage and self.grammar and tools_allowed(state, self.registry)
                     and turn_calls(state.get("messages") or [])
-                    and (self._numbers_left(state) == [] or self._spent(state))
+                    and (self._numbers_left(state) == [] or self._spent(state)
+                         or self._count_reached(state))
                     and not self.open_asks(state))
+
+    def _count_reached(self, state: dict[str, Any]) -> bool:
+        """With ``ordinal_counts``: whether the turn's calls, all of one tool, are as many
+        as the items the request counts by ordinals (``asks.counted_calls``)."""
+        if not self.ordinal_counts:
+            return False
+        counted = counted_calls(self._request(state))
+        calls = self.calls_so_far(state)
+        return (counted is not None and len(calls) >= counted
+                and len({call["name"] for call in calls}) == 1)
 
     def plan(self, state: dict[str, Any]) -> list[Ask]:
         """The asks of the user's latest request (``callgate.tools.asks``) when it asks for
@@ -796,7 +814,9 @@ class ReactStrategy:
         # last call used none of those left; otherwise the model chooses, unbiased.
         bias = self.end_turn_bias
         left = self._numbers_left(state) if self.coverage else None
-        if left is not None:
+        if self.coverage and self._count_reached(state):
+            bias = FORCE_BIAS
+        elif left is not None:
             stalled = set(left) == set(self._numbers_left(state, skip_last=True) or [])
             bias = FORCE_BIAS if not left or stalled else 0.0
         elif self.one_call_unlisted and self.coverage and self.grammar and not self.plan(

@@ -39,7 +39,7 @@ from callgate.tools.relevance import (
     word_positions,
 )
 
-__all__ = ["Ask", "asks", "crossed_lists", "holds_item", "item_key", "items_left",
+__all__ = ["Ask", "asks", "counted_calls", "crossed_lists", "holds_item", "item_key", "items_left",
            "list_items_left", "listed_items", "listed_members", "listed_numbers", "pairs_held",
            "pairs_left", "quoted_left", "quoted_values", "segments", "sibling_lists"]
 
@@ -244,6 +244,33 @@ def quoted_left(text: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
     """The values ``text`` quotes that no call's arguments hold."""
     values = json.dumps(list(calls_args), ensure_ascii=False).casefold()
     return [q for q in quoted_values(text) if q.casefold() not in values]
+
+
+# An item the request counts by its ordinal: "The first table is ...", "a third house"; not
+# a date ("the second of June"), a second of time ("in a second") or "first" alone.
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+             "eighth": 8, "ninth": 9, "tenth": 10}
+_COUNTED = re.compile(r"\b(?:the|a|an)\s+(" + "|".join(_ORDINALS) + r")\s+(?!of\b)([a-z]+)",
+                      re.IGNORECASE)
+_TIME_WORDS = {"later", "ago", "or", "and", "to", "before", "after", "time", "thought",
+               "opinion", "look", "chance", "try"}
+# A last item after the counted ones ("And the last equation ..."): the count says too little.
+_LAST_ITEM = re.compile(r"\b(?:the|a)\s+(?:last|final)\s+[a-z]+|\b(?:lastly|finally)\b",
+                        re.IGNORECASE)
+
+
+def counted_calls(text: str) -> int | None:
+    """How many items the request counts by ordinals ("The first table is [45, 55, 35, 65]
+    and the second table is [30, 70, 50, 50]": two; "... and a third house": three), where
+    it counts two or more and names no last item after them; None otherwise."""
+    counted = [(_ORDINALS[m.group(1).casefold()], m.end()) for m in _COUNTED.finditer(text)
+               if m.group(2).casefold() not in _TIME_WORDS]
+    if not counted:
+        return None
+    highest, end = max(counted)
+    if _LAST_ITEM.search(text, end):
+        return None
+    return highest
 
 
 # What joins the items of a list: a comma, "and", "or", "&", maybe "also" and a repeated
