@@ -446,6 +446,9 @@ def test_ordinals_count_the_items_a_request_asks_calls_for() -> None:
     assert counted_calls("Wait a second and then fetch the weather in Paris.") is None
     assert counted_calls("The first box weighs 2 kg, the second box 3 kg, and the last box "
                          "4 kg.") is None
+    # An ordinal of a kind of thing the request did not write before counts nothing.
+    assert counted_calls("Find the second derivative of x^2, x^3 and x^4.") is None
+    assert counted_calls("Two classes: the first class at 9, the second class at 10.") == 2
 
 
 def test_the_turn_ends_once_it_has_as_many_calls_as_the_request_counts() -> None:

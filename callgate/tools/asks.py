@@ -247,7 +247,9 @@ def quoted_left(text: str, calls_args: Iterable[dict[str, Any]]) -> list[str]:
 
 
 # An item the request counts by its ordinal: "The first table is ...", "a third house"; not
-# a date ("the second of June"), a second of time ("in a second") or "first" alone.
+# a date ("the second of June"), a second of time ("in a second") or "first" alone, and
+# only a kind of thing the request wrote before (not "the second derivative of x^2, x^3 and
+# x^4").
 _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
              "eighth": 8, "ninth": 9, "tenth": 10}
 _COUNTED = re.compile(r"\b(?:the|a|an)\s+(" + "|".join(_ORDINALS) + r")\s+(?!of\b)([a-z]+)",
@@ -264,13 +266,19 @@ def counted_calls(text: str) -> int | None:
     and the second table is [30, 70, 50, 50]": two; "... and a third house": three), where
     it counts two or more and names no last item after them; None otherwise."""
     counted = [(_ORDINALS[m.group(1).casefold()], m.end()) for m in _COUNTED.finditer(text)
-               if m.group(2).casefold() not in _TIME_WORDS]
+               if m.group(2).casefold() not in _TIME_WORDS
+               and _written_before(m.group(2), text[:m.start()])]
     if not counted:
         return None
     highest, end = max(counted)
     if _LAST_ITEM.search(text, end):
         return None
     return highest
+
+
+def _written_before(noun: str, before: str) -> bool:
+    """Whether ``before`` writes ``noun``, singular or plural ("tables" for "table")."""
+    return re.search(rf"\b{re.escape(noun)}(?:e?s)?\b", before, re.IGNORECASE) is not None
 
 
 # What joins the items of a list: a comma, "and", "or", "&", maybe "also" and a repeated
