@@ -39,9 +39,10 @@ from callgate.tools.relevance import (
     word_positions,
 )
 
-__all__ = ["Ask", "asks", "counted_calls", "crossed_lists", "holds_item", "item_key", "items_left",
-           "list_items_left", "listed_items", "listed_members", "listed_numbers", "pairs_held",
-           "pairs_left", "quoted_left", "quoted_values", "segments", "sibling_lists"]
+__all__ = ["Ask", "asks", "counted_calls", "crossed_lists", "holds_item", "item_key",
+           "items_left", "list_items_left", "listed_items", "listed_members", "listed_numbers",
+           "pairs_held", "pairs_left", "quoted_left", "quoted_values", "segments",
+           "sibling_lists"]
 
 # A sentence ends at . ! ? (and closing quotes or brackets) before a capital, a digit or
 # an opening quote; not after a title, an initial or an abbreviation.
@@ -254,8 +255,9 @@ _ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seve
              "eighth": 8, "ninth": 9, "tenth": 10}
 _COUNTED = re.compile(r"\b(?:the|a|an)\s+(" + "|".join(_ORDINALS) + r")\s+(?!of\b)([a-z]+)",
                       re.IGNORECASE)
-_TIME_WORDS = {"later", "ago", "or", "and", "to", "before", "after", "time", "thought",
-               "opinion", "look", "chance", "try"}
+# Words after an ordinal that name no item: "a second later", "a second opinion".
+_NOT_ITEMS = {"later", "ago", "or", "and", "to", "before", "after", "time", "thought",
+              "opinion", "look", "chance", "try"}
 # A last item after the counted ones ("And the last equation ..."): the count says too little.
 _LAST_ITEM = re.compile(r"\b(?:the|a)\s+(?:last|final)\s+[a-z]+|\b(?:lastly|finally)\b",
                         re.IGNORECASE)
@@ -266,7 +268,7 @@ def counted_calls(text: str) -> int | None:
     and the second table is [30, 70, 50, 50]": two; "... and a third house": three), where
     it counts two or more and names no last item after them; None otherwise."""
     counted = [(_ORDINALS[m.group(1).casefold()], m.end()) for m in _COUNTED.finditer(text)
-               if m.group(2).casefold() not in _TIME_WORDS
+               if m.group(2).casefold() not in _NOT_ITEMS
                and _written_before(m.group(2), text[:m.start()])]
     if not counted:
         return None
