@@ -249,7 +249,9 @@ class ValueChooser:
         offers_of: dict[str, tuple[list[AnyMessage], _Offer]] = {}
         wishes = dict(args)  # the model's values, less those a formula holds
         asked: set[str] | None = None
-        mentioned = set(mentioned_arguments(schema, request)) if request else set()
+        # The arguments the request names: read only by the two rules that ask about them.
+        mentioned = set(mentioned_arguments(schema, request)) if request and (
+            self.unstated_flags or self.named_defaults) else set()
         if self.unstated_flags and request:
             asked = {*mentioned, *affirmed_flags(schema, request)}
             if self.said_flags:

@@ -813,10 +813,9 @@ class ReactStrategy:
         # request's numbers decide instead: the turn ends once all are used, or when the
         # last call used none of those left; otherwise the model chooses, unbiased.
         bias = self.end_turn_bias
-        left = self._numbers_left(state) if self.coverage else None
         if self.coverage and self._count_reached(state):
             bias = FORCE_BIAS
-        elif left is not None:
+        elif (left := self._numbers_left(state) if self.coverage else None) is not None:
             stalled = set(left) == set(self._numbers_left(state, skip_last=True) or [])
             bias = FORCE_BIAS if not left or stalled else 0.0
         elif self.one_call_unlisted and self.coverage and self.grammar and not self.plan(
