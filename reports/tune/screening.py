@@ -1,11 +1,17 @@
 """What the screen scripts of this folder share: the questions of a part of the shared half,
-each with the user's latest request. Run a script from the repository root
-(``.venv/bin/python reports/tune/NAME.py ...``): this folder is then on ``sys.path``."""
+each with the user's latest request, and the rescoring of a full run's recorded calls. Run
+a script from the repository root (``.venv/bin/python reports/tune/NAME.py ...``): this
+folder is then on ``sys.path``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import copy
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
 
+from callgate.eval.bfcl_checker import check
 from callgate.eval.bfcl_data import CATEGORIES, BfclQuestion, load_questions
 
 
@@ -17,3 +23,31 @@ def requests(split: str, data_dir: str) -> Iterator[tuple[BfclQuestion, str]]:
             said = [m["content"] for m in question.messages if m["role"] == "user"]
             if said and isinstance(said[-1], str):
                 yield question, said[-1]
+
+
+Calls = list[dict[str, dict[str, Any]]]
+
+
+def rescore(split: str, rewrite: Callable[[BfclQuestion, str, Calls], Calls], *,
+            report: str = "reports/bfcl-full.json", data_dir: str = "../shared/data/bfcl",
+            categories: Iterable[str] = CATEGORIES) -> None:
+    """Rewrite a full run's recorded calls of each question of ``split`` (``rewrite`` gets
+    the question, its request and a copy of the calls), score the rewritten ones with
+    callgate's checker, and print each changed reply and the tally: a screen of a rule on
+    recorded calls, before any run."""
+    rows = {q["id"]: q for q in json.loads(Path(report).read_text(encoding="utf-8"))["questions"]}
+    wanted = set(categories)
+    changed = up = down = 0
+    for question, request in requests(split, data_dir):
+        if question.category not in wanted:
+            continue
+        calls = rows[question.id]["calls"]
+        new = rewrite(question, request, copy.deepcopy(calls))
+        if new == calls:
+            continue
+        changed += 1
+        was, now = check(question, calls).ok, check(question, new).ok
+        up += now and not was
+        down += was and not now
+        print(question.id, "up" if now > was else "down" if was > now else "same")
+    print(f"replies changed {changed}, up {up}, down {down}")
