@@ -232,7 +232,7 @@ def shared_words(request: str, text: str) -> set[str]:
 
 
 # The share of the best score a tool needs to be offered. Decided on BFCL's tune questions
-# and confirmed on validate (README, decision table): 0.75 rather than 0.5 left out tools
+# and confirmed on validate (README, rules table): 0.75 rather than 0.5 left out tools
 # the bundled model picked wrongly, and on the tune questions it got right, never the
 # right one.
 PRESELECT = 0.75
