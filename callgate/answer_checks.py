@@ -113,6 +113,11 @@ def ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
 
 
 _INSTRUCTION_NGRAMS: set[tuple[str, ...]] = set().union(*map(ngrams, _instruction_texts()))
+# An instruction's sentence too short for an n-gram, written whole ("Do not call any
+# tools."): an echo as well. Four words at least, so "Call for them." is the answer's own.
+_INSTRUCTION_SENTENCES: frozenset[tuple[str, ...]] = frozenset(
+    words for text in _instruction_texts() for sentence in _SENTENCE.findall(text)
+    if 4 <= len(words := tuple(_WORD.findall(sentence.lower()))) < NGRAM)
 
 
 @dataclass
@@ -267,7 +272,8 @@ def drop_echoes(text: str) -> tuple[str, bool]:
     """Remove sentences that repeat the loop's own instructions."""
     kept, dropped = [], False
     for part in _SENTENCE.findall(text):
-        if ngrams(part) & _INSTRUCTION_NGRAMS:
+        if ngrams(part) & _INSTRUCTION_NGRAMS or (
+                tuple(_WORD.findall(part.lower())) in _INSTRUCTION_SENTENCES):
             dropped = True
             continue
         kept.append(part)

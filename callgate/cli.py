@@ -56,7 +56,7 @@ class UserError(Exception):
 
 
 class ConfigError(UserError):
-    hint = "fix the file named above, or run without --tools"
+    hint = "fix the file named above, or run without --tools and $CALLGATE_TOOLS"
 
 
 class ModelError(UserError):
@@ -691,15 +691,20 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=os.environ.get("CALLGATE_MODEL", "bundled"),
                         help="model spec: bundled, gguf:PATH, openai:MODEL[@URL], "
                              "anthropic:MODEL, ollama:MODEL, or a name from models.yaml")
-    parser.add_argument("--tool-format", choices=["auto", "native", "react"], default="auto")
+    parser.add_argument("--tool-format", choices=["auto", "native", "react"], default="auto",
+                        help="native tool calling or ReAct text (default auto: native where "
+                             "the model has it)")
     parser.add_argument("--tool-choice", help="native tool calling: force a call on each "
                                               "turn's first step ('required' or a tool name)")
     parser.add_argument("--no-grammar", action="store_true",
                         help="no grammar-constrained decoding for llama.cpp models")
-    parser.add_argument("--max-steps", type=int, default=5)
+    parser.add_argument("--max-steps", type=_at_least_one, default=5,
+                        help="model steps that may call tools before the answer (default 5)")
     parser.add_argument("--tools", dest="tools_file", help="a tools.yml file")
     parser.add_argument("--no-builtins", action="store_true", help="no built-in tools")
-    parser.add_argument("--mode", choices=["agent", "work", "chat"], default="agent")
+    parser.add_argument("--mode", choices=["agent", "work", "chat"], default="agent",
+                        help="agent or work: tools allowed (default agent); chat: an "
+                             "answer without tools")
     parser.add_argument("--yes", action="store_true",
                         help="approve sensitive tool calls without asking")
     parser.add_argument("--thread", help="thread id: continue it (finishing a turn that was "
@@ -709,6 +714,17 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
                                      "$CALLGATE_HOME or the user data folder)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _debug_option(parser)
+
+
+def _at_least_one(text: str) -> int:
+    """argparse's type for a count of steps: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1: the loop needs a step")
+    return value
 
 
 def _debug_option(parser: argparse.ArgumentParser) -> None:
@@ -818,6 +834,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         session.events.write({"event": "result", **out})
     elif args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2, default=str))
+        for line in _notes_lines(out):
+            session.display.line(line)
     else:
         print(out.get("final_answer") or "")
         for line in _notes_lines(out):

@@ -462,6 +462,10 @@ def test_the_checks_one_by_one() -> None:
     assert drop_echoes("Fine. Answer the user's last question now, as well as you can.")[
         0] == "Fine."
     assert drop_echoes("Do not call me now.")[1] is False  # a short phrase is not an echo
+    # ... but an instruction's whole sentence is, however short (the answer to `callgate
+    # ask hi --max-steps 0` was "Do not call any tools.").
+    assert drop_echoes("Hi there. Do not call any tools.") == ("Hi there.", True)
+    assert drop_echoes("I will not call any tools.")[1] is False
     echoed = ("'Rag_search' was called with values that appear nowhere in the conversation "
               "(query='x'). Use only values the user gave; if no tool fits the question, "
               "answer directly without a tool.")

@@ -313,11 +313,15 @@ def _user_errors(home: Path) -> dict[str, list[str]]:
         "bad --db URL": ["--model", "calc", "--db", "mysql://db/x"],
         "server down": ["--model", dead],
         "unsupported tool_choice": ["--model", "calc", "--tool-choice", "required"],
+        # The scripted model writes text only, as the bundled one does: this was a bare
+        # NotImplementedError from bind_tools.
+        "native on a text-only model": ["--model", "calc", "--tool-format", "native"],
     }
 
 
 @pytest.mark.parametrize("case", ["unknown model spec", "missing GGUF file", "bad tools.yml",
-                                  "bad --db URL", "server down", "unsupported tool_choice"])
+                                  "bad --db URL", "server down", "unsupported tool_choice",
+                                  "native on a text-only model"])
 def test_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> None:
     args = _user_errors(home)[case]
     result = callgate("ask", "hello", *args, home=home, timeout=120)
@@ -326,6 +330,32 @@ def test_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> None:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ") and "(hint: " in lines[0]
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_a_models_yaml_that_is_not_yaml_is_one_line(home: Path) -> None:
+    # It was a yaml.parser.ParserError traceback, for any --model.
+    (home / "models.yaml").write_text("models: [1, 2\n")
+    result = callgate("ask", "hello", "--model", "bundled", home=home)
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"error: {home / 'models.yaml'}:") and "invalid YAML" in lines[0]
+
+
+@pytest.mark.parametrize("steps", ["0", "-3", "two"])
+def test_max_steps_below_one_is_a_usage_error(home: Path, steps: str) -> None:
+    # --max-steps 0 had answered with the loop's own "Do not call any tools."
+    result = callgate("ask", "hello", "--model", "calc", "--max-steps", steps, home=home)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "--max-steps" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_json_output_also_says_the_answer_checks_on_stderr(home: Path) -> None:
+    result = callgate("ask", "Book it", "--model", "inventor", "--no-builtins", "--json",
+                      home=home)
+    assert result.returncode == 0, result.stderr
+    checks = json.loads(result.stdout)["answer_checks"]
+    assert checks and f"[answer checks: {'; '.join(checks)}]" in result.stderr
 
 
 def test_finishing_a_thread_that_is_not_saved_is_one_line(home: Path) -> None:

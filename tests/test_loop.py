@@ -145,6 +145,29 @@ def test_step_limit_default_is_five() -> None:
     assert out["status"] == "step_limit" and len(out["tool_events"]) == 5
 
 
+@pytest.mark.parametrize("limits", [{"max_steps": 0}, {"max_steps": -1}, {"max_steps": True},
+                                    {"tool_timeout_s": 0}, {"max_calls_per_step": 0}])
+def test_a_limit_that_leaves_no_room_is_refused(limits: dict[str, Any]) -> None:
+    # Scripted model. max_steps=0 had run a turn with no step to decide in, answered by
+    # the loop's own "Do not call any tools." (status step_limit).
+    model = ScriptedChatModel(script=[AIMessage("unused")])
+    name = next(iter(limits))
+    with pytest.raises(ValueError, match=name):
+        build_agent(model, [add], **limits)
+    with pytest.raises(ValueError, match=name):  # the same limit given for one run
+        build_agent(model, [add]).invoke(ask(), context=limits)
+    with pytest.raises(ValueError, match="approval"):
+        build_agent(model, [add]).invoke(ask(), context={"approval": "maybe"})
+    assert model.replies_used == 0
+
+
+def test_an_unknown_mode_is_refused() -> None:
+    model = ScriptedChatModel(script=[AIMessage("unused")])
+    with pytest.raises(ValueError, match="unknown mode 'bogus'"):
+        build_agent(model, [add]).invoke({**ask(), "mode": "bogus"})
+    assert model.replies_used == 0
+
+
 def test_timeout_becomes_an_error_result_and_the_loop_goes_on() -> None:
     async def slow(x: str) -> str:
         """Slow tool."""

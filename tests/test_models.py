@@ -12,6 +12,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, Field
 
+from callgate import ToolRegistry
+from callgate.graph.builder import make_strategy
 from callgate.models.bundled import BUNDLED_SPEC, bundled_model_path, runtime_model_path
 from callgate.models.grammar import (
     args_grammar,
@@ -23,6 +25,7 @@ from callgate.models.grammar import (
 from callgate.models.llamacpp import ChatLlamaCppText, ContextOverflowError
 from callgate.models.spec import (
     ModelConfig,
+    binds_tools,
     load_model,
     load_models_yaml,
     parse_spec,
@@ -454,6 +457,25 @@ def test_resolve_tool_format(chat: ChatLlamaCppText) -> None:
     assert resolve_tool_format(model, cfg.tool_format) == "native"
     with pytest.raises(ValueError):
         resolve_tool_format(openai, "json")
+
+
+def _probe(x: str) -> str:
+    """A tool to bind."""
+    return x
+
+
+def test_native_asked_of_a_text_only_model_is_refused(chat: ChatLlamaCppText,
+                                                      tmp_path: Path) -> None:
+    # It was a bare NotImplementedError from bind_tools at the first step.
+    for model in (chat, GenericFakeChatModel(messages=iter([]))):
+        assert not binds_tools(model)
+        with pytest.raises(ValueError, match="native tool calling"):
+            make_strategy(model, ToolRegistry([_probe]), tool_format="native")
+        make_strategy(model, ToolRegistry(), tool_format="native")  # no tools to bind: fine
+    broken = tmp_path / "models.yaml"
+    broken.write_text("models:\n  tiny: [1, 2\n")
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(broken))}:\d+: invalid YAML"):
+        load_models_yaml(broken)
 
 
 def test_resolve_tool_format_community_llamacpp() -> None:

@@ -97,10 +97,15 @@ def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "aut
             tool_format = config.tool_format
         if grammar is None:
             grammar = config.grammar
-    from callgate.models.spec import resolve_tool_format
+    from callgate.models.spec import binds_tools, resolve_tool_format
 
     if resolve_tool_format(model, tool_format) == "native":
         from callgate.graph.decide_native import NativeStrategy
+
+        if len(registry) and not binds_tools(model):  # without tools, any model will do
+            raise ValueError(f"tool_format 'native' needs a model with native tool calling; "
+                             f"{type(model).__name__} writes text only: use 'react' or "
+                             "'auto'")
 
         return NativeStrategy(model, registry, tool_choice=tool_choice)
     from callgate.graph.decide_react import ReactStrategy

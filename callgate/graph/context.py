@@ -8,7 +8,7 @@ to the value the agent was built with (``build_agent(..., max_steps=5)``).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
@@ -44,6 +44,21 @@ class RunLimits:
     grounding: bool = False
     max_calls_per_step: int = 4
     approval: Approval = "ask"
+
+    def __post_init__(self) -> None:
+        # A step limit of 0 would leave the loop no step to decide in: refused here, for a
+        # build_agent argument and a run's context alike.
+        for name in ("max_steps", "summary_char_limit", "max_calls_per_step"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+        timeout = self.tool_timeout_s
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"tool_timeout_s must be a number of seconds above 0, "
+                             f"got {timeout!r}")
+        if self.approval not in get_args(Approval):
+            raise ValueError(f"approval must be one of {list(get_args(Approval))}, "
+                             f"got {self.approval!r}")
 
     def merged(self, context: Context | dict[str, Any] | None) -> RunLimits:
         """These limits with the run's context applied over them (unknown keys refused)."""

@@ -66,6 +66,9 @@ class LoopSettings:
     stats: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        _ = self.defaults  # RunLimits refuses a bad limit: when built, not at the first run
+
     @property
     def defaults(self) -> RunLimits:
         approval: Approval = "auto" if self.auto_approve is True else "ask"

@@ -9,14 +9,14 @@ rest ``cancelled``), so the thread stays valid for any model.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
 
 from callgate.graph.context import Context, limits_of
 from callgate.graph.settings import LoopSettings
-from callgate.graph.state import AgentState, ToolCall, ToolEvent
+from callgate.graph.state import AgentState, Mode, ToolCall, ToolEvent
 from callgate.graph.summarize import from_result, not_run, tool_message
 from callgate.graph.writer import emit
 from callgate.tools.approval import DANGEROUS_PATTERNS, approval_reason
@@ -29,6 +29,10 @@ def make_start(settings: LoopSettings):
         if not state.get("messages"):
             raise ValueError("callgate needs at least one message: invoke the agent with "
                              "{'messages': [('user', 'your question')]}")
+        mode = state.get("mode") or "agent"
+        if mode not in get_args(Mode):
+            raise ValueError(f"unknown mode {mode!r}: callgate's modes are "
+                             f"{', '.join(get_args(Mode))}")
         limit = limits_of(runtime, settings.defaults).summary_char_limit
         closing_messages, closing_events = close_open_calls(state, settings, patterns, limit)
         emit({"event": "status", "phase": "thinking", "step": 0})
@@ -36,7 +40,7 @@ def make_start(settings: LoopSettings):
                                    "tool_events": closing_events} if closing_events else {}
         return {
             **closing,
-            "mode": state.get("mode") or "agent",
+            "mode": mode,
             "turn": state.get("turn", 0) + 1,
             "step": 0,
             "corrected_at": -1,

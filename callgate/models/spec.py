@@ -111,7 +111,15 @@ def load_models_yaml(path: str | os.PathLike[str]) -> dict[str, ModelConfig]:
     path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"models file not found: {path}")
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ValueError(f"{where}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: invalid YAML: {exc}") from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
         raise ValueError(f"{path}: expected a top-level 'models:' mapping of name -> settings")
@@ -220,8 +228,8 @@ def _build_gguf(cfg: ModelConfig) -> BaseChatModel:
     path = cfg.model_path
     if not path.is_file():
         raise FileNotFoundError(
-            f"GGUF model file not found: {path} (model {cfg.name or cfg.model!r})"
-        )
+            f"GGUF model file not found: {path}"
+            + (f" (model {cfg.name!r})" if cfg.name and cfg.name != str(path) else ""))
     return ChatLlamaCppText(model_path=str(path), **_common(cfg))
 
 
@@ -313,3 +321,16 @@ def resolve_tool_format(model: BaseChatModel, requested: str = "auto") -> str:
     except (NotImplementedError, ValueError, TypeError, KeyError, AttributeError):
         return "react"
     return "native"
+
+
+def binds_tools(model: BaseChatModel) -> bool:
+    """Whether ``model`` has native tool calling at all (a forced choice only will do)."""
+    if getattr(model, "text_only", False):
+        return False
+    try:
+        model.bind_tools([_PROBE_TOOL])
+    except NotImplementedError:  # BaseChatModel's default: no tool calling
+        return False
+    except (ValueError, TypeError, KeyError, AttributeError):
+        pass  # it has tool calling, just not this way of asking for it
+    return True
