@@ -698,7 +698,7 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
                                               "turn's first step ('required' or a tool name)")
     parser.add_argument("--no-grammar", action="store_true",
                         help="no grammar-constrained decoding for llama.cpp models")
-    parser.add_argument("--max-steps", type=_at_least_one, default=5,
+    parser.add_argument("--max-steps", type=at_least_one, default=5,
                         help="model steps that may call tools before the answer (default 5)")
     parser.add_argument("--tools", dest="tools_file", help="a tools.yml file")
     parser.add_argument("--no-builtins", action="store_true", help="no built-in tools")
@@ -716,7 +716,7 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     _debug_option(parser)
 
 
-def _at_least_one(text: str) -> int:
+def at_least_one(text: str) -> int:
     """argparse's type for a count of steps: a whole number of at least 1."""
     try:
         value = int(text)
@@ -992,11 +992,18 @@ def _parser() -> argparse.ArgumentParser:
     from callgate.eval.cli import add_commands
 
     add_commands(sub)
+    for command in sub.choices.values():  # its own usage for its mistakes (``main``)
+        command.set_defaults(usage=command)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    # argparse reports a subcommand's unknown argument with the top-level usage; the
+    # subcommand's says what it takes.
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        getattr(args, "usage", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -350,6 +350,18 @@ def test_max_steps_below_one_is_a_usage_error(home: Path, steps: str) -> None:
     assert "--max-steps" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(("args", "usage"), [
+    (["ask", "hello", "--bogus"], "callgate ask"),
+    (["eval", "bfcl", "--bogus"], "callgate eval bfcl"),
+    (["eval", "answers", "--max-steps", "0"], "callgate eval answers"),
+])
+def test_a_subcommands_mistake_gets_its_usage(home: Path, args: list[str], usage: str) -> None:
+    # An unknown option of `ask` was shown with the top-level usage.
+    result = callgate(*args, home=home)
+    assert result.returncode == 2 and result.stdout == ""
+    assert f"\n{usage}: error: " in result.stderr and result.stderr.startswith("usage: " + usage)
+
+
 def test_json_output_also_says_the_answer_checks_on_stderr(home: Path) -> None:
     result = callgate("ask", "Book it", "--model", "inventor", "--no-builtins", "--json",
                       home=home)

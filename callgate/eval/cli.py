@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from callgate.cli import at_least_one
 from callgate.eval.bfcl_data import CATEGORIES, SPLITS
 
 ALIASES = {"simple": "simple_python"}
@@ -373,7 +374,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     ans.add_argument("--no-report", dest="report", action="store_const", const=None)
     ans.add_argument("--ask-runs", type=int, default=3,
                      help="time `callgate ask` end to end this many times (0: not at all)")
-    ans.add_argument("--max-steps", type=int, default=5)
+    ans.add_argument("--max-steps", type=at_least_one, default=5)
     ans.add_argument("--quiet", action="store_true", help="no line per question")
     ans.set_defaults(func=cmd_answers)
 
@@ -396,3 +397,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     rs.add_argument("--json", action="store_true")
     rs.add_argument("--report", type=Path, help="write the JSON result here")
     rs.set_defaults(func=cmd_result_sizes)
+    for command in [*evsub.choices.values(), *bsub.choices.values()]:
+        command.set_defaults(usage=command)  # its own usage for its mistakes (callgate.cli)
