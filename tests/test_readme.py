@@ -1,0 +1,45 @@
+"""The README's "From Python" snippets, run as a user copies them: in a fresh process, with the
+bundled model, nothing added but lines that print what the README says they give."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def python_blocks(section: str) -> list[str]:
+    """The ```python blocks of the README's ``section`` (a "## " heading), in order."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n## {section}\n")
+    end = text.find("\n## ", start + 1)
+    return re.findall(r"```python\n(.*?)```", text[start:end], re.DOTALL)
+
+
+@pytest.mark.llama
+def test_the_from_python_snippets_run_as_written(tmp_path: Path) -> None:
+    # The first snippet ended in `callgate.get_result(agent, config, "R1")`, with neither
+    # `callgate` nor `config` defined: a NameError for anyone who ran it.
+    first, second = python_blocks("From Python")[:2]
+    said = re.search(r'# ValidationResult\(valid=False, error="([^"]*)"', second)
+    assert said, "the README no longer shows what validate returns"
+    script = first + second + (
+        "import json\n"
+        "print(json.dumps({'status': out['status'], 'tools': [e['tool'] for e in "
+        "out['tool_events']], 'result': get_result(agent, config, 'R1'), 'error': "
+        "registry.validate({'tool': 'get_weather', 'args': {'city': True}}).error}))\n")
+    env = {**os.environ, "CALLGATE_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=240)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["status"] == "done" and out["tools"] == ["get_weather"]
+    assert out["result"]["temperature"] == 21  # the full result, from the store
+    assert out["error"] == said.group(1)
