@@ -999,11 +999,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
+    argv = sys.argv[1:] if argv is None else argv
     # argparse reports a subcommand's unknown argument with the top-level usage; the
-    # subcommand's says what it takes.
+    # subcommand's says what it takes (not for one written before the subcommand).
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        getattr(args, "usage", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+        before = argv[:argv.index(args.command)] if args.command in argv else argv
+        blamed = parser if set(unknown) & set(before) else getattr(args, "usage", parser)
+        blamed.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -465,7 +465,8 @@ def test_the_checks_one_by_one() -> None:
     # ... but an instruction's whole sentence is, however short (the answer to `callgate
     # ask hi --max-steps 0` was "Do not call any tools.").
     assert drop_echoes("Hi there. Do not call any tools.") == ("Hi there.", True)
-    assert drop_echoes("I will not call any tools.")[1] is False
+    assert drop_echoes("Do not call any tool.")[1] is False  # not the instruction's sentence
+    assert drop_echoes("Call for them.")[1] is False  # an instruction's, but under 4 words
     echoed = ("'Rag_search' was called with values that appear nowhere in the conversation "
               "(query='x'). Use only values the user gave; if no tool fits the question, "
               "answer directly without a tool.")

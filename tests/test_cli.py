@@ -354,12 +354,14 @@ def test_max_steps_below_one_is_a_usage_error(home: Path, steps: str) -> None:
     (["ask", "hello", "--bogus"], "callgate ask"),
     (["eval", "bfcl", "--bogus"], "callgate eval bfcl"),
     (["eval", "answers", "--max-steps", "0"], "callgate eval answers"),
+    (["eval", "bfcl", "--max-steps", "0"], "callgate eval bfcl"),
+    (["--bogus", "ask", "hello"], "callgate"),  # before the subcommand: the top level's
 ])
 def test_a_subcommands_mistake_gets_its_usage(home: Path, args: list[str], usage: str) -> None:
     # An unknown option of `ask` was shown with the top-level usage.
     result = callgate(*args, home=home)
     assert result.returncode == 2 and result.stdout == ""
-    assert f"\n{usage}: error: " in result.stderr and result.stderr.startswith("usage: " + usage)
+    assert f"\n{usage}: error: " in result.stderr and result.stderr.startswith(f"usage: {usage} ")
 
 
 def test_json_output_also_says_the_answer_checks_on_stderr(home: Path) -> None:

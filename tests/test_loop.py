@@ -146,19 +146,29 @@ def test_step_limit_default_is_five() -> None:
 
 
 @pytest.mark.parametrize("limits", [{"max_steps": 0}, {"max_steps": -1}, {"max_steps": True},
-                                    {"tool_timeout_s": 0}, {"max_calls_per_step": 0}])
+                                    {"max_steps": 2.5}, {"tool_timeout_s": 0},
+                                    {"tool_timeout_s": float("nan")},
+                                    {"max_calls_per_step": 0}, {"approval": "maybe"}])
 def test_a_limit_that_leaves_no_room_is_refused(limits: dict[str, Any]) -> None:
     # Scripted model. max_steps=0 had run a turn with no step to decide in, answered by
     # the loop's own "Do not call any tools." (status step_limit).
     model = ScriptedChatModel(script=[AIMessage("unused")])
     name = next(iter(limits))
-    with pytest.raises(ValueError, match=name):
-        build_agent(model, [add], **limits)
+    if name != "approval":  # not a build_agent argument
+        with pytest.raises(ValueError, match=name):
+            build_agent(model, [add], **limits)
     with pytest.raises(ValueError, match=name):  # the same limit given for one run
         build_agent(model, [add]).invoke(ask(), context=limits)
-    with pytest.raises(ValueError, match="approval"):
-        build_agent(model, [add]).invoke(ask(), context={"approval": "maybe"})
     assert model.replies_used == 0
+
+
+def test_a_whole_number_written_as_a_float_is_a_limit() -> None:
+    # Scripted model. A JSON client may send 3.0 for max_steps: it stands for 3.
+    counter = iter(range(100))
+    model = ScriptedChatModel(
+        script=[lambda _m: tool_call("add", {"a": next(counter), "b": 1}, None)], loop=True)
+    out = build_agent(model, [add]).invoke(ask(), context={"max_steps": 2.0})
+    assert out["status"] == "step_limit" and len(out["tool_events"]) == 2
 
 
 def test_an_unknown_mode_is_refused() -> None:

@@ -464,14 +464,16 @@ def _probe(x: str) -> str:
     return x
 
 
-def test_native_asked_of_a_text_only_model_is_refused(chat: ChatLlamaCppText,
-                                                      tmp_path: Path) -> None:
+def test_native_asked_of_a_text_only_model_is_refused(chat: ChatLlamaCppText) -> None:
     # It was a bare NotImplementedError from bind_tools at the first step.
     for model in (chat, GenericFakeChatModel(messages=iter([]))):
         assert not binds_tools(model)
         with pytest.raises(ValueError, match="native tool calling"):
             make_strategy(model, ToolRegistry([_probe]), tool_format="native")
         make_strategy(model, ToolRegistry(), tool_format="native")  # no tools to bind: fine
+
+
+def test_a_models_yaml_that_is_not_yaml_names_its_line(tmp_path: Path) -> None:
     broken = tmp_path / "models.yaml"
     broken.write_text("models:\n  tiny: [1, 2\n")
     with pytest.raises(ValueError, match=rf"^{re.escape(str(broken))}:\d+: invalid YAML"):
@@ -485,6 +487,7 @@ def test_resolve_tool_format_community_llamacpp() -> None:
     # model_construct skips loading weights; bind_tools(tool_choice="auto") raises first.
     model = community.ChatLlamaCpp.model_construct(model_path="unused.gguf")
     assert resolve_tool_format(model) == "react"
+    assert binds_tools(model)  # a forced choice only: native may still be asked for
 
 
 @pytest.mark.llama

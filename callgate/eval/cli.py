@@ -53,7 +53,7 @@ def _bfcl_options(parser: argparse.ArgumentParser) -> None:
                              "for compare ./bfcl-compare.json)")
     parser.add_argument("--no-report", dest="report", action="store_const", const=None,
                         help="write no JSON report")
-    parser.add_argument("--max-steps", type=int, default=5)
+    parser.add_argument("--max-steps", type=at_least_one, default=5)
     parser.add_argument("--quiet", action="store_true", help="no line per question")
 
 

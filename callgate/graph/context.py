@@ -7,6 +7,7 @@ to the value the agent was built with (``build_agent(..., max_steps=5)``).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, fields, replace
 from typing import Any, Literal, get_args
 
@@ -50,10 +51,11 @@ class RunLimits:
         # build_agent argument and a run's context alike.
         for name in ("max_steps", "summary_char_limit", "max_calls_per_step"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not (_is_number(value) and float(value).is_integer() and value >= 1):
                 raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+            object.__setattr__(self, name, int(value))  # 3.0 from a JSON client is 3
         timeout = self.tool_timeout_s
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        if not (_is_number(timeout) and timeout > 0):  # NaN is not above 0 either
             raise ValueError(f"tool_timeout_s must be a number of seconds above 0, "
                              f"got {timeout!r}")
         if self.approval not in get_args(Approval):
@@ -73,6 +75,10 @@ class RunLimits:
             raise ValueError(f"unknown context field(s) {sorted(unknown)}; "
                              f"known: {sorted(known)}")
         return replace(self, **{k: v for k, v in context.items() if v is not None})
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def limits_of(runtime: Runtime[Context] | None, defaults: RunLimits) -> RunLimits:

@@ -119,7 +119,7 @@ def load_models_yaml(path: str | os.PathLike[str]) -> dict[str, ModelConfig]:
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise ValueError(f"{where}: invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: invalid YAML: {exc}") from None
+        raise ValueError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
         raise ValueError(f"{path}: expected a top-level 'models:' mapping of name -> settings")
