@@ -992,9 +992,15 @@ def _parser() -> argparse.ArgumentParser:
     from callgate.eval.cli import add_commands
 
     add_commands(sub)
-    for command in sub.choices.values():  # its own usage for its mistakes (``main``)
-        command.set_defaults(usage=command)
+    own_usage(sub)
     return parser
+
+
+def own_usage(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Each subcommand says its own usage for a mistake ``main`` finds (argparse would say
+    the top level's)."""
+    for command in subcommands.choices.values():
+        command.set_defaults(usage=command)
 
 
 def main(argv: list[str] | None = None) -> int:

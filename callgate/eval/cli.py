@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from callgate.cli import at_least_one
+from callgate.cli import at_least_one, own_usage
 from callgate.eval.bfcl_data import CATEGORIES, SPLITS
 
 ALIASES = {"simple": "simple_python"}
@@ -397,5 +397,5 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     rs.add_argument("--json", action="store_true")
     rs.add_argument("--report", type=Path, help="write the JSON result here")
     rs.set_defaults(func=cmd_result_sizes)
-    for command in [*evsub.choices.values(), *bsub.choices.values()]:
-        command.set_defaults(usage=command)  # its own usage for its mistakes (callgate.cli)
+    own_usage(evsub)
+    own_usage(bsub)

@@ -113,13 +113,11 @@ def load_models_yaml(path: str | os.PathLike[str]) -> dict[str, ModelConfig]:
         raise FileNotFoundError(f"models file not found: {path}")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ValueError(f"{where}: invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+        from callgate.tools.config import yaml_problem
+
+        line, problem = yaml_problem(exc)
+        raise ValueError(f"{path}:{line}: {problem}" if line else f"{path}: {problem}") from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
         raise ValueError(f"{path}: expected a top-level 'models:' mapping of name -> settings")

@@ -461,6 +461,16 @@ def _resolves(ref: Any, root: dict[str, Any]) -> bool:
 
 
 # -- YAML with line numbers -------------------------------------------------------------
+def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
+    """The line a YAML syntax error is on (None where it has no position) and what it is,
+    in one line: for ``FILE:LINE: invalid YAML: ...`` (tools.yml and models.yaml alike)."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        return (mark.line + 1 if mark else None), f"invalid YAML: {problem}"
+    return None, f"invalid YAML: {str(exc).splitlines()[0]}"
+
+
 class _Document:
     """The parsed YAML plus its node tree, to give each error the line it is about."""
 
@@ -471,13 +481,8 @@ class _Document:
             if self.root is not None:
                 _check_duplicate_keys(path, self.root)
             self.data: Any = loader.construct_document(self.root) if self.root else None
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            problem = " ".join(p for p in (exc.context, exc.problem) if p)
-            raise ToolsConfigError(path, mark.line + 1 if mark else None,
-                                   f"invalid YAML: {problem}") from None
         except yaml.YAMLError as exc:
-            raise ToolsConfigError(path, None, f"invalid YAML: {exc}") from None
+            raise ToolsConfigError(path, *yaml_problem(exc)) from None
         finally:
             loader.dispose()
 
