@@ -17,13 +17,16 @@ from callgate.cli import main
 from callgate.eval.baselines import CreateAgentAnswerer, PlainPromptAnswerer, format_comparison
 from callgate.eval.bfcl import (
     Attempt,
+    BfclReport,
     CallgateAnswerer,
+    QuestionResult,
     UnknownQuestionError,
     answer_question,
     diff_reports,
     evaluate,
     event_outcome,
     format_table,
+    markdown_tables,
     prompt_groups,
     question_registry,
     strip_injected,
@@ -705,3 +708,49 @@ def test_a_report_is_strict_json_with_an_infinite_option(tmp_path: Path) -> None
 
     data = json.loads(report.write(tmp_path / "r.json").read_text(), parse_constant=refuse)
     assert data["settings"]["react"]["value_floor"] == "-Infinity"
+
+
+def _verdicts(category: str, part: str, passed: int, total: int) -> list[QuestionResult]:
+    return [QuestionResult(id=f"{category}_{part}_{i}", category=category, ok=i < passed,
+                           reason="" if i < passed else "expected no call, got 1", calls=[],
+                           attempted=0, invalid=0, corrections=0, fixed=0, seconds=1.0,
+                           split=part, ok_executed=i < passed)
+            for i in range(total)]
+
+
+def test_tables_print_figures_from_the_counts_not_from_rounded_fractions(
+        tmp_path: Path) -> None:
+    # 176 of 221 on tune, 175 of 221 on validate: a gap of 0.45 points, +0.5 rounded. The
+    # report keeps 0.0045, and a table written from it said +0.4 (the README did).
+    report = BfclReport("counts", {}, [*_verdicts("live_irrelevance", "tune", 176, 221),
+                                       *_verdicts("live_irrelevance", "validate", 175, 221)])
+    data = json.loads(report.write(tmp_path / "r.json").read_text())
+    assert data["tune_vs_validate"]["live_irrelevance"]["difference"] == 0.0045
+    assert "+0.5 (noise)" in format_table(report)
+    tables = markdown_tables(data)
+    rows = {line.split(" | ")[0].lstrip("| "): line.split(" | ")
+            for line in tables.splitlines() if line.startswith("| ")}
+    low, high = wilson(351, 442)
+    assert rows["live_irrelevance"][2] == f"79.4 [{100 * low:.1f}–{100 * high:.1f}]"
+    assert rows["live_irrelevance"][3:6] == ["79.6 [73.8–84.4]", "79.2 [73.4–84.0]",
+                                             "+0.5 (noise)"]
+    assert rows["all"][1] == "442"
+    # The calls, corrections and seconds are the report's own figures.
+    assert rows["live_irrelevance"][7:] == ["-", "0/0", "1.00 / 1.00 |"]
+    # BFCL's summary rows that need categories this run lacks are N/A, as BFCL shows them.
+    assert rows["overall"][2:] == ["N/A", "N/A", "N/A", "N/A |"]
+
+
+def test_tables_need_a_report_with_its_questions(tmp_path: Path) -> None:
+    report = BfclReport("counts", {}, _verdicts("irrelevance", "tune", 1, 2))
+    with pytest.raises(ValueError, match="lists no questions"):
+        markdown_tables(report.to_dict(details=False))
+    # One split part only: no tune and validate columns.
+    tables = markdown_tables(json.loads(report.write(tmp_path / "r.json").read_text()))
+    assert "validate %" not in tables and "| irrelevance | 2 | 50.0 [" in tables
+    assert main(["eval", "table", str(tmp_path / "r.json")]) == 0
+    with pytest.raises(SystemExit, match="cannot read BFCL report .*missing.json"):
+        main(["eval", "table", str(tmp_path / "missing.json")])
+    (tmp_path / "short.json").write_text(json.dumps(report.to_dict(details=False)))
+    with pytest.raises(SystemExit, match="lists no questions"):
+        main(["eval", "table", str(tmp_path / "short.json")])

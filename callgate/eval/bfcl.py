@@ -91,6 +91,7 @@ __all__ = [
     "evaluate",
     "format_diff",
     "format_table",
+    "markdown_tables",
     "named_questions",
     "prompt_groups",
     "question_registry",
@@ -475,22 +476,25 @@ class BfclReport:
         return [r for r in self.results
                 if category in (None, r.category) and part in (None, r.split)]
 
+    def score(self, category: str | None = None, part: str | None = None, *,
+              executed: bool = False) -> Score:
+        """The strict (or executed-only) score of a category and split part."""
+        rows = self.rows(category, part)
+        return Score(sum(bool(r.ok_executed if executed else r.ok) for r in rows), len(rows))
+
     def figures(self, category: str | None = None, part: str | None = None) -> dict[str, Any]:
         return summarize(self.rows(category, part))
 
     def summary(self, part: str | None = None, *,
                 executed: bool = False) -> list[SummaryRow]:
         """BFCL's summary rows (non-live AST, live, irrelevance, relevance, overall)."""
-        scores = {c: Score(sum(bool(r.ok_executed if executed else r.ok)
-                               for r in self.rows(c, part)), len(self.rows(c, part)))
-                  for c in self.categories()}
-        return summary_rows(scores)
+        return summary_rows({c: self.score(c, part, executed=executed)
+                             for c in self.categories()})
 
     def tune_vs_validate(self, category: str | None = None) -> dict[str, Any]:
         """Tune minus validate accuracy, its 95 % interval (Newcombe) and whether the
         difference is inside the noise (None where a part has no question)."""
-        tune, validate = (Score(sum(r.ok for r in self.rows(category, p)),
-                                len(self.rows(category, p))) for p in SPLIT_PARTS)
+        tune, validate = (self.score(category, p) for p in SPLIT_PARTS)
         if not tune.total or not validate.total:  # a part without questions: nothing to say
             return {"difference": None, "ci95": None, "within_noise": None}
         return {"difference": round(tune.accuracy - validate.accuracy, 4),
@@ -854,15 +858,20 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:5.1f}%"
 
 
-def _acc(figures: dict[str, Any]) -> str:
-    lo, hi = figures["ci95"]
-    return f"{100 * figures['accuracy']:5.1f} [{100 * lo:4.1f}-{100 * hi:5.1f}]"
+# The figures printed are computed from the counts, never from a report's rounded fractions:
+# 0.5645 (of 0.56446) printed 56.5 where the run's accuracy rounds to 56.4.
+def _acc(score: Score, *, markdown: bool = False) -> str:
+    lo, hi = wilson(score.passed, score.total)
+    if markdown:
+        return f"{100 * score.accuracy:.1f} [{100 * lo:.1f}–{100 * hi:.1f}]"
+    return f"{100 * score.accuracy:5.1f} [{100 * lo:4.1f}-{100 * hi:5.1f}]"
 
 
-def _gap(gap: dict[str, Any]) -> str:
-    if gap["difference"] is None:
+def _gap(tune: Score, validate: Score) -> str:
+    if not tune.total or not validate.total:
         return "-"
-    return f"{100 * gap['difference']:+.1f}{' (noise)' if gap['within_noise'] else ' (!)'}"
+    noise = " (noise)" if within_noise(tune, validate) else " (!)"
+    return f"{100 * (tune.accuracy - validate.accuracy):+.1f}{noise}"
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -885,11 +894,11 @@ def format_table(report: BfclReport) -> str:
     rows = []
     for cat in [*report.categories(), None]:
         f = report.figures(cat)
-        rows.append([cat or "all questions", str(f["questions"]), _acc(f),
-                     f"{100 * f['accuracy_executed']:.1f}",
-                     *(_acc(report.figures(cat, p)) if report.rows(cat, p) else "-"
+        rows.append([cat or "all questions", str(f["questions"]), _acc(report.score(cat)),
+                     f"{100 * report.score(cat, executed=True).accuracy:.1f}",
+                     *(_acc(report.score(cat, p)) if report.rows(cat, p) else "-"
                        for p in parts),
-                     *([_gap(report.tune_vs_validate(cat))] if parts else []),
+                     *([_gap(*(report.score(cat, p) for p in parts))] if parts else []),
                      f"{_pct(f['valid_call_rate'])} ({f['valid_calls']}/{f['attempted_calls']})",
                      f"{f['corrections_fixed']}/{f['corrections']}",
                      f"{f['s_median']:.2f}", f"{f['s_p90']:.2f}"])
@@ -913,6 +922,69 @@ def format_table(report: BfclReport) -> str:
               *(["tune-validate: (noise) = inside the 95% interval of the difference, "
                  "(!) = outside it"] if parts else []),
               "N/A: a category of the row was not run (as BFCL shows it)"]
+    return "\n".join(lines)
+
+
+def markdown_tables(report: dict[str, Any]) -> str:
+    """A written BFCL report (:meth:`BfclReport.write`) as the README's two Markdown tables:
+    a row per category and one for all questions, then BFCL's summary rows. Accuracies,
+    intervals and the tune − validate gaps come from the report's per-question verdicts;
+    the calls, corrections and seconds are the report's own figures."""
+    questions = report.get("questions")
+    if not questions:
+        raise ValueError("the report lists no questions (it was written without them)")
+    categories = list(report.get("categories") or {})
+
+    def score(category: str | None = None, part: str | None = None, *,
+              executed: bool = False) -> Score:
+        rows = [q for q in questions if category in (None, q["category"])
+                and part in (None, q.get("split"))]
+        key = "ok_executed" if executed else "ok"
+        return Score(sum(bool(q.get(key)) for q in rows), len(rows))
+
+    parts = [p for p in SPLIT_PARTS if any(q.get("split") == p for q in questions)]
+    split = parts == list(SPLIT_PARTS)
+
+    def cells(*values: str) -> str:
+        return "| " + " | ".join(values) + " |"
+
+    head = ["category", "n", "accuracy % [95% CI]",
+            *(["tune %", "validate %", "tune − validate"] if split else []),
+            "executed only %", "schema-valid calls", "corrections fixed", "median / p90 s"]
+    lines = [cells(*head), "|" + "---|" * len(head)]
+    for category in [*categories, None]:
+        f = report["categories"][category]["all"] if category else report["all_questions"]
+        valid = ("-" if f["valid_call_rate"] is None else
+                 f"{100 * f['valid_call_rate']:.1f}% ({f['valid_calls']}/{f['attempted_calls']})")
+        tune, validate = score(category, "tune"), score(category, "validate")
+        lines.append(cells(
+            category or "all", str(f["questions"]), _acc(score(category), markdown=True),
+            *([_acc(tune, markdown=True) if tune.total else "-",
+               _acc(validate, markdown=True) if validate.total else "-",
+               _gap(tune, validate)] if split else []),
+            f"{100 * score(category, executed=True).accuracy:.1f}", valid,
+            f"{f['corrections_fixed']}/{f['corrections']}",
+            f"{f['s_median']:.2f} / {f['s_p90']:.2f}"))
+
+    def accuracy(row: SummaryRow, interval: bool = True) -> str:
+        if row.accuracy is None:
+            return "N/A"
+        if not interval or row.ci95 is None:
+            return f"{100 * row.accuracy:.1f}"
+        low, high = row.ci95
+        return f"{100 * row.accuracy:.1f} [{100 * low:.1f}–{100 * high:.1f}]"
+
+    def summary(part: str | None = None, executed: bool = False) -> list[SummaryRow]:
+        return summary_rows({c: score(c, part, executed=executed) for c in categories})
+
+    head = ["BFCL summary", "how", "accuracy % [95% CI]",
+            *(["tune %", "validate %"] if split else []), "executed only %"]
+    lines += ["", cells(*head), "|" + "---|" * len(head)]
+    by_part = [summary(p) for p in (parts if split else [])]
+    for i, (row, executed) in enumerate(zip(summary(), summary(executed=True), strict=True)):
+        lines.append(cells(row.name, row.how, accuracy(row),
+                           *(accuracy(rows[i]) for rows in by_part),
+                           accuracy(executed, interval=False)))
     return "\n".join(lines)
 
 

@@ -231,6 +231,17 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_table(args: argparse.Namespace) -> int:
+    from callgate.eval.bfcl import markdown_tables
+
+    try:
+        report = json.loads(args.report.read_text(encoding="utf-8"))
+        print(markdown_tables(report))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"cannot read BFCL report {args.report}: {exc}") from exc
+    return 0
+
+
 def cmd_outputs(args: argparse.Namespace) -> int:
     from callgate.eval.outputs import default_corpus, format_outputs, run_outputs
 
@@ -354,6 +365,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     merge.add_argument("overlays", type=Path, nargs="+",
                        help="reports of some of its questions, put in over it (later last)")
     merge.set_defaults(func=cmd_merge)
+
+    table = evsub.add_parser("table", help="a BFCL report as the README's Markdown tables "
+                                           "(accuracies from its per-question verdicts)")
+    table.add_argument("report", type=Path, help="a JSON report of 'callgate eval bfcl'")
+    table.set_defaults(func=cmd_table)
 
     out = evsub.add_parser("outputs", help="parser and sanitizer over a model-output corpus")
     out.add_argument("file", nargs="?", type=Path,
