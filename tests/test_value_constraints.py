@@ -106,6 +106,21 @@ def test_optional_arguments_only_when_the_request_mentions_them() -> None:
     assert "seating-kv" in gbnf and "note-kv" not in gbnf
 
 
+def test_optional_arguments_the_request_names_by_their_role() -> None:
+    # Hand-written requests: "songs by Sabaton" names the artist and "featuring Jack Carson"
+    # the cast, though neither writes the argument's name; SmolLM2 left them out.
+    schema = {"type": "object", "required": [], "properties": {
+        "genre": {"type": "string"}, "artist": {"type": "string"},
+        "cast": {"type": "string"}}}
+    assert mentioned_arguments(schema, "Find me metal songs by Sabaton") == ["artist"]
+    assert mentioned_arguments(schema, "A comedy featuring Jack Carson") == ["cast"]
+    assert mentioned_arguments(schema, "A film where Ana de Armas is a lead actress") == [
+        "cast"]
+    # "by" before a word in lower case names nobody; without ``roles`` no role counts.
+    assert mentioned_arguments(schema, "Play songs by the sea") == []
+    assert mentioned_arguments(schema, "Find me metal songs by Sabaton", roles=False) == []
+
+
 def test_a_required_list_has_an_item_with_filled_lists() -> None:
     schema = {"type": "object", "properties": {
         "chords": {"type": "array", "items": {"type": "string"}},
@@ -205,6 +220,29 @@ def test_optional_arguments_the_request_names_can_be_made_required() -> None:
     plain = {**state, "messages": [HumanMessage(request.replace("terrace ", ""))]}
     assert strategy._args_kwargs(plain)["grammar"] == args_grammar(schema)
     assert args_grammar(named) != args_grammar(schema)
+
+
+def test_an_argument_named_by_its_role_is_written_in_the_call() -> None:
+    from langchain_core.messages import HumanMessage
+
+    def find_songs(genre: str, artist: str = "dontcare") -> str:
+        """Find songs."""
+        return "songs"
+
+    class GrammarCapable:
+        text_only = True
+        llama = None
+
+    registry = ToolRegistry([find_songs])
+    schema = registry.get("find_songs").schema
+    state = {"messages": [HumanMessage("Find me metal songs by Sabaton")],
+             "chosen_tool": "find_songs"}
+    strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
+    assert strategy.role_words  # the default
+    named = {**schema, "required": [*schema["required"], "artist"]}
+    assert strategy._args_kwargs(state)["grammar"] == args_grammar(named)
+    strategy.role_words = False
+    assert strategy._args_kwargs(state)["grammar"] == args_grammar(schema)
 
 
 SEARCH_QUESTION = "Search the web for the latest Python release, please."

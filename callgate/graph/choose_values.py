@@ -231,6 +231,9 @@ class ValueChooser:
     # 2' at the value of 3". BFCL's tools beside a formula take points and limits, never
     # its coefficients.
     formula_numbers: bool = True
+    # The arguments a request names by their role count as mentioned
+    # (``relevance.ROLE_WORDS``), here as where the grammar reads them.
+    role_words: bool = True
     max_expansions: int = 48
 
     def choose(self, prompt: list[AnyMessage], head: str, args: dict[str, Any],
@@ -250,8 +253,8 @@ class ValueChooser:
         wishes = dict(args)  # the model's values, less those a formula holds
         asked: set[str] | None = None
         # The arguments the request names: read only by the two rules that ask about them.
-        mentioned = set(mentioned_arguments(schema, request)) if request and (
-            self.unstated_flags or self.named_defaults) else set()
+        mentioned = set(mentioned_arguments(schema, request, roles=self.role_words)) if (
+            request and (self.unstated_flags or self.named_defaults)) else set()
         if self.unstated_flags and request:
             asked = {*mentioned, *affirmed_flags(schema, request)}
             if self.said_flags:

@@ -285,7 +285,7 @@ class ReactStrategy:
                  checked_answers: bool = True, member_items: bool = True,
                  formula_numbers: bool = True, crossed_items: bool = True,
                  earlier_results: bool = True, said_flags: bool = True,
-                 ordinal_counts: bool = True) -> None:
+                 ordinal_counts: bool = True, role_words: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -466,6 +466,9 @@ class ReactStrategy:
         # SmolLM2 wrote ``"progression": []`` for "C, F and G".
         self.filled_lists = filled_lists
         self.focus_penalty = focus_penalty
+        # An optional argument the request names by its role ("songs by Sabaton" for
+        # ``artist``) counts as mentioned (relevance.ROLE_WORDS).
+        self.role_words = role_words
         self._plan: tuple[tuple[str, float], list[Ask]] = (("", 0.0), [])
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
@@ -668,10 +671,11 @@ class ReactStrategy:
         # tighter bounds, so that the JSON closes within the budget.
         optional: bool | list[str] = self.include_optional
         if optional and self.mentioned_optional:
-            optional = mentioned_arguments(schema, self._request(state))
+            optional = mentioned_arguments(schema, self._request(state),
+                                           roles=self.role_words)
         if self.mentioned_required and not short:
             required = list(schema.get("required") or [])
-            named = mentioned_arguments(schema, self._request(state))
+            named = mentioned_arguments(schema, self._request(state), roles=self.role_words)
             schema = {**schema, "required": [*required, *named]}
         flags: dict[str, bool] = {}
         if self.affirmed_flags:
@@ -974,7 +978,7 @@ class ReactStrategy:
                                percent_rates=self.percent_rates,
                                time_formats=self.time_formats,
                                formula_numbers=self.formula_numbers,
-                               said_flags=self.said_flags)
+                               said_flags=self.said_flags, role_words=self.role_words)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)

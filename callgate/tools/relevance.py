@@ -280,10 +280,24 @@ def callable_for(tool: Tool, conversation: str) -> bool:
     return (bool(days) or not needs_day) and (bool(clock) or not needs_time)
 
 
-def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
+# The words a request names an argument's role by, where the argument's own name is rarely
+# written: "songs by Sabaton" names the ``artist``, "a movie featuring Jack Carson" the
+# ``cast``. SmolLM2 left such optional arguments out of its calls (``mentioned_arguments``'s
+# ``roles``; decided on BFCL's tune questions, confirmed on validate: reports/rules.md).
+_BY_NAME = re.compile(r"\bby\s+[A-Z0-9]")
+_PERFORMERS = re.compile(r"\b(?:featuring|starring|stars|acted by|actors?|actress(?:es)?)\b",
+                         re.IGNORECASE)
+ROLE_WORDS: dict[str, re.Pattern[str]] = {
+    "artist": _BY_NAME, "author": _BY_NAME,
+    "cast": _PERFORMERS, "starring": _PERFORMERS, "actors": _PERFORMERS}
+
+
+def mentioned_arguments(schema: dict[str, Any], request: str, *,
+                        roles: bool = True) -> list[str]:
     """The optional arguments of ``schema`` the request mentions: a word of the argument's
-    name, or one of its enum members (or, for a list, its items'), is in the request (the
-    rule for which optional arguments the grammar offers)."""
+    name, or one of its enum members (or, for a list, its items'), is in the request, or
+    (``roles``) the words its role goes by (``ROLE_WORDS``: "by Sabaton" for ``artist``);
+    the rule for which optional arguments the grammar offers."""
     asked = _stems(request)
     lowered = request.lower()
     required = set(schema.get("required") or [])
@@ -296,7 +310,8 @@ def mentioned_arguments(schema: dict[str, Any], request: str) -> list[str]:
         if isinstance(items, dict) and isinstance(items.get("enum"), list):
             # A list's members are its own: "the price and ratings" names ``features``.
             enum = [*(enum if isinstance(enum, list) else []), *items["enum"]]
-        named = bool(asked & _stems(name.replace("_", " ")))
+        named = bool(asked & _stems(name.replace("_", " "))) or bool(
+            roles and (cue := ROLE_WORDS.get(name.lower())) and cue.search(request))
         members = enum if isinstance(enum, list) else []  # a malformed enum names nothing
         if named or any(str(member).lower() in lowered for member in members):
             out.append(name)
