@@ -754,3 +754,6 @@ def test_tables_need_a_report_with_its_questions(tmp_path: Path) -> None:
     (tmp_path / "short.json").write_text(json.dumps(report.to_dict(details=False)))
     with pytest.raises(SystemExit, match="lists no questions"):
         main(["eval", "table", str(tmp_path / "short.json")])
+    (tmp_path / "other.json").write_text(json.dumps({"rows": []}))
+    with pytest.raises(SystemExit, match="not a report of 'callgate eval bfcl'"):
+        main(["eval", "table", str(tmp_path / "other.json")])

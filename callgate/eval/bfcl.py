@@ -930,6 +930,8 @@ def markdown_tables(report: dict[str, Any]) -> str:
     a row per category and one for all questions, then BFCL's summary rows. Accuracies,
     intervals and the tune − validate gaps come from the report's per-question verdicts;
     the calls, corrections and seconds are the report's own figures."""
+    if not isinstance(report, dict) or "all_questions" not in report:
+        raise ValueError("not a report of 'callgate eval bfcl'")
     questions = report.get("questions")
     if not questions:
         raise ValueError("the report lists no questions (it was written without them)")
