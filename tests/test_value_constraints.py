@@ -36,6 +36,14 @@ def _rule(gbnf: str, name: str) -> str:
     return re.search(rf"^{re.escape(name)} ::= (.*)$", gbnf, re.M).group(1)
 
 
+
+class GrammarCapable:
+    """A stand-in for a llama.cpp model: the strategy only asks whether it takes a grammar
+    (no model runs)."""
+
+    text_only = True
+    llama = None
+
 def test_strings_are_spans_of_whole_words_copied_with_what_joins_them() -> None:
     rules = span_rules("Chez Panisse in Berkeley, CA.")
     assert _rule(rules, "span") == "sw0 | sw1 | sw2 | sw3 | sw4"
@@ -153,10 +161,6 @@ def test_the_react_path_fills_required_lists_by_default() -> None:
         """Compose a melody."""
         return "composed"
 
-    class GrammarCapable:
-        text_only = True
-        llama = None
-
     registry = ToolRegistry([compose])
     state = {"messages": [HumanMessage("A melody on C, F and G for 4 measures.")],
              "chosen_tool": "compose"}
@@ -200,10 +204,6 @@ def test_optional_arguments_the_request_names_can_be_made_required() -> None:
         """Book a table."""
         return "booked"
 
-    class GrammarCapable:
-        text_only = True
-        llama = None
-
     registry = ToolRegistry([book])
     registry.get("book").schema["properties"]["seating"]["enum"] = ["inside", "terrace"]
     schema = registry.get("book").schema
@@ -228,10 +228,6 @@ def test_an_argument_named_by_its_role_is_written_in_the_call() -> None:
     def find_songs(genre: str, artist: str = "dontcare") -> str:
         """Find songs."""
         return "songs"
-
-    class GrammarCapable:
-        text_only = True
-        llama = None
 
     registry = ToolRegistry([find_songs])
     schema = registry.get("find_songs").schema
@@ -302,10 +298,6 @@ def _word_tools() -> tuple[ToolRegistry, ReactStrategy]:
     beside a tool that declares none, and a ReAct strategy over them for a grammar-capable
     stand-in model (no model runs)."""
     from callgate.tools.builtin.web_search import web_search_tool
-
-    class GrammarCapable:
-        text_only = True
-        llama = None
 
     registry = ToolRegistry([find_news, web_search_tool("searxng",
                                                         searxng_url="http://127.0.0.1:9")])
@@ -418,10 +410,6 @@ def test_the_grammar_writes_a_flag_as_the_request_says_it(said: str, written: st
     def find_homes(city: str, has_garage: bool = False) -> str:
         """Homes for rent in a city."""
         return city
-
-    class GrammarCapable:  # the strategy only asks whether the model takes a grammar
-        text_only = True
-        llama = None
 
     registry = ToolRegistry([find_homes])
     strategy = ReactStrategy(GrammarCapable(), registry, grammar=True)  # type: ignore[arg-type]
