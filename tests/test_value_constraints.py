@@ -36,13 +36,13 @@ def _rule(gbnf: str, name: str) -> str:
     return re.search(rf"^{re.escape(name)} ::= (.*)$", gbnf, re.M).group(1)
 
 
-
 class GrammarCapable:
     """A stand-in for a llama.cpp model: the strategy only asks whether it takes a grammar
     (no model runs)."""
 
     text_only = True
     llama = None
+
 
 def test_strings_are_spans_of_whole_words_copied_with_what_joins_them() -> None:
     rules = span_rules("Chez Panisse in Berkeley, CA.")
