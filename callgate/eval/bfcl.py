@@ -939,10 +939,8 @@ def markdown_tables(report: dict[str, Any]) -> str:
 
     def score(category: str | None = None, part: str | None = None, *,
               executed: bool = False) -> Score:
-        rows = [q for q in questions if category in (None, q["category"])
-                and part in (None, q.get("split"))]
-        key = "ok_executed" if executed else "ok"
-        return Score(sum(bool(q.get(key)) for q in rows), len(rows))
+        return verdict_score(questions, category, part,
+                             key="ok_executed" if executed else "ok")
 
     parts = [p for p in SPLIT_PARTS if any(q.get("split") == p for q in questions)]
     split = parts == list(SPLIT_PARTS)
@@ -1103,11 +1101,19 @@ def merge_reports(base: dict[str, Any], overlays: Sequence[dict[str, Any]]
     scores: dict[str, dict[str, Score]] = {}
     for part in ("all", *SPLIT_PARTS):
         for category in CATEGORIES:
-            oks = [bool(q["ok"]) for q in verdicts.values() if q["category"] == category
-                   and part in ("all", q.get("split"))]
-            if oks:
-                scores.setdefault(part, {})[category] = Score(sum(oks), len(oks))
+            score = verdict_score(verdicts.values(), category, None if part == "all" else part)
+            if score.total:
+                scores.setdefault(part, {})[category] = score
     return scores
+
+
+def verdict_score(questions: Iterable[dict[str, Any]], category: str | None = None,
+                  part: str | None = None, *, key: str = "ok") -> Score:
+    """The score of a written report's questions (their ``key`` verdicts) in a category and
+    split part (None: all of them)."""
+    rows = [q for q in questions if category in (None, q["category"])
+            and part in (None, q.get("split"))]
+    return Score(sum(bool(q.get(key)) for q in rows), len(rows))
 
 
 def format_merged(scores: dict[str, dict[str, Score]]) -> str:
