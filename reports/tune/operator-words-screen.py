@@ -10,28 +10,16 @@ from __future__ import annotations
 
 import sys
 
-from screening import requests
+from screening import offer_changes
 
-from callgate.eval.bfcl import question_registry
 from callgate.tools import relevance
-from callgate.tools.asks import asks
-from callgate.tools.relevance import PRESELECT, relevant_tools
 
-CALL_SCORE = 9.0  # ReactStrategy's call_score: a first choice forced to a call from here
 WORDS = dict(relevance.OPERATOR_WORDS)
 
 
-def offer(question, request: str, words: dict[str, str]) -> tuple:
-    """What the ReAct path reads from the relevance score for ``request``."""
-    relevance.OPERATOR_WORDS = words
-    registry = question_registry(question)
-    tools = list(registry)
-    return (relevant_tools(tools, request, PRESELECT, unmatched="none"),
-            [(ask.text, ask.tools) for ask in asks(registry, request, PRESELECT)],
-            max(relevance.tool_scores(tools, request).values(), default=0.0) >= CALL_SCORE)
+def rule(on: bool) -> None:
+    relevance.OPERATOR_WORDS = WORDS if on else {}
 
 
-data_dir, split = sys.argv[1], sys.argv[2]
-for question, request in requests(split, data_dir):
-    if offer(question, request, {}) != offer(question, request, WORDS):
-        print(question.id)
+for question_id in offer_changes(sys.argv[2], sys.argv[1], rule):
+    print(question_id)

@@ -11,8 +11,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from callgate.eval.bfcl import question_registry
 from callgate.eval.bfcl_checker import check
 from callgate.eval.bfcl_data import CATEGORIES, BfclQuestion, load_questions
+from callgate.tools import relevance
+from callgate.tools.asks import asks
 
 
 def requests(split: str, data_dir: str) -> Iterator[tuple[BfclQuestion, str]]:
@@ -51,3 +54,28 @@ def rescore(split: str, rewrite: Callable[[BfclQuestion, str, Calls], Calls], *,
         down += was and not now
         print(question.id, "up" if now > was else "down" if was > now else "same")
     print(f"replies changed {changed}, up {up}, down {down}")
+
+
+CALL_SCORE = 9.0  # ReactStrategy's call_score: a first choice forced to a call from here
+
+
+def _offer(question: BfclQuestion, request: str) -> tuple:
+    """What the ReAct path reads from the relevance score for ``request``: the tools first
+    offered, the asks and their tools, and whether the first choice is forced to a call."""
+    registry = question_registry(question)
+    tools = list(registry)
+    return (relevance.relevant_tools(tools, request, relevance.PRESELECT, unmatched="none"),
+            [(ask.text, ask.tools) for ask in asks(registry, request, relevance.PRESELECT)],
+            max(relevance.tool_scores(tools, request).values(), default=0.0) >= CALL_SCORE)
+
+
+def offer_changes(split: str, data_dir: str, rule: Callable[[bool], None]) -> Iterator[str]:
+    """The ids of the questions of ``split`` whose first offer of tools, asks or forced first
+    choice differ with a relevance rule off and on (``rule(False)``, ``rule(True)`` set it):
+    those the rule can touch."""
+    for question, request in requests(split, data_dir):
+        rule(False)
+        before = _offer(question, request)
+        rule(True)
+        if _offer(question, request) != before:
+            yield question.id
