@@ -513,6 +513,53 @@ def test_the_earlier_argument_moves_when_the_span_fits_it_worse() -> None:
     assert out["city"] == "San Francisco" and out["state"] == "California"
 
 
+ADDRESS_SCHEMA = {"type": "object", "properties": {
+    "loc": {"type": "string", "description": "The starting location, in the format of "
+            "'Street Address, City, State (abbr), Country'."},
+    "seats": {"type": "integer"}}, "required": ["loc"]}
+
+
+def test_a_value_takes_the_parts_its_format_names_that_the_request_writes_after_it() -> None:
+    # Hand-written requests; the ranker scores nothing (an invented value stays).
+    ranker = FixedRanker({})
+    chooser = ValueChooser(ranker)
+
+    def loc(request: str, value: str, schema: dict[str, Any] = ADDRESS_SCHEMA) -> Any:
+        return chooser.choose(PROMPT, "Action Input: ", {"loc": value}, schema, request, [],
+                              request=request)["loc"]
+
+    request = "I need a ride from 12 Oak Road, Dayton, OH, USA, and I can wait 5 minutes."
+    assert loc(request, "12 Oak Road, Dayton, OH") == "12 Oak Road, Dayton, OH, USA"
+    assert loc(request, "12 Oak Road") == "12 Oak Road, Dayton, OH, USA"
+    assert loc("Pick me up at 9 Elm St, Springfield, IL with two seats", "9 Elm St") == (
+        "9 Elm St, Springfield, IL")  # the parts the request has
+    # A sentence ends a part; a list going on is no place's parts; nor a value the request
+    # does not hold.
+    assert loc("Pick me up at 9 Elm St, Springfield. I have bags", "9 Elm St") == (
+        "9 Elm St, Springfield")
+    assert loc("Rides from Boston, Chicago and Denver", "Boston") == "Boston"
+    assert loc("A ride from 12 Oak Road, Dayton, OH", "12 Oak Rd") == "12 Oak Rd"
+    # More parts than the format takes: which to leave out is not this rule's to say.
+    city = {"type": "object", "properties": {"city": {
+        "type": "string", "description": "The city, in the format 'City, State'."}}}
+    in_city = {"type": "object", "properties": {"loc": city["properties"]["city"]}}
+    assert loc("Weather in Dayton, OH today", "Dayton", in_city) == "Dayton, OH"
+    assert loc("Weather in Dayton, OH, USA today", "Dayton", in_city) == "Dayton"
+    # No format named, or examples that write a place with a code ('Paris, FR'), which
+    # ``place_codes`` writes: the value stays.
+    plain = {"type": "object", "properties": {"loc": {"type": "string"}}}
+    assert loc(request, "12 Oak Road", plain) == "12 Oak Road"
+    coded = {"type": "object", "properties": {"loc": {
+        "type": "string", "description": "The city, in the format of 'City, State'; for "
+        "example, 'New York, NY' or 'Paris, FR'."}}}
+    assert ValueChooser(ranker, place_codes=False).choose(
+        PROMPT, "Action Input: ", {"loc": "Sydney"}, coded, "a hotel in Sydney, Australia", [],
+        request="a hotel in Sydney, Australia") == {"loc": "Sydney"}
+    assert ValueChooser(ranker, format_parts=False).choose(
+        PROMPT, "Action Input: ", {"loc": "12 Oak Road"}, ADDRESS_SCHEMA, request, [],
+        request=request) == {"loc": "12 Oak Road"}
+
+
 def test_the_models_own_value_is_a_place_to_move_to() -> None:
     # The state's wish is not in the conversation and gives way to the city's span; with
     # that span taken, the wish is the state's next-best value (grounding judges it).

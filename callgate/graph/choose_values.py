@@ -28,7 +28,9 @@ is left to the tool's default (``unnamed_options``). Last, the values take the f
 argument's description asks for: a date in the format it names (``date_formats``), a place
 with the two-letter code its examples show, ranked by the model (``place_codes``:
 "Petaluma" becomes "Petaluma, CA"), or with what the request writes after it to say where
-it is ("Paris, France", not the ranked "Paris, CA"), and a value an argument's ``pattern``
+it is ("Paris, France", not the ranked "Paris, CA"), a value with the comma parts the request
+writes after it, as many as the format its description names has (``format_parts``: "2020
+Addison Street, Berkeley, CA" becomes "..., CA, USA"), and a value an argument's ``pattern``
 admits, copied from the request, the longest span of the request around it that the
 pattern admits (``whole_patterns``: "144" becomes "144 divided by 16").
 
@@ -231,6 +233,10 @@ class ValueChooser:
     # 2' at the value of 3". BFCL's tools beside a formula take points and limits, never
     # its coefficients.
     formula_numbers: bool = True
+    # A value the request goes on from with more comma parts, where its argument's
+    # description names a format of comma parts ("in the format of 'Street Address, City,
+    # State (abbr), Country'"), takes as many of them as the format has (``_in_parts``).
+    format_parts: bool = True
     # The arguments a request names by their role count as mentioned
     # (``relevance.ROLE_WORDS``), here as where the grammar reads them.
     role_words: bool = True
@@ -324,6 +330,9 @@ class ValueChooser:
         if self.whole_patterns:
             chosen = {name: whole_span(value, properties.get(name), self.focus or request,
                                        context)
+                      for name, value in chosen.items()}
+        if self.format_parts:
+            chosen = {name: _in_parts(value, properties.get(name), request)
                       for name, value in chosen.items()}
         return self._coded(prompt, head, chosen, properties, request) if (
             self.place_codes) else chosen
@@ -920,6 +929,44 @@ def _written_once(text: str) -> frozenset[float]:
             continue
         counts[number] = counts.get(number, 0) + 1
     return frozenset(n for n, count in counts.items() if count == 1)
+
+
+# A format of comma parts an argument's description names ("in the format of 'Street
+# Address, City, State (abbr), Country'", "formatted as 'City, State'"), and a part a request
+# writes after a comma: capitalised words ("Berkeley", "CA", "New York").
+_PARTS_FORMAT = re.compile(r"\bformat(?:ted)?\b[^'\"]{0,40}['\"]([^'\"]+,[^'\"]+)['\"]",
+                           re.IGNORECASE)
+_PART_WORD = r"[A-Z](?:[\w()'-]|\.(?=\w))*"  # "Thailand" of "Thailand. I", "D.C"
+_NEXT_PART = re.compile(rf",\s*({_PART_WORD}(?:\s+{_PART_WORD})*)")
+_LIST_GOES_ON = re.compile(r"\s*(?:,|&|\band\b|\bor\b)\s*[A-Z]")
+
+
+def _in_parts(value: Any, spec: Any, request: str) -> Any:
+    """``value``, with the comma parts ``request`` writes after it, where its argument's
+    description names a format of more comma parts than it has: as many as the format has
+    ("2020 Addison Street, Berkeley, CA" for the user's "2020 Addison Street, Berkeley, CA,
+    USA", in the format 'Street Address, City, State (abbr), Country', is the whole
+    address; SmolLM2 stopped before the country). Not where the request goes on with more
+    parts than the format takes, or a list ("Boston, Chicago and Denver"), nor where the
+    description's examples write a place with a code ('Paris, FR'): ``place_codes`` writes
+    those."""
+    if not (isinstance(value, str) and value.strip() and isinstance(spec, dict)
+            and spec.get("type") == "string" and not {"enum", "pattern"} & spec.keys()):
+        return value
+    description = str(spec.get("description") or "")
+    found = None if _CODED_EXAMPLE.search(description) else _PARTS_FORMAT.search(description)
+    copy = re.search(rf"(?<![\w,]){re.escape(value.strip())}(?!\w)", request)
+    if found is None or copy is None:
+        return value
+    wanted = len(found[1].split(",")) - len(value.split(","))
+    parts: list[str] = []
+    end = copy.end()
+    while len(parts) < wanted and (part := _NEXT_PART.match(request, end)):
+        parts.append(part[1])
+        end = part.end()
+    if not parts or _LIST_GOES_ON.match(request, end):
+        return value
+    return ", ".join([value.strip(), *parts])
 
 
 def _stated_qualifier(place: str, request: str, description: str) -> str | None:

@@ -285,7 +285,8 @@ class ReactStrategy:
                  checked_answers: bool = True, member_items: bool = True,
                  formula_numbers: bool = True, crossed_items: bool = True,
                  earlier_results: bool = True, said_flags: bool = True,
-                 ordinal_counts: bool = True, role_words: bool = True) -> None:
+                 ordinal_counts: bool = True, role_words: bool = True,
+                 format_parts: bool = True) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -469,6 +470,9 @@ class ReactStrategy:
         # An optional argument the request names by its role ("songs by Sabaton" for
         # ``artist``) counts as mentioned (relevance.ROLE_WORDS).
         self.role_words = role_words
+        # A value takes the comma parts the request writes after it, as many as the format
+        # its argument's description names has (ValueChooser.format_parts).
+        self.format_parts = format_parts
         self._plan: tuple[tuple[str, float], list[Ask]] = (("", 0.0), [])
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
@@ -978,7 +982,8 @@ class ReactStrategy:
                                percent_rates=self.percent_rates,
                                time_formats=self.time_formats,
                                formula_numbers=self.formula_numbers,
-                               said_flags=self.said_flags, role_words=self.role_words)
+                               said_flags=self.said_flags, role_words=self.role_words,
+                               format_parts=self.format_parts)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
