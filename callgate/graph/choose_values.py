@@ -955,12 +955,12 @@ def _in_parts(value: Any, spec: Any, request: str) -> Any:
         return value
     description = str(spec.get("description") or "")
     found = None if _CODED_EXAMPLE.search(description) else _PARTS_FORMAT.search(description)
-    copy = re.search(rf"(?<![\w,]){re.escape(value.strip())}(?!\w)", request)
-    if found is None or copy is None:
+    written = re.search(rf"(?<![\w,]){re.escape(value.strip())}(?!\w)", request)
+    if found is None or written is None:
         return value
     wanted = len(found[1].split(",")) - len(value.split(","))
     parts: list[str] = []
-    end = copy.end()
+    end = written.end()
     while len(parts) < wanted and (part := _NEXT_PART.match(request, end)):
         parts.append(part[1])
         end = part.end()
