@@ -8,9 +8,7 @@ root with ../shared beside it: python reports/tune/format-parts-screen.py tune|v
 import re
 import sys
 
-from screening import Calls, rescore
-
-from callgate.eval.bfcl_data import BfclQuestion
+from screening import rescore, rewrite_strings
 
 FORMAT = re.compile(r"format(?:ted)?\b[^'\"]{0,40}['\"]([^'\"]+,[^'\"]+)['\"]", re.IGNORECASE)
 
@@ -36,20 +34,10 @@ def extended(request: str, value: str, parts: int) -> str | None:
     return ", ".join([value, *more]) if more else None
 
 
-def rewrite(question: BfclQuestion, request: str, calls: Calls) -> Calls:
-    functions = {f["name"]: f for f in question.functions}
-    for call in calls:
-        (tool, args), = call.items()
-        properties = functions[tool]["parameters"]["properties"] if tool in functions else {}
-        for name, value in args.items():
-            spec = properties.get(name) or {}
-            if spec.get("type") != "string" or "enum" in spec or not isinstance(value, str):
-                continue
-            parts = parts_of(str(spec.get("description") or ""))
-            if parts and (longer := extended(request, value, parts)):
-                args[name] = longer
-    return calls
+def longer(request: str, name: str, spec: dict, value: str) -> str | None:
+    parts = parts_of(str(spec.get("description") or ""))
+    return extended(request, value, parts) if parts else None
 
 
 if __name__ == "__main__":
-    rescore(sys.argv[1], rewrite)
+    rescore(sys.argv[1], rewrite_strings(longer))

@@ -8,9 +8,8 @@ beside it: python reports/tune/labelled-free-text-screen.py tune|validate"""
 import re
 import sys
 
-from screening import Calls, rescore
+from screening import rescore, rewrite_strings
 
-from callgate.eval.bfcl_data import BfclQuestion
 from callgate.tools.candidates import is_free_text, name_words
 
 VALUE_LIKE = re.compile(r"[./:\\=_0-9-]")
@@ -33,19 +32,9 @@ def labelled(request: str, name: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def rewrite(question: BfclQuestion, request: str, calls: Calls) -> Calls:
-    functions = {f["name"]: f for f in question.functions}
-    for call in calls:
-        (tool, args), = call.items()
-        properties = functions[tool]["parameters"]["properties"] if tool in functions else {}
-        for name, value in args.items():
-            spec = properties.get(name) or {}
-            if spec.get("type") != "string" or "enum" in spec or not is_free_text(name, spec):
-                continue
-            if (text := labelled(request, name)) and text != value:
-                args[name] = text
-    return calls
+def free_text(request: str, name: str, spec: dict, value: str) -> str | None:
+    return labelled(request, name) if is_free_text(name, spec) else None
 
 
 if __name__ == "__main__":
-    rescore(sys.argv[1], rewrite)
+    rescore(sys.argv[1], rewrite_strings(free_text))

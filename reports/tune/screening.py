@@ -31,6 +31,29 @@ def requests(split: str, data_dir: str) -> Iterator[tuple[BfclQuestion, str]]:
 Calls = list[dict[str, dict[str, Any]]]
 
 
+StringRule = Callable[[str, str, dict[str, Any], str], "str | None"]
+
+
+def rewrite_strings(rule: StringRule) -> Callable[[BfclQuestion, str, Calls], Calls]:
+    """A ``rescore`` rewrite giving each string argument (no enum) of each recorded call the
+    value ``rule(request, name, spec, value)`` returns, where it returns one."""
+
+    def rewrite(question: BfclQuestion, request: str, calls: Calls) -> Calls:
+        functions = {f["name"]: f for f in question.functions}
+        for call in calls:
+            (tool, args), = call.items()
+            properties = functions[tool]["parameters"]["properties"] if tool in functions else {}
+            for name, value in args.items():
+                spec = properties.get(name) or {}
+                if (spec.get("type") == "string" and "enum" not in spec
+                        and isinstance(value, str)
+                        and (new := rule(request, name, spec, value)) is not None):
+                    args[name] = new
+        return calls
+
+    return rewrite
+
+
 def rescore(split: str, rewrite: Callable[[BfclQuestion, str, Calls], Calls], *,
             report: str = "reports/bfcl-full.json", data_dir: str = "../shared/data/bfcl",
             categories: Iterable[str] = CATEGORIES) -> None:
