@@ -63,6 +63,7 @@ from callgate.tools.grounding import (
     date_in_format,
     date_time_spans,
     days_and_times,
+    format_templates,
     numbers_in,
     stated,
     time_in_format,
@@ -931,11 +932,7 @@ def _written_once(text: str) -> frozenset[float]:
     return frozenset(n for n, count in counts.items() if count == 1)
 
 
-# A format of comma parts an argument's description names ("in the format of 'Street
-# Address, City, State (abbr), Country'", "formatted as 'City, State'"), and a part a request
-# writes after a comma: capitalised words ("Berkeley", "CA", "New York").
-_PARTS_FORMAT = re.compile(r"\bformat(?:ted)?\b[^'\"]{0,40}['\"]([^'\"]+,[^'\"]+)['\"]",
-                           re.IGNORECASE)
+# A part a request writes after a comma: capitalised words ("Berkeley", "CA", "New York").
 _PART_WORD = r"[A-Z](?:[\w()'-]|\.(?=\w))*"  # "Thailand" of "Thailand. I", "D.C"
 _NEXT_PART = re.compile(rf",\s*({_PART_WORD}(?:\s+{_PART_WORD})*)")
 _LIST_GOES_ON = re.compile(r"\s*(?:,|&|\band\b|\bor\b)\s*[A-Z]")
@@ -954,11 +951,13 @@ def _in_parts(value: Any, spec: Any, request: str) -> Any:
             and spec.get("type") == "string" and not {"enum", "pattern"} & spec.keys()):
         return value
     description = str(spec.get("description") or "")
-    found = None if _CODED_EXAMPLE.search(description) else _PARTS_FORMAT.search(description)
+    # The format templates grounding reads ('Street Address, City, State (abbr), Country').
+    formats = [] if _CODED_EXAMPLE.search(description) else [
+        t for t in format_templates(description) if "," in t]
     written = re.search(rf"(?<![\w,]){re.escape(value.strip())}(?!\w)", request)
-    if found is None or written is None:
+    if not formats or written is None:
         return value
-    wanted = len(found[1].split(",")) - len(value.split(","))
+    wanted = max(t.count(",") + 1 for t in formats) - len(value.split(","))
     parts: list[str] = []
     end = written.end()
     while len(parts) < wanted and (part := _NEXT_PART.match(request, end)):

@@ -68,9 +68,9 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage, ToolMessage
 
 __all__ = ["CORRECTION_MARK", "Grounded", "conversation_text", "date_form",
-           "date_in_format", "day_of", "days_and_times", "fold", "ground", "grounding_error",
-           "in_digits", "numbers_in", "returned", "stated", "ungrounded_args", "unused_numbers",
-           "user_texts", "word_forms"]
+           "date_in_format", "day_of", "days_and_times", "fold", "format_templates", "ground",
+           "grounding_error", "in_digits", "numbers_in", "returned", "stated",
+           "ungrounded_args", "unused_numbers", "user_texts", "word_forms"]
 
 # On the loop's own correction messages, which quote the values they reject.
 CORRECTION_MARK = {"callgate_correction": True}
@@ -794,7 +794,7 @@ _PLACEHOLDER = re.compile(
     r"|longitude|first|last|value|field|hostname|username|width|height)\b")
 
 
-def _templates(description: str) -> set[str]:
+def format_templates(description: str) -> set[str]:
     """The format templates ``description`` names (``_FORMAT_WORD``), folded."""
     out = set()
     for match in _FORMAT_WORD.finditer(description):
@@ -810,7 +810,7 @@ def _template_copy(value: str, schema: dict[str, Any], context: _Context) -> boo
     if not isinstance(description, str) or _supplied(schema, value):
         return False
     folded = fold(value.strip())
-    return folded in _templates(description) and re.search(
+    return folded in format_templates(description) and re.search(
         rf"(?<!\w){re.escape(folded)}(?!\w)", context.folded) is None
 
 
