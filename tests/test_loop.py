@@ -178,6 +178,31 @@ def test_an_unknown_mode_is_refused() -> None:
     assert model.replies_used == 0
 
 
+def test_a_refused_mode_leaves_no_mode_in_the_thread() -> None:
+    # The refused run's message stays in the thread (nothing is lost), its mode does not:
+    # the next run without a mode runs as an agent.
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
+    agent = build_agent(model, [add], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "refused-mode"}}
+    with pytest.raises(ValueError, match="unknown mode 'bogus'"):
+        agent.invoke({**ask("first"), "mode": "bogus"}, thread)
+    out = agent.invoke(ask("second"), thread)
+    assert out["status"] == "done" and out["tools_used"] == ["add"]
+    assert [m.content for m in out["messages"] if isinstance(m, HumanMessage)] == [
+        "first", "second"]
+
+
+def test_a_thread_keeps_its_mode_until_a_run_sends_another() -> None:
+    model = ScriptedChatModel(script=[AIMessage("Hi."), AIMessage("Still chatting."),
+                                      tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
+    agent = build_agent(model, [add], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "kept-mode"}}
+    agent.invoke({**ask("hi"), "mode": "chat"}, thread)
+    assert agent.invoke(ask("and now?"), thread)["tools_used"] == []
+    assert "tools" not in model.requests[1]
+    assert agent.invoke({**ask("1 + 2?"), "mode": "agent"}, thread)["tools_used"] == ["add"]
+
+
 def test_timeout_becomes_an_error_result_and_the_loop_goes_on() -> None:
     async def slow(x: str) -> str:
         """Slow tool."""

@@ -17,7 +17,7 @@ from callgate.tools.summaries import clip
 
 
 def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
-    return state.get("mode", "agent") != "chat" and len(registry) > 0
+    return state.get("turn_mode", "agent") != "chat" and len(registry) > 0
 
 
 def decision(ai: AIMessage, step: int) -> dict[str, Any]:

@@ -29,7 +29,7 @@ def make_start(settings: LoopSettings):
         if not state.get("messages"):
             raise ValueError("callgate needs at least one message: invoke the agent with "
                              "{'messages': [('user', 'your question')]}")
-        mode = state.get("mode") or "agent"
+        mode = state.get("mode") or state.get("turn_mode") or "agent"
         if mode not in get_args(Mode):
             raise ValueError(f"unknown mode {mode!r}: callgate's modes are "
                              f"{', '.join(get_args(Mode))}")
@@ -40,7 +40,7 @@ def make_start(settings: LoopSettings):
                                    "tool_events": closing_events} if closing_events else {}
         return {
             **closing,
-            "mode": mode,
+            "turn_mode": mode,
             "turn": state.get("turn", 0) + 1,
             "step": 0,
             "corrected_at": -1,

@@ -11,6 +11,7 @@ import operator
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels import EphemeralValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
@@ -112,10 +113,13 @@ class Citation(TypedDict):
 
 
 class InputState(TypedDict, total=False):
-    """What a caller sends: the conversation so far, and whether tools may be used."""
+    """What a caller sends: the conversation so far, and whether tools may be used (a
+    run without ``mode`` keeps the thread's last one, ``agent`` at first)."""
 
     messages: Annotated[list[AnyMessage], add_messages]
-    mode: Mode
+    # Ephemeral, so a run whose ``start`` refuses an unknown mode leaves no mode in the
+    # thread for the next run to fail on; ``start`` keeps a valid one as ``turn_mode``.
+    mode: Annotated[Mode, EphemeralValue]
 
 
 class OutputState(TypedDict, total=False):
@@ -144,9 +148,11 @@ class AgentState(InputState, OutputState, total=False):
     ``pending_calls`` are the calls of the current step, ``validation_errors`` their
     problems, ``call_results`` what the parallel ``execute`` tasks produced for
     ``summarize``; ``tool_events`` is the append-only log of every call of the thread;
-    ``turn_start`` indexes the first event of this turn.
+    ``turn_start`` indexes the first event of this turn; ``turn_mode`` is the mode it runs
+    in.
     """
 
+    turn_mode: Mode
     turn: int
     step: int
     corrected_at: int
