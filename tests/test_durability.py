@@ -273,6 +273,25 @@ def test_empty_messages_get_a_clear_error() -> None:
         agent.invoke({"messages": []})
 
 
+def test_a_run_without_a_new_message_does_not_answer_the_last_one_again() -> None:
+    ran: list[int] = []
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        ran.append(a + b)
+        return a + b
+
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
+    agent = build_agent(model, [add], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "no-new-message"}}
+    agent.invoke({"messages": [HumanMessage("1 + 2?")]}, thread)
+    for empty in ({"messages": []}, {"mode": "agent"}):
+        with pytest.raises(ValueError, match="last message is not one"):
+            agent.invoke(empty, thread)
+    assert ran == [3] and model.replies_used == 2
+    assert agent.get_state(thread).values["final_answer"].startswith("3")
+
+
 # --- the run's context ---------------------------------------------------------------------
 
 

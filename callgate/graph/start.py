@@ -26,9 +26,17 @@ def make_start(settings: LoopSettings):
     patterns = settings.approval_patterns or DANGEROUS_PATTERNS
 
     def start(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
-        if not state.get("messages"):
+        messages = state.get("messages") or []
+        if not messages:
             raise ValueError("callgate needs at least one message: invoke the agent with "
                              "{'messages': [('user', 'your question')]}")
+        if not isinstance(messages[-1], HumanMessage):
+            # A run without a new question would answer the last one again, running its
+            # tools again.
+            raise ValueError("callgate answers a new user message, and the thread's last "
+                             "message is not one: invoke the agent with {'messages': "
+                             "[('user', 'your question')]}, or resume a paused run with "
+                             "Command(resume=...)")
         mode = state.get("mode") or state.get("turn_mode") or "agent"
         if mode not in get_args(Mode):
             raise ValueError(f"unknown mode {mode!r}: callgate's modes are "
