@@ -386,6 +386,18 @@ def test_repeated_call_is_served_from_cache_then_ends_the_loop() -> None:
     assert out["status"] == "done" and model.replies_used == 4
 
 
+def test_a_model_that_fails_the_last_answer_leaves_a_failed_status() -> None:
+    def down(_messages: list[Any]) -> AIMessage:
+        raise ValueError("model server returned 400")
+
+    model, _, out = run([tool_call("add", {"a": 1, "b": 2}, "c1"),
+                         tool_call("add", {"a": 1, "b": 2}, "c2"),
+                         tool_call("add", {"a": 1, "b": 2}, "c3"), down], [add])
+    assert out["status"] == "failed" and out["answer_source"] == "loop"
+    assert "the model failed: model server returned 400" in out["final_answer"]
+    assert "[R1] [add] 3" in out["final_answer"]  # what the turn gathered is kept
+
+
 def test_custom_stream_reports_tool_start_and_end() -> None:
     model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
     agent = build_agent(model, [add])

@@ -3,8 +3,9 @@
 Step limit, repeated calls, a call still invalid after its correction, and calls whose
 values were not in the conversation get one last tools-free model call ("answer with
 what you have"): the results gathered earlier in the turn still feed the answer.
-Cancellation ends without another model call. Every tool call the model made gets an
-answer message, so the thread stays valid for the next turn.
+Cancellation ends without another model call; a model that fails to write that answer
+leaves the gathered results as the answer, with ``status="failed"``. Every tool call the
+model made gets an answer message, so the thread stays valid for the next turn.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def make_finalize(settings: LoopSettings, strategy: DecideStrategy):
         closing = [tool_message(e) for e in leftover]
         closing += close_dangling([*(state.get("messages") or []), *closing], reason)
         emit({"event": "status", "phase": "answering", "step": state.get("step", 0)})
-        source = "model"
+        source, status = "model", STATUS.get(reason, "done")
         if reason == "cancelled":
             text, source = cancelled_text(state), "loop"
         elif reason == "failed" and not gathered(state):
@@ -50,12 +51,12 @@ def make_finalize(settings: LoopSettings, strategy: DecideStrategy):
             try:
                 text = strategy.answer_now(messages, answer_now_instruction(reason), config)
             except Exception as exc:  # the model failed: answer from what was gathered
-                text = _fallback(state, exc)
-                source = "loop"
+                text, source, status = _fallback(state, exc), "loop", "failed"
             if is_cancelled(config, runtime.store):  # cancelled while the answer was written
-                reason, text, source = "cancelled", cancelled_text(state), "loop"
+                reason, text, source, status = ("cancelled", cancelled_text(state), "loop",
+                                                "cancelled")
         return {"messages": closing, "tool_events": leftover, "draft_answer": text,
-                "status": STATUS.get(reason, "done"), "stop_reason": reason,
+                "status": status, "stop_reason": reason,
                 "answer_source": source, "pending_calls": [], "validation_errors": []}
 
     return finalize
