@@ -84,7 +84,8 @@ mode, action = sys.argv[1], sys.argv[2]
 model = ScriptedChatModel(script=[STEP, AIMessage("all done [R1]")] if action == "ask" else
                           [AIMessage("all done [R1]")])
 payload = {{"messages": [("user", "go")]}} if action == "ask" else (
-    Command(resume={{"action": "approve"}}) if action == "approve" else None)
+    Command(resume={{"action": "approve"}}) if action == "approve" else
+    {{"messages": [("user", "and now?")]}} if action == "new" else None)
 
 def run_sync():
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -98,7 +99,14 @@ async def run_async():
         out = await build_agent(model, registry(), checkpointer=saver).ainvoke(payload, CONFIG)
     print("STATUS", out.get("status"), "INTERRUPT" if "__interrupt__" in out else "")
 
-run_sync() if mode == "sync" else asyncio.run(run_async())
+def run_persisted():  # a checkpointer and a store in one SQLite file, as the CLI's --db
+    from callgate.persistence import open_persistence
+    with open_persistence({db!r}) as p:
+        out = build_agent(model, registry(), checkpointer=p.checkpointer,
+                          store=p.store).invoke(payload, CONFIG)
+    print("STATUS", out.get("status"), "INTERRUPT" if "__interrupt__" in out else "")
+
+{{"sync": run_sync, "persisted": run_persisted}}.get(mode, lambda: asyncio.run(run_async()))()
 '''
 
 
@@ -154,6 +162,27 @@ def test_sigkill_mid_step_resumes_only_the_unfinished_call(tmp_path: Path, mode:
             {"configurable": {"thread_id": "t"}}).values
     assert [(e["tool"], e["outcome"]) for e in state["tool_events"]] == [
         ("fast", "ok"), ("slow", "ok")]
+
+
+def test_a_new_message_after_sigkill_keeps_the_finished_calls_result(tmp_path: Path) -> None:
+    # Not a resume: the new message discards the killed step's pending writes, and the
+    # fast call's result comes from the store instead.
+    script = _write(tmp_path, ["fast", "slow"])
+    (tmp_path / "slow.seconds").write_text("30")
+    _kill_while_slow(script, tmp_path, "persisted", "ask")
+    (tmp_path / "slow.seconds").write_text("0")
+    assert "STATUS done" in _run(script, "persisted", "new")
+    assert _lines(tmp_path / "fast.log") == ["x"] and _lines(tmp_path / "slow.log") == []
+    with open_persistence(str(tmp_path / "cp.sqlite")) as persistence:
+        agent = build_agent(ScriptedChatModel(), [], checkpointer=persistence.checkpointer,
+                            store=persistence.store)
+        state = agent.get_state({"configurable": {"thread_id": "t"}}).values
+    fast, slow = state["tool_events"]
+    assert (fast["tool"], fast["outcome"], fast["summary"]) == ("fast", "ok", "[fast] fast x")
+    assert (slow["tool"], slow["outcome"]) == ("slow", "cancelled")
+    assert "before this call finished" in slow["error"]
+    replies = [m.content for m in state["messages"] if m.type == "tool"]
+    assert replies[0] == "[R1] [fast] fast x" and "not run (cancelled)" in replies[1]
 
 
 def test_sigkill_after_approval_neither_asks_again_nor_runs_twice(tmp_path: Path) -> None:
@@ -292,6 +321,31 @@ def test_a_run_without_a_new_message_does_not_answer_the_last_one_again() -> Non
     assert agent.get_state(thread).values["final_answer"].startswith("3")
 
 
+def test_the_loops_own_correction_is_no_new_user_message() -> None:
+    # A text-only scripted model writes a cut-off call, then the model server fails: the
+    # thread's last message is callgate's correction, which a run without a message must
+    # not answer as if the user had asked it.
+    def down(_messages: list[Any]) -> str:
+        raise ValueError("model server said 400")
+
+    model = ScriptedChatModel(script=['Action: add\nAction Input: {"a": 1, "b": ', down],
+                              native_tools=False, loop=True)
+    agent = build_agent(model, [_add], checkpointer=InMemorySaver(), tool_format="react",
+                        grammar=False)
+    thread = {"configurable": {"thread_id": "correction-last"}}
+    with pytest.raises(ValueError, match="model server said 400"):
+        agent.invoke({"messages": [HumanMessage("1 + 2?")]}, thread)
+    assert agent.get_state(thread).values["messages"][-1].additional_kwargs.get(
+        "callgate_correction")
+    with pytest.raises(ValueError, match="last message is not one"):
+        agent.invoke({"messages": []}, thread)
+
+
+def _add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
 # --- the run's context ---------------------------------------------------------------------
 
 
@@ -313,6 +367,12 @@ def test_context_fields_apply_per_run() -> None:
     assert out["status"] == "step_limit" and len(out["tool_events"]) == 2
     with pytest.raises(ValueError, match="unknown context field"):
         agent.invoke({"messages": [HumanMessage("go")]}, context={"max_stepz": 2})
+    # A form's or a JSON client's text is not a flag, and a context is a dict of fields.
+    for context, error in (({"grounding": "false"}, "grounding must be true or false"),
+                           ("max_steps=2", "a run's context is a dict"),
+                           ([("max_steps", 2)], "a run's context is a dict")):
+        with pytest.raises(ValueError, match=error):
+            agent.invoke({"messages": [HumanMessage("go")]}, context=context)
 
     registry = callgate.ToolRegistry()
     registry.register(wipe, sensitive=True)

@@ -10,8 +10,9 @@ The calls of a step that need approval are put to a person in one LangGraph
 Resume with ``Command(resume={"decisions": [{"type": "approve"} | {"type": "edit",
 "edited_action": {"name": "wipe", "args": {...}}} | {"type": "reject", "message": "..."}]})``,
 one decision per request in order; ``{"action": "approve" | "reject" | "edit", "args": ...}``
-(callgate's shorthand) answers a single request. Anything else — ``None``, an unknown type,
-an edit without a complete, valid argument set — rejects the call, and says why. Tools
+(callgate's shorthand) answers a single request. Anything else — an unknown type, an edit
+without a complete, valid argument set — rejects the call, and says why. (``Command(resume=
+None)`` never gets here: LangGraph 1.2 raises on it before the run, the interrupt kept.) Tools
 run only in ``execute``, after every answer is in. Fail closed: where the run cannot pause
 (no checkpointer, no thread), a call that needs approval is denied.
 """

@@ -8,10 +8,12 @@ to the value the agent was built with (``build_agent(..., max_steps=5)``).
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, Literal, get_args
 
 from langgraph.runtime import Runtime
+from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 Approval = Literal["ask", "auto", "deny"]
@@ -58,6 +60,8 @@ class RunLimits:
         if not (_is_number(timeout) and timeout > 0):  # NaN is not above 0 either
             raise ValueError(f"tool_timeout_s must be a number of seconds above 0, "
                              f"got {timeout!r}")
+        if not isinstance(self.grounding, bool):  # "false" from a form would switch it on
+            raise ValueError(f"grounding must be true or false, got {self.grounding!r}")
         if self.approval not in get_args(Approval):
             raise ValueError(f"approval must be one of {list(get_args(Approval))}, "
                              f"got {self.approval!r}")
@@ -66,10 +70,15 @@ class RunLimits:
         """These limits with the run's context applied over them (unknown keys refused)."""
         if not context:
             return self
-        if not isinstance(context, dict):  # a dataclass or pydantic object
+        known = {f.name for f in fields(self)}
+        if isinstance(context, Mapping):
+            context = dict(context)
+        elif is_dataclass(context) or isinstance(context, BaseModel):
             context = {f.name: getattr(context, f.name) for f in fields(self)
                        if getattr(context, f.name, None) is not None}
-        known = {f.name for f in fields(self)}
+        else:
+            raise ValueError(f"a run's context is a dict of {sorted(known)}, got "
+                             f"{type(context).__name__} {str(context)[:60]!r}")
         unknown = set(context) - known
         if unknown:
             raise ValueError(f"unknown context field(s) {sorted(unknown)}; "

@@ -9,40 +9,49 @@ rest ``cancelled``), so the thread stays valid for any model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from callgate.graph.context import Context, limits_of
+from callgate.graph.results import results_namespace, thread_of
 from callgate.graph.settings import LoopSettings
-from callgate.graph.state import AgentState, Mode, ToolCall, ToolEvent
+from callgate.graph.state import AgentState, CallResult, Mode, ToolCall, ToolEvent
 from callgate.graph.summarize import from_result, not_run, tool_message
 from callgate.graph.writer import emit
 from callgate.tools.approval import DANGEROUS_PATTERNS, approval_reason
+from callgate.tools.summaries import preview, result_summary, sources_in
 
 
 def make_start(settings: LoopSettings):
     patterns = settings.approval_patterns or DANGEROUS_PATTERNS
 
-    def start(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def start(state: AgentState, runtime: Runtime[Context],
+              config: RunnableConfig) -> dict[str, Any]:
         messages = state.get("messages") or []
         if not messages:
             raise ValueError("callgate needs at least one message: invoke the agent with "
                              "{'messages': [('user', 'your question')]}")
-        if not isinstance(messages[-1], HumanMessage):
+        last = messages[-1]
+        if not isinstance(last, HumanMessage) or last.additional_kwargs.get(
+                "callgate_correction"):
             # A run without a new question would answer the last one again, running its
-            # tools again.
+            # tools again (or answer the loop's own correction of a failed run).
             raise ValueError("callgate answers a new user message, and the thread's last "
                              "message is not one: invoke the agent with {'messages': "
-                             "[('user', 'your question')]}, or resume a paused run with "
-                             "Command(resume=...)")
+                             "[('user', 'your question')]}")
         mode = state.get("mode") or state.get("turn_mode") or "agent"
         if mode not in get_args(Mode):
             raise ValueError(f"unknown mode {mode!r}: callgate's modes are "
                              f"{', '.join(get_args(Mode))}")
         limit = limits_of(runtime, settings.defaults).summary_char_limit
-        closing_messages, closing_events = close_open_calls(state, settings, patterns, limit)
+        finished = stored_results(runtime.store, thread_of(config), settings, limit)
+        closing_messages, closing_events = close_open_calls(state, settings, patterns, limit,
+                                                            finished)
         emit({"event": "status", "phase": "thinking", "step": 0})
         closing: dict[str, Any] = {"messages": closing_messages,
                                    "tool_events": closing_events} if closing_events else {}
@@ -71,9 +80,41 @@ def make_start(settings: LoopSettings):
     return start
 
 
-def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any,
-                     limit: int) -> tuple[list[AnyMessage], list[ToolEvent]]:
-    """Answers for the tool calls an interrupted turn left without one."""
+StoredResult = Callable[[ToolCall], CallResult | None]
+
+
+def stored_results(store: BaseStore | None, thread_id: str | None, settings: LoopSettings,
+                   limit: int) -> StoredResult:
+    """The result a call of an interrupted step stored before the interruption, if any.
+
+    A step's ``execute`` tasks keep their results in the checkpoint only as pending writes,
+    which a new message (not a resume) discards; the full result each finished call put in
+    the store outlives them, so a call that ran is not reported as not run."""
+
+    def finished(call: ToolCall) -> CallResult | None:
+        if store is None or not call.get("result_id"):
+            return None
+        item = store.get(results_namespace(thread_id), call["result_id"])
+        value = item.value if item is not None else {}
+        if value.get("tool") != call["name"] or value.get("args") != call["args"]:
+            return None  # another call's result, or none
+        tool = settings.registry.get(call["name"])
+        data = value.get("data")
+        return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
+                          error=None, summary=result_summary(
+                              tool.summarizer if tool else None, call["name"], data, limit),
+                          preview=preview(data), sources=sources_in(data),  # type: ignore[typeddict-item]
+                          duration_ms=0.0, attempts=1, stored=True)
+
+    return finished
+
+
+def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, limit: int,
+                     finished: StoredResult | None = None
+                     ) -> tuple[list[AnyMessage], list[ToolEvent]]:
+    """Answers for the tool calls an interrupted turn left without one: its result where
+    the call finished (in the state, or ``finished`` from the store), else why it did
+    not."""
     messages = state.get("messages") or []
     answered = {getattr(m, "tool_call_id", None) for m in messages}
     open_at = next((i for i, m in enumerate(messages) if isinstance(m, AIMessage)
@@ -98,12 +139,19 @@ def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any,
                 events.append(from_result(call, {**results[tc["id"]],
                                                  "result_id": call["result_id"]}, step, turn))
                 continue
+            ran = pending.get(tc["id"])
+            # (validate numbered the step's calls as this loop does: the same result id)
+            if (ran is not None and ran.get("result_id") == call["result_id"]
+                    and finished is not None and (stored := finished(ran)) is not None):
+                events.append(from_result(call, stored, step, turn))
+                continue
             if not call.get("outcome"):
                 waiting = (tc["id"] in pending and not call.get("approved")
                            and approval_reason(call, settings.registry, patterns))
                 call["outcome"] = "denied" if waiting else "cancelled"
                 call["error"] = ("not approved: a new message arrived instead of a decision"
-                                 if waiting else "the turn was interrupted before it ran")
+                                 if waiting else "the turn was interrupted before this call "
+                                                 "finished")
             events.append(not_run(call, step, turn, limit))
     # Tool answers must follow their call: move the messages written since behind them.
     later = [m for m in messages[open_at + 1:] if isinstance(m, HumanMessage)]
