@@ -180,7 +180,7 @@ def test_a_new_message_after_sigkill_keeps_the_finished_calls_result(tmp_path: P
     fast, slow = state["tool_events"]
     assert (fast["tool"], fast["outcome"], fast["summary"]) == ("fast", "ok", "[fast] fast x")
     assert (slow["tool"], slow["outcome"]) == ("slow", "cancelled")
-    assert "before this call finished" in slow["error"]
+    assert "before this call's result was recorded" in slow["error"]
     replies = [m.content for m in state["messages"] if m.type == "tool"]
     assert replies[0] == "[R1] [fast] fast x" and "not run (cancelled)" in replies[1]
 
@@ -373,6 +373,8 @@ def test_context_fields_apply_per_run() -> None:
                            ([("max_steps", 2)], "a run's context is a dict")):
         with pytest.raises(ValueError, match=error):
             agent.invoke({"messages": [HumanMessage("go")]}, context=context)
+    with pytest.raises(ValueError, match="grounding must be True, False or None"):
+        build_agent(model, [add], grounding="false")  # type: ignore[arg-type]
 
     registry = callgate.ToolRegistry()
     registry.register(wipe, sensitive=True)

@@ -67,6 +67,9 @@ class LoopSettings:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.grounding is not None and not isinstance(self.grounding, bool):
+            raise ValueError(f"grounding must be True, False or None (auto), got "
+                             f"{self.grounding!r}")
         _ = self.defaults  # RunLimits refuses a bad limit: when built, not at the first run
 
     @property

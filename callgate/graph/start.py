@@ -150,8 +150,8 @@ def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, l
                            and approval_reason(call, settings.registry, patterns))
                 call["outcome"] = "denied" if waiting else "cancelled"
                 call["error"] = ("not approved: a new message arrived instead of a decision"
-                                 if waiting else "the turn was interrupted before this call "
-                                                 "finished")
+                                 if waiting else "the turn was interrupted before this "
+                                                 "call's result was recorded")
             events.append(not_run(call, step, turn, limit))
     # Tool answers must follow their call: move the messages written since behind them.
     later = [m for m in messages[open_at + 1:] if isinstance(m, HumanMessage)]
