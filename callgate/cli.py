@@ -13,6 +13,7 @@ import json
 import os
 import queue
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -70,6 +71,16 @@ class ServerError(UserError):
 
 class DatabaseError(UserError):
     hint = "--db (or $CALLGATE_DB) takes a SQLite file path or postgresql://user@host/dbname"
+
+
+class StatsError(UserError):
+    hint = ("the usage statistics are a SQLite file (stats.sqlite in $CALLGATE_HOME, or "
+            "stats --db PATH): move a damaged one away to start afresh")
+
+
+class DocumentIndexError(UserError):
+    hint = ("index takes a .md, .txt or .pdf file or a folder of them; --index (or "
+            "$CALLGATE_INDEX) names a SQLite file")
 
 
 class Cancelled(Exception):  # noqa: N818 - a control-flow signal, not an error
@@ -172,7 +183,7 @@ def _server_message(exc: Any) -> str:
 
 
 @contextmanager
-def _phase(error: type[UserError], *caught: type[BaseException]) -> Iterator[None]:
+def phase(error: type[UserError], *caught: type[BaseException]) -> Iterator[None]:
     """Errors of ``caught`` types raised while setting up one thing are that thing's fault."""
     try:
         yield
@@ -718,13 +729,25 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
 
 def at_least_one(text: str) -> int:
     """argparse's type for a count of steps: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    value = at_least(0)(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is below 1: the loop needs a step")
     return value
+
+
+def at_least(lowest: int) -> Callable[[str], int]:
+    """argparse's type for a count: a whole number of at least ``lowest``."""
+
+    def count(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"{value} is below {lowest}")
+        return value
+
+    return count
 
 
 def _debug_option(parser: argparse.ArgumentParser) -> None:
@@ -750,14 +773,14 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
     from callgate.tools.stats import UsageStats
     from callgate.toolset import default_toolset
 
-    with _phase(ConfigError, ValueError, OSError):
+    with phase(ConfigError, ValueError, OSError):
         toolset = default_toolset(args.tools_file, builtins=not args.no_builtins)
     model_errors: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError,
                                                      TypeError)
     if (openai := sys.modules.get("openai")) is not None:
         model_errors = (*model_errors, openai.OpenAIError)
     home = _home()
-    with _phase(ModelError, *model_errors):
+    with phase(ModelError, *model_errors):
         model, config = load_model(args.model)
         if hasattr(model, "loaded"):  # our llama.cpp model: load the GGUF now
             # and keep its system prompt's KV state for the next process (ask is one each)
@@ -771,12 +794,14 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
     options: dict[str, Any] = {}
     if "store" in inspect.signature(build_agent).parameters:  # the graph keeps results there
         options["store"] = db.store
-    with _phase(ModelError, ValueError, TypeError):
+    with phase(StatsError, sqlite3.Error, OSError):
+        stats = UsageStats(home / "stats.sqlite")
+    with phase(ModelError, ValueError, TypeError):
         agent = build_agent(model, toolset.registry, tool_format=tool_format,
                             grammar=False if args.no_grammar else config.grammar,
                             tool_choice=args.tool_choice, max_steps=args.max_steps,
                             checkpointer=db.checkpointer, auto_approve=args.yes,
-                            stats=UsageStats(home / "stats.sqlite"), **options)
+                            stats=stats, **options)
     return agent, toolset.statuses
 
 
@@ -819,7 +844,14 @@ def _session(args: argparse.Namespace, prefix: str, *, saved_only: bool = False
         display.stop()
 
 
+def _typed(text: str) -> str:
+    """Text from the command line or stdin, bytes that are not UTF-8 as U+FFFD: Python
+    keeps them as lone surrogates, which no model's tokenizer takes."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
+    args.question = _typed(args.question).strip() if args.question else args.question
     if not args.question and not args.thread:
         raise UserError("ask needs a question", "callgate ask \"QUESTION\" "
                                                 "(or --thread ID to finish that thread's turn)")
@@ -859,7 +891,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 line = _read_line("you> ", tty)
                 if line is None or not line.strip():
                     break
-                payload = {"messages": [("user", line.strip())], "mode": args.mode}
+                payload = {"messages": [("user", _typed(line).strip())], "mode": args.mode}
             first = False
             display.start()
             values = session.run(payload)
@@ -893,7 +925,7 @@ def _read_line(prompt: str, tty: bool) -> str | None:
 def cmd_tools(args: argparse.Namespace) -> int:
     from callgate.toolset import default_toolset
 
-    with _phase(ConfigError, ValueError, OSError):
+    with phase(ConfigError, ValueError, OSError):
         toolset = default_toolset(args.tools_file)
     print("Tools offered to the model:")
     for tool in toolset.registry:
@@ -917,12 +949,14 @@ def cmd_tools(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from callgate.tools.stats import UsageStats
 
-    stats = UsageStats(Path(args.db).expanduser() if args.db else _home() / "stats.sqlite")
-    if args.reset:
-        stats.reset()
-        print("statistics reset")
-        return 0
-    print(json.dumps(stats.summary(), indent=2) if args.json else stats.table())
+    with phase(StatsError, sqlite3.Error, OSError):
+        stats = UsageStats(Path(args.db).expanduser() if args.db else _home() / "stats.sqlite")
+        if args.reset:
+            stats.reset()
+            print("statistics reset")
+            return 0
+        summary = stats.summary() if args.json else stats.table()
+    print(json.dumps(summary, indent=2) if args.json else summary)
     return 0
 
 
@@ -931,19 +965,22 @@ def cmd_index(args: argparse.Namespace) -> int:
     from callgate.tools.index import DocumentIndex
 
     index_path = Path(args.index or BuiltinSettings.from_env().index_path).expanduser()
-    index = DocumentIndex(index_path)
     target = Path(args.path).expanduser()
     if not target.exists():
         raise UserError(f"no such file or folder: {target}", "give a .md, .txt or .pdf file, "
                                                              "or a folder of them")
+    with phase(DocumentIndexError, sqlite3.Error, OSError, ValueError):
+        index = DocumentIndex(index_path)
+        if target.is_dir():
+            report = index.add_folder(target, scope=args.scope)
+        else:
+            done = index.add_file(target, scope=args.scope)
     if target.is_dir():
-        report = index.add_folder(target, scope=args.scope)
         print(f"indexed {len(report.files)} file(s), {report.chunks} chunk(s) into {index_path} "
               f"(scope {args.scope}); {len(report.skipped)} skipped")
-        for skipped in report.skipped:
-            print(f"  skipped {skipped}")
+        for path, why in report.skipped:
+            print(f"  skipped {path}: {why}")
     else:
-        done = index.add_file(target, scope=args.scope)
         print(f"indexed {done.path}: {done.chunks} chunk(s) into {index_path}")
     return 0
 
@@ -1038,4 +1075,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as ``python -m callgate.cli``: this module is then ``__main__``, and the errors the
+    # eval commands raise are ``callgate.cli``'s classes; run that module's ``main``.
+    from callgate.cli import main as cli_main
+
+    sys.exit(cli_main())

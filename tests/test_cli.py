@@ -332,6 +332,62 @@ def test_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> None:
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
+def _more_user_errors(home: Path) -> dict[str, list[str]]:
+    (home / "folder").mkdir()
+    (home / "damaged.sqlite").write_text("not a database")
+    (home / "fake.pdf").write_text("%PDF-junk")
+    (home / "report.json").write_text("not JSON")
+    return {
+        "stats --db a folder": ["stats", "--db", "folder"],
+        "stats --db a damaged file": ["stats", "--db", "damaged.sqlite"],
+        "index an unreadable PDF": ["index", "fake.pdf"],
+        "index into a folder": ["index", "fake.pdf", "--index", "folder"],
+        "eval bfcl --report a folder": ["eval", "bfcl", "--limit", "1", "--report", "folder"],
+        "eval table of a file that is no report": ["eval", "table", "report.json"],
+        "ask a blank question": ["ask", "   "],
+        "anthropic without a key": ["ask", "hello", "--model", "anthropic:claude-test"],
+    }
+
+
+@pytest.mark.parametrize("case", ["stats --db a folder", "stats --db a damaged file",
+                                  "index an unreadable PDF", "index into a folder",
+                                  "eval bfcl --report a folder",
+                                  "eval table of a file that is no report",
+                                  "ask a blank question", "anthropic without a key"])
+def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> None:
+    # Each was a traceback (or a late, misleading error: eval bfcl wrote its report only
+    # after the whole run; anthropic failed at the first request, as "cannot reach").
+    env = _env(home)
+    env.pop("ANTHROPIC_API_KEY", None)
+    result = subprocess.run([sys.executable, "-m", "callgate.cli", *_more_user_errors(home)[case]],
+                            capture_output=True, text=True, env=env, timeout=120, cwd=home)
+    assert result.returncode == 2 and result.stdout == "", result
+    lines = [line for line in result.stderr.strip().splitlines()
+             if "EOF marker" not in line]  # pypdf's own warning
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith("error: ") and "(hint: " in lines[0]
+
+
+def test_a_damaged_statistics_file_is_one_line_for_ask(home: Path) -> None:
+    (home / "data").mkdir()
+    (home / "data" / "stats.sqlite").write_text("not a database")
+    result = callgate("ask", "hello", "--model", "notes", home=home)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "usage statistics are a SQLite file" in result.stderr
+
+
+def test_a_question_that_is_not_utf8_is_answered(home: Path) -> None:
+    # The byte 0xff reaches Python as a lone surrogate, which the tokenizer refused with a
+    # traceback; it is now U+FFFD in the question.
+    result = callgate("ask", "What colour is the car \udcff?", "--model", "notes", "--json",
+                      home=home)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["final_answer"].startswith("The car is red")
+    assert _thread_values(home, out["thread_id"])[1]["humans"] == [
+        "What colour is the car \ufffd?"]
+
+
 def test_a_models_yaml_that_is_not_yaml_is_one_line(home: Path) -> None:
     # It was a yaml.parser.ParserError traceback, for any --model.
     (home / "models.yaml").write_text("models: [1, 2\n")

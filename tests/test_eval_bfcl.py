@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
-from callgate.cli import main
+from callgate.cli import UserError, main
 from callgate.eval.baselines import CreateAgentAnswerer, PlainPromptAnswerer, format_comparison
 from callgate.eval.bfcl import (
     Attempt,
@@ -95,6 +96,13 @@ def run(answerer: Any, q: BfclQuestion):
 
 # --- plumbing (scripted models, deterministic) ----------------------------------------------
 
+
+
+def _error_line(capsys: pytest.CaptureFixture) -> str:
+    """The one line a user error prints on stderr (``callgate.cli.main`` returned 2)."""
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    return lines[0]
 
 def test_a_call_matching_the_ground_truth_scores_1() -> None:
     result = run(native(tool_call("math_hypot", {"x": 4, "y": 5}), AIMessage("5")), SIMPLE)
@@ -471,8 +479,8 @@ def test_diff_of_two_reports_says_what_is_noise(tmp_path: Path,
     assert main(["eval", "diff", str(before), str(large), "--part", "all"]) == 0
     printed = capsys.readouterr().out
     assert "+70.0" in printed and "REAL" in printed and "validate" not in printed
-    with pytest.raises(SystemExit, match="cannot read BFCL report"):
-        main(["eval", "diff", str(before), str(tmp_path / "missing.json")])
+    assert main(["eval", "diff", str(before), str(tmp_path / "missing.json")]) == 2
+    assert re.search("cannot read BFCL report", _error_line(capsys))
 
 
 def test_a_report_records_its_machine_and_diff_says_when_machines_differ(
@@ -545,25 +553,25 @@ def test_evaluate_answers_only_the_questions_named(tmp_path: Path) -> None:
 
 def test_cli_names_an_unknown_question_id_in_one_line(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture) -> None:
-    with pytest.raises(SystemExit, match="no such BFCL question .*: nope$"):
-        main(["eval", "bfcl", "--model", "scripted", "--categories", "simple_python",
-              "--ids", "nope", "--no-report", "--quiet"])
+    assert main(["eval", "bfcl", "--model", "scripted", "--categories", "simple_python",
+              "--ids", "nope", "--no-report", "--quiet"]) == 2
+    assert re.search("no such BFCL question .*: nope$", _error_line(capsys))
     empty = tmp_path / "ids.txt"
     empty.write_text("\n")
-    with pytest.raises(SystemExit, match="named no question"):
-        main(["eval", "bfcl", "--ids-file", str(empty), "--no-report"])
-    with pytest.raises(SystemExit, match="not for --baselines"):
-        main(["eval", "bfcl", "--baselines", "--ids", "simple_python_0", "--no-report"])
-    with pytest.raises(SystemExit, match="cannot read the question ids"):
-        main(["eval", "bfcl", "--ids-file", str(tmp_path / "missing.txt"), "--no-report"])
+    assert main(["eval", "bfcl", "--ids-file", str(empty), "--no-report"]) == 2
+    assert re.search("named no question", _error_line(capsys))
+    assert main(["eval", "bfcl", "--baselines", "--ids", "simple_python_0", "--no-report"]) == 2
+    assert re.search("not for --baselines", _error_line(capsys))
+    assert main(["eval", "bfcl", "--ids-file", str(tmp_path / "missing.txt"), "--no-report"]) == 2
+    assert re.search("cannot read the question ids", _error_line(capsys))
 
 
 def test_cli_rejects_an_unknown_split_and_category(capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit):
         main(["eval", "bfcl", "--split", "train", "--no-report"])
     assert "invalid choice: 'train'" in capsys.readouterr().err
-    with pytest.raises(SystemExit, match="unknown BFCL category 'live'"):
-        main(["eval", "bfcl", "--categories", "live", "--no-report"])
+    assert main(["eval", "bfcl", "--categories", "live", "--no-report"]) == 2
+    assert re.search("unknown BFCL category 'live'", _error_line(capsys))
 
 
 # --- the real bundled model ------------------------------------------------------------------
@@ -658,9 +666,9 @@ def test_react_options_from_the_command_line() -> None:
 
     assert _react_options(["value_floor=-6", "spans=true", "preselect=null"]) == {
         "value_floor": -6, "spans": True, "preselect": None}
-    with pytest.raises(SystemExit, match="value_floor"):  # the message lists the knobs
+    with pytest.raises(UserError, match="value_floor"):  # the message lists the knobs
         _react_options(["no_such_knob=1"])
-    with pytest.raises(SystemExit, match="NAME=VALUE"):
+    with pytest.raises(UserError, match="NAME=VALUE"):
         _react_options(["value_floor"])
 
 
@@ -741,7 +749,8 @@ def test_tables_print_figures_from_the_counts_not_from_rounded_fractions(
     assert rows["overall"][2:] == ["N/A", "N/A", "N/A", "N/A |"]
 
 
-def test_tables_need_a_report_with_its_questions(tmp_path: Path) -> None:
+def test_tables_need_a_report_with_its_questions(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture) -> None:
     report = BfclReport("counts", {}, _verdicts("irrelevance", "tune", 1, 2))
     with pytest.raises(ValueError, match="lists no questions"):
         markdown_tables(report.to_dict(details=False))
@@ -749,11 +758,11 @@ def test_tables_need_a_report_with_its_questions(tmp_path: Path) -> None:
     tables = markdown_tables(json.loads(report.write(tmp_path / "r.json").read_text()))
     assert "validate %" not in tables and "| irrelevance | 2 | 50.0 [" in tables
     assert main(["eval", "table", str(tmp_path / "r.json")]) == 0
-    with pytest.raises(SystemExit, match="cannot read BFCL report .*missing.json"):
-        main(["eval", "table", str(tmp_path / "missing.json")])
+    assert main(["eval", "table", str(tmp_path / "missing.json")]) == 2
+    assert re.search("cannot read BFCL report .*missing.json", _error_line(capsys))
     (tmp_path / "short.json").write_text(json.dumps(report.to_dict(details=False)))
-    with pytest.raises(SystemExit, match="lists no questions"):
-        main(["eval", "table", str(tmp_path / "short.json")])
+    assert main(["eval", "table", str(tmp_path / "short.json")]) == 2
+    assert re.search("lists no questions", _error_line(capsys))
     (tmp_path / "other.json").write_text(json.dumps({"rows": []}))
-    with pytest.raises(SystemExit, match="not a report of 'callgate eval bfcl'"):
-        main(["eval", "table", str(tmp_path / "other.json")])
+    assert main(["eval", "table", str(tmp_path / "other.json")]) == 2
+    assert re.search("not a report of 'callgate eval bfcl'", _error_line(capsys))

@@ -11,10 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from callgate.cli import at_least_one, own_usage
+from callgate.cli import ModelError, UserError, at_least, at_least_one, own_usage, phase
 from callgate.eval.bfcl_data import CATEGORIES, SPLITS
 
 ALIASES = {"simple": "simple_python"}
+
+
+REPORT_HINT = "give a JSON report that callgate eval bfcl --report wrote"
 
 
 def _categories(text: list[str] | None) -> list[str] | None:
@@ -25,7 +28,7 @@ def _categories(text: list[str] | None) -> list[str] | None:
         for name in item.split(","):
             name = ALIASES.get(name.strip(), name.strip())
             if name and name not in CATEGORIES:
-                raise SystemExit(f"unknown BFCL category {name!r}; known: "
+                raise UserError(f"unknown BFCL category {name!r}; known: "
                                  f"{', '.join(CATEGORIES)} (or simple)")
             if name:
                 out.append(name)
@@ -41,7 +44,7 @@ def _bfcl_options(parser: argparse.ArgumentParser) -> None:
                         help="model spec (default: bundled, the SmolLM2-135M GGUF)")
     parser.add_argument("--categories", nargs="+", metavar="CATEGORY",
                         help=f"default: all ({', '.join(CATEGORIES)})")
-    parser.add_argument("--limit", type=int,
+    parser.add_argument("--limit", type=at_least(1),
                         help="first N questions of each category (of the split)")
     parser.add_argument("--split", choices=SPLITS, default="all",
                         help="tune (studied), validate (only scored) or all (default); "
@@ -57,6 +60,25 @@ def _bfcl_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no line per question")
 
 
+def writable_report(path: Path | None) -> None:
+    """Refuse a ``--report`` path that cannot be written, before the run (a full run takes
+    most of an hour); a file this check creates is removed again."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UserError(f"--report {path} is a folder", "give a file path")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        existed = path.exists()
+        with path.open("a", encoding="utf-8"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as exc:
+        raise UserError(f"cannot write the report {path}: {exc.strerror or exc}",
+                        "give a writable file path, or --no-report") from exc
+
+
 def cmd_bfcl(args: argparse.Namespace) -> int:
     from callgate.eval.bfcl import (
         CallgateAnswerer,
@@ -69,35 +91,39 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
 
     if args.baselines:
         if args.ids or args.ids_file:
-            raise SystemExit("error: --ids and --ids-file choose questions for one path, "
+            raise UserError("--ids and --ids-file choose questions for one path, "
                              "not for --baselines")
         return cmd_compare(args)
     if args.checker == "official":
         from callgate.eval.bfcl_checker import official_available
 
         if not official_available():
-            raise SystemExit("--checker official needs bfcl-eval: "
+            raise UserError("--checker official needs bfcl-eval: "
                              "pip install --no-deps bfcl-eval")
     options = _react_options(args.react_option)
     if args.required_only:
         options["include_optional"] = False
     categories = _categories(args.categories)
     ids = _ids(args)
-    try:  # before the model loads: a wrong id fails at once
+    try:  # before the model loads: a wrong id or data folder fails at once
         questions = choose_questions(categories, limit=args.limit, data_dir=args.data,
                                      split=args.split, ids=ids)
     except UnknownQuestionError as exc:
-        raise SystemExit(f"error: {exc}") from exc
+        raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise UserError(str(exc), "--data takes a folder of BFCL's JSON files") from exc
+    writable_report(args.report)
     server = None
     model: Any = args.model
     if args.tool_format == "native":
         model, server = _native_model(args.model, args.server_url)
     try:
-        answerer = CallgateAnswerer(model, tool_format=args.tool_format,
-                                    grammar=False if args.no_grammar else None,
-                                    tool_choice=args.tool_choice, max_steps=args.max_steps,
-                                    react_options=options,
-                                    grounding=False if args.no_grounding else None)
+        with phase(ModelError, ValueError, OSError, ImportError):
+            answerer = CallgateAnswerer(model, tool_format=args.tool_format,
+                                        grammar=False if args.no_grammar else None,
+                                        tool_choice=args.tool_choice,
+                                        max_steps=args.max_steps, react_options=options,
+                                        grounding=False if args.no_grounding else None)
         report = evaluate(answerer, questions=questions, data_dir=args.data,
                           model=args.model, jobs=args.jobs, split=args.split,
                           checker=args.checker, ids=ids, limit=args.limit,
@@ -123,10 +149,10 @@ def _ids(args: argparse.Namespace) -> list[str] | None:
         try:
             text += " " + args.ids_file.read_text(encoding="utf-8")
         except OSError as exc:
-            raise SystemExit(f"cannot read the question ids in {args.ids_file}: {exc}") from exc
+            raise UserError(f"cannot read the question ids in {args.ids_file}: {exc}") from exc
     ids = text.replace(",", " ").split()
     if not ids:
-        raise SystemExit("--ids/--ids-file named no question")
+        raise UserError("--ids/--ids-file named no question")
     return ids
 
 
@@ -143,7 +169,7 @@ def _react_options(pairs: list[str] | None) -> dict[str, Any]:
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
         if not sep or name not in known:
-            raise SystemExit(f"--react-option {pair!r}: expected NAME=VALUE with NAME one of "
+            raise UserError(f"--react-option {pair!r}: expected NAME=VALUE with NAME one of "
                              f"{', '.join(sorted(known))}")
         try:
             options[name] = json.loads(value)
@@ -174,13 +200,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     paths = args.paths or list(PATHS)
     unknown = [p for p in paths if p not in PATHS]
     if unknown:
-        raise SystemExit(f"unknown path(s) {', '.join(unknown)}; known: {', '.join(PATHS)}")
+        raise UserError(f"unknown path(s) {', '.join(unknown)}; known: {', '.join(PATHS)}")
 
     def progress(path: str, result: Any) -> None:
         if not args.quiet:
             print(f"[{path}] ", end="", file=sys.stderr)
             print_progress(result)
 
+    writable_report(args.report)
     rows = compare(args.model, paths=paths, categories=_categories(args.categories),
                    limit=args.limit, data_dir=args.data, max_steps=args.max_steps,
                    server_url=args.server_url, progress=progress, split=args.split)
@@ -204,7 +231,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         try:
             reports.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
-            raise SystemExit(f"cannot read BFCL report {path}: {exc}") from exc
+            raise UserError(f"cannot read BFCL report {path}: {exc}", REPORT_HINT) from exc
     differences = diff_reports(*reports)
     if args.part:
         differences = [d for d in differences if d.part == args.part]
@@ -222,11 +249,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
         try:
             reports.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
-            raise SystemExit(f"cannot read BFCL report {path}: {exc}") from exc
+            raise UserError(f"cannot read BFCL report {path}: {exc}", REPORT_HINT) from exc
     try:
         scores = merge_reports(reports[0], reports[1:])
     except ValueError as exc:
-        raise SystemExit(f"eval merge: {exc}") from exc
+        raise UserError(f"eval merge: {exc}") from exc
     print(format_merged(scores))
     return 0
 
@@ -238,7 +265,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         report = json.loads(args.report.read_text(encoding="utf-8"))
         print(markdown_tables(report))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise SystemExit(f"cannot read BFCL report {args.report}: {exc}") from exc
+        raise UserError(f"cannot read BFCL report {args.report}: {exc}", REPORT_HINT) from exc
     return 0
 
 
@@ -249,7 +276,11 @@ def cmd_outputs(args: argparse.Namespace) -> int:
     if not Path(path).is_file():
         print(f"corpus not found: {path} (give a JSONL file)", file=sys.stderr)
         return 2
-    report = run_outputs(path)
+    writable_report(args.report)
+    try:
+        report = run_outputs(path)
+    except ValueError as exc:  # a line that is not a recorded output
+        raise UserError(str(exc), "each line is one JSON record of a model output") from exc
     print(json.dumps(report.to_dict(), indent=1) if args.json else format_outputs(report))
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
@@ -260,12 +291,13 @@ def cmd_outputs(args: argparse.Namespace) -> int:
 def cmd_answers(args: argparse.Namespace) -> int:
     from callgate.eval.answers import format_answers, print_progress, run_answers, time_ask
 
+    writable_report(args.report)
     try:
         report = run_answers(args.model, limit=args.limit, data=args.data,
                              max_steps=args.max_steps,
                              progress=None if args.quiet else print_progress)
     except (OSError, ValueError) as exc:
-        raise SystemExit(f"eval answers: {exc}") from exc
+        raise UserError(f"eval answers: {exc}") from exc
     report.command = _command_line()
     if args.ask_runs:
         report.ask = time_ask(args.model, runs=args.ask_runs)
@@ -279,6 +311,7 @@ def cmd_answers(args: argparse.Namespace) -> int:
 def cmd_overhead(args: argparse.Namespace) -> int:
     from callgate.eval.overhead import format_overhead, run_overhead
 
+    writable_report(args.report)
     result = run_overhead(runs=args.runs, concurrency=args.concurrency, warmup=args.warmup)
     result["command"] = _command_line()
     print(json.dumps(result, indent=1) if args.json else format_overhead(result))
@@ -293,6 +326,7 @@ def cmd_overhead(args: argparse.Namespace) -> int:
 def cmd_result_sizes(args: argparse.Namespace) -> int:
     from callgate.eval.result_sizes import format_result_sizes, run_result_sizes
 
+    writable_report(args.report)
     result = run_result_sizes(sizes=tuple(args.sizes), peak_sizes=tuple(args.peak_sizes),
                               turns=args.turns)
     result["command"] = _command_line()
@@ -310,7 +344,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
     bfcl = evsub.add_parser("bfcl", help="BFCL through callgate's graph")
     _bfcl_options(bfcl)
-    bfcl.add_argument("--jobs", type=int, default=1,
+    bfcl.add_argument("--jobs", type=at_least(1), default=1,
                       help="answer questions in N worker processes, each with its own copy "
                            "of the model and its share of the cores")
     bfcl.add_argument("--ids", nargs="+", metavar="ID",
@@ -383,12 +417,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                                            "result, invented numbers, echoes, loops, speed")
     ans.add_argument("--model", default=os.environ.get("CALLGATE_MODEL", "bundled"),
                      help="model spec (default: bundled)")
-    ans.add_argument("--limit", type=int, help="first N questions only")
+    ans.add_argument("--limit", type=at_least(1), help="first N questions only")
     ans.add_argument("--data", type=Path, help="a JSONL answer set (default: the packaged one)")
     ans.add_argument("--report", type=Path, default=Path("answers-report.json"),
                      help="write the JSON report here (default: ./answers-report.json)")
     ans.add_argument("--no-report", dest="report", action="store_const", const=None)
-    ans.add_argument("--ask-runs", type=int, default=3,
+    ans.add_argument("--ask-runs", type=at_least(0), default=3,
                      help="time `callgate ask` end to end this many times (0: not at all)")
     ans.add_argument("--max-steps", type=at_least_one, default=5)
     ans.add_argument("--quiet", action="store_true", help="no line per question")
@@ -397,19 +431,19 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     bench = sub.add_parser("bench", help="performance benchmarks")
     bsub = bench.add_subparsers(dest="bench_command", required=True)
     ov = bsub.add_parser("overhead", help="callgate versus create_agent on a scripted model")
-    ov.add_argument("--runs", type=int, default=200)
-    ov.add_argument("--concurrency", type=int, default=50)
-    ov.add_argument("--warmup", type=int, default=5)
+    ov.add_argument("--runs", type=at_least(1), default=200)
+    ov.add_argument("--concurrency", type=at_least(1), default=50)
+    ov.add_argument("--warmup", type=at_least(0), default=5)
     ov.add_argument("--json", action="store_true")
     ov.add_argument("--report", type=Path, help="write the JSON result here")
     ov.set_defaults(func=cmd_overhead)
     rs = bsub.add_parser("results", help="checkpoint growth and memory with big tool results, "
                                          "callgate versus create_agent")
-    rs.add_argument("--sizes", type=int, nargs="+", default=[1_000, 1_000_000, 10_000_000],
+    rs.add_argument("--sizes", type=at_least(1), nargs="+", default=[1_000, 1_000_000, 10_000_000],
                     help="result sizes in characters (default: 1 KB, 1 MB, 10 MB)")
-    rs.add_argument("--peak-sizes", type=int, nargs="+", default=[10_000_000, 50_000_000],
+    rs.add_argument("--peak-sizes", type=at_least(1), nargs="+", default=[10_000_000, 50_000_000],
                     help="result sizes whose peak memory is measured (default: 10 MB, 50 MB)")
-    rs.add_argument("--turns", type=int, default=3, help="turns per size (default: 3)")
+    rs.add_argument("--turns", type=at_least(1), default=3, help="turns per size (default: 3)")
     rs.add_argument("--json", action="store_true")
     rs.add_argument("--report", type=Path, help="write the JSON result here")
     rs.set_defaults(func=cmd_result_sizes)

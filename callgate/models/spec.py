@@ -257,6 +257,10 @@ def _build_anthropic(cfg: ModelConfig) -> BaseChatModel:
     kwargs = _common(cfg)
     if cfg.base_url:
         kwargs["base_url"] = cfg.base_url
+    elif "api_key" not in kwargs and not os.environ.get("ANTHROPIC_API_KEY"):
+        # ChatAnthropic builds without a key and fails only at the first request, with a
+        # network error; say what is missing before anything runs, as ChatOpenAI does.
+        raise ValueError(f"anthropic:{cfg.model} needs an API key: set ANTHROPIC_API_KEY")
     return ChatAnthropic(model=cfg.model, **kwargs)
 
 
