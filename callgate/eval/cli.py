@@ -29,7 +29,7 @@ def _categories(text: list[str] | None) -> list[str] | None:
             name = ALIASES.get(name.strip(), name.strip())
             if name and name not in CATEGORIES:
                 raise UserError(f"unknown BFCL category {name!r}; known: "
-                                 f"{', '.join(CATEGORIES)} (or simple)")
+                                f"{', '.join(CATEGORIES)} (or simple)")
             if name:
                 out.append(name)
     return out
@@ -92,14 +92,14 @@ def cmd_bfcl(args: argparse.Namespace) -> int:
     if args.baselines:
         if args.ids or args.ids_file:
             raise UserError("--ids and --ids-file choose questions for one path, "
-                             "not for --baselines")
+                            "not for --baselines")
         return cmd_compare(args)
     if args.checker == "official":
         from callgate.eval.bfcl_checker import official_available
 
         if not official_available():
             raise UserError("--checker official needs bfcl-eval: "
-                             "pip install --no-deps bfcl-eval")
+                            "pip install --no-deps bfcl-eval")
     options = _react_options(args.react_option)
     if args.required_only:
         options["include_optional"] = False
@@ -170,7 +170,7 @@ def _react_options(pairs: list[str] | None) -> dict[str, Any]:
         name, sep, value = pair.partition("=")
         if not sep or name not in known:
             raise UserError(f"--react-option {pair!r}: expected NAME=VALUE with NAME one of "
-                             f"{', '.join(sorted(known))}")
+                            f"{', '.join(sorted(known))}")
         try:
             options[name] = json.loads(value)
         except ValueError:
