@@ -366,6 +366,8 @@ def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> Non
              if "EOF marker" not in line]  # pypdf's own warning
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith("error: ") and "(hint: " in lines[0]
+    if case == "anthropic without a key":  # said when the model is built, not "cannot reach"
+        assert "set ANTHROPIC_API_KEY" in lines[0]
 
 
 def test_a_damaged_statistics_file_is_one_line_for_ask(home: Path) -> None:
