@@ -83,6 +83,10 @@ class DocumentIndexError(UserError):
             "$CALLGATE_INDEX) names a SQLite file")
 
 
+class ToolChoiceError(UserError):
+    hint = "--tool-choice takes required or the name of a tool (callgate tools lists them)"
+
+
 class Cancelled(Exception):  # noqa: N818 - a control-flow signal, not an error
     """The user pressed Ctrl-C: the run stopped (or will be abandoned) and the thread kept."""
 
@@ -769,6 +773,7 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
     import inspect
 
     from callgate import build_agent
+    from callgate.graph.decide_native import ToolChoiceError as ToolChoiceValueError
     from callgate.models.spec import load_model, resolve_tool_format
     from callgate.tools.stats import UsageStats
     from callgate.toolset import default_toolset
@@ -796,7 +801,7 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
         options["store"] = db.store
     with phase(StatsError, sqlite3.Error, OSError):
         stats = UsageStats(home / "stats.sqlite")
-    with phase(ModelError, ValueError, TypeError):
+    with phase(ModelError, ValueError, TypeError), phase(ToolChoiceError, ToolChoiceValueError):
         agent = build_agent(model, toolset.registry, tool_format=tool_format,
                             grammar=False if args.no_grammar else config.grammar,
                             tool_choice=args.tool_choice, max_steps=args.max_steps,

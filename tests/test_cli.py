@@ -346,6 +346,9 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
         "eval table of a file that is no report": ["eval", "table", "report.json"],
         "ask a blank question": ["ask", "   "],
         "anthropic without a key": ["ask", "hello", "--model", "anthropic:claude-test"],
+        "a tool choice naming no tool": ["ask", "hello", "--model",
+                                         f"openai:m@http://127.0.0.1:{free_port()}/v1",
+                                         "--tool-choice", "nosuch"],
     }
 
 
@@ -353,7 +356,8 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
                                   "index an unreadable PDF", "index into a folder",
                                   "eval bfcl --report a folder",
                                   "eval table of a file that is no report",
-                                  "ask a blank question", "anthropic without a key"])
+                                  "ask a blank question", "anthropic without a key",
+                                  "a tool choice naming no tool"])
 def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> None:
     # Each was a traceback (or a late, misleading error: eval bfcl wrote its report only
     # after the whole run; anthropic failed at the first request, as "cannot reach").
@@ -368,6 +372,8 @@ def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> Non
     assert lines[0].startswith("error: ") and "(hint: " in lines[0]
     if case == "anthropic without a key":  # said when the model is built, not "cannot reach"
         assert "set ANTHROPIC_API_KEY" in lines[0]
+    if case == "a tool choice naming no tool":  # said before any request, with the tools
+        assert "'nosuch' is no tool" in lines[0] and "calculator" in lines[0]
 
 
 def test_a_damaged_statistics_file_is_one_line_for_ask(home: Path) -> None:

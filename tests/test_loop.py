@@ -386,6 +386,14 @@ def test_repeated_call_is_served_from_cache_then_ends_the_loop() -> None:
     assert out["status"] == "done" and model.replies_used == 4
 
 
+def test_a_tool_choice_that_names_no_tool_is_refused_when_built() -> None:
+    model = ScriptedChatModel(script=[AIMessage("unused")])
+    with pytest.raises(ValueError, match="tool_choice 'ad' is no tool .* the tools are add"):
+        build_agent(model, [add], tool_choice="ad")
+    for choice in ("add", "required"):
+        assert build_agent(model, [add], tool_choice=choice) is not None
+
+
 def test_a_model_that_fails_the_last_answer_leaves_a_failed_status() -> None:
     def down(_messages: list[Any]) -> AIMessage:
         raise ValueError("model server returned 400")

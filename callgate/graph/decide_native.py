@@ -16,6 +16,10 @@ from callgate.tools.registry import ToolRegistry
 from callgate.tools.summaries import clip
 
 
+class ToolChoiceError(ValueError):
+    """A ``tool_choice`` that names no tool of the registry."""
+
+
 def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
     return state.get("turn_mode", "agent") != "chat" and len(registry) > 0
 
@@ -61,6 +65,11 @@ class NativeStrategy:
         self.registry = registry
         self.system_prompt = system_prompt
         tools = registry.as_langchain_tools()
+        named = {tool.name for tool in tools}
+        if tool_choice and tool_choice not in {"required", "any", "auto", "none", *named}:
+            # Checked here: a provider says so only at the first request, as an HTTP error.
+            raise ToolChoiceError(f"tool_choice {tool_choice!r} is no tool and none of 'required', "
+                             f"'any', 'auto', 'none'; the tools are {', '.join(sorted(named))}")
         self.bound = model.bind_tools(tools) if tools else model
         # ``tool_choice`` ("required", "any" or a tool name) applies to the first step of a
         # turn only: forcing every step would leave the model no way to answer.
