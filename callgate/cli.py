@@ -83,10 +83,6 @@ class DocumentIndexError(UserError):
             "$CALLGATE_INDEX) names a SQLite file")
 
 
-class ToolChoiceError(UserError):
-    hint = "--tool-choice takes required or the name of a tool (callgate tools lists them)"
-
-
 class Cancelled(Exception):  # noqa: N818 - a control-flow signal, not an error
     """The user pressed Ctrl-C: the run stopped (or will be abandoned) and the thread kept."""
 
@@ -95,6 +91,7 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
     """The user-facing form of ``exc`` when a user can cause it; None for a bug."""
     from langchain_core.exceptions import ContextOverflowError as ProviderContextOverflow
 
+    from callgate.graph.decide_native import ToolChoiceError
     from callgate.models.llamacpp import ContextOverflowError
     from callgate.persistence import PersistenceError
     from callgate.tools.config import ToolsConfigError
@@ -103,6 +100,9 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
         return exc
     if isinstance(exc, ToolsConfigError):
         return ConfigError(str(exc))
+    if isinstance(exc, ToolChoiceError):
+        return UserError(str(exc), "--tool-choice takes required or the name of a tool "
+                                   "(callgate tools lists them)")
     if isinstance(exc, PersistenceError):
         return DatabaseError(str(exc))
     if isinstance(exc, ContextOverflowError | ProviderContextOverflow):
@@ -773,7 +773,6 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
     import inspect
 
     from callgate import build_agent
-    from callgate.graph.decide_native import ToolChoiceError as ToolChoiceValueError
     from callgate.models.spec import load_model, resolve_tool_format
     from callgate.tools.stats import UsageStats
     from callgate.toolset import default_toolset
@@ -801,7 +800,7 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
         options["store"] = db.store
     with phase(StatsError, sqlite3.Error, OSError):
         stats = UsageStats(home / "stats.sqlite")
-    with phase(ModelError, ValueError, TypeError), phase(ToolChoiceError, ToolChoiceValueError):
+    with phase(ModelError, ValueError, TypeError):
         agent = build_agent(model, toolset.registry, tool_format=tool_format,
                             grammar=False if args.no_grammar else config.grammar,
                             tool_choice=args.tool_choice, max_steps=args.max_steps,

@@ -9,7 +9,6 @@ rest ``cancelled``), so the thread stays valid for any model.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
@@ -49,9 +48,8 @@ def make_start(settings: LoopSettings):
             raise ValueError(f"unknown mode {mode!r}: callgate's modes are "
                              f"{', '.join(get_args(Mode))}")
         limit = limits_of(runtime, settings.defaults).summary_char_limit
-        finished = stored_results(runtime.store, thread_of(config), settings, limit)
-        closing_messages, closing_events = close_open_calls(state, settings, patterns, limit,
-                                                            finished)
+        closing_messages, closing_events = close_open_calls(
+            state, settings, patterns, limit, runtime.store, thread_of(config))
         emit({"event": "status", "phase": "thinking", "step": 0})
         closing: dict[str, Any] = {"messages": closing_messages,
                                    "tool_events": closing_events} if closing_events else {}
@@ -80,41 +78,34 @@ def make_start(settings: LoopSettings):
     return start
 
 
-StoredResult = Callable[[ToolCall], CallResult | None]
-
-
-def stored_results(store: BaseStore | None, thread_id: str | None, settings: LoopSettings,
-                   limit: int) -> StoredResult:
-    """The result a call of an interrupted step stored before the interruption, if any.
+def stored_result(store: BaseStore | None, thread_id: str | None, call: ToolCall,
+                  settings: LoopSettings, limit: int) -> CallResult | None:
+    """The result ``call``, of an interrupted step, put in the store before the
+    interruption, if any.
 
     A step's ``execute`` tasks keep their results in the checkpoint only as pending writes,
     which a new message (not a resume) discards; the full result each finished call put in
     the store outlives them, so a call that ran is not reported as not run."""
-
-    def finished(call: ToolCall) -> CallResult | None:
-        if store is None or not call.get("result_id"):
-            return None
-        item = store.get(results_namespace(thread_id), call["result_id"])
-        value = item.value if item is not None else {}
-        if value.get("tool") != call["name"] or value.get("args") != call["args"]:
-            return None  # another call's result, or none
-        tool = settings.registry.get(call["name"])
-        data = value.get("data")
-        return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
-                          error=None, summary=result_summary(
-                              tool.summarizer if tool else None, call["name"], data, limit),
-                          preview=preview(data), sources=sources_in(data),  # type: ignore[typeddict-item]
-                          duration_ms=0.0, attempts=1, stored=True)
-
-    return finished
+    if store is None or not call.get("result_id"):
+        return None
+    item = store.get(results_namespace(thread_id), call["result_id"])
+    value = item.value if item is not None else {}
+    if value.get("tool") != call["name"] or value.get("args") != call["args"]:
+        return None  # another call's result, or none
+    tool = settings.registry.get(call["name"])
+    data = value.get("data")
+    return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
+                      error=None, summary=result_summary(
+                          tool.summarizer if tool else None, call["name"], data, limit),
+                      preview=preview(data), sources=sources_in(data),  # type: ignore[typeddict-item]
+                      duration_ms=0.0, attempts=1, stored=True)
 
 
 def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, limit: int,
-                     finished: StoredResult | None = None
+                     store: BaseStore | None = None, thread_id: str | None = None
                      ) -> tuple[list[AnyMessage], list[ToolEvent]]:
     """Answers for the tool calls an interrupted turn left without one: its result where
-    the call finished (in the state, or ``finished`` from the store), else why it did
-    not."""
+    the call finished (in the state, or in ``store``), else why it did not."""
     messages = state.get("messages") or []
     answered = {getattr(m, "tool_call_id", None) for m in messages}
     open_at = next((i for i, m in enumerate(messages) if isinstance(m, AIMessage)
@@ -141,8 +132,8 @@ def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, l
                 continue
             ran = pending.get(tc["id"])
             # (validate numbered the step's calls as this loop does: the same result id)
-            if (ran is not None and ran.get("result_id") == call["result_id"]
-                    and finished is not None and (stored := finished(ran)) is not None):
+            if (ran is not None and ran.get("result_id") == call["result_id"] and (
+                    stored := stored_result(store, thread_id, ran, settings, limit))):
                 events.append(from_result(call, stored, step, turn))
                 continue
             if not call.get("outcome"):
