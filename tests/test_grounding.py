@@ -315,6 +315,26 @@ def test_search_queries_and_prompts_are_free_text() -> None:
     assert ungrounded_args({"city": "Atlantis"}, {}, context) == [("city", "Atlantis")]
 
 
+
+def test_a_file_path_must_name_a_file_or_folder_the_user_named() -> None:
+    # Hand-written: SmolLM2 wrote "/path/to/file.txt" for "Delete the file notes.txt", whose
+    # "file" and "txt" grounded it (half its words); the delete went to the user for
+    # approval as if it were theirs. The folders before the name may be the model's own.
+    said = "Delete the file notes.txt from my desktop, then open the project in /srv/app."
+    for value in ("/path/to/file.txt", "/home/me/file.txt", "./output.txt",
+                  "C:\\Users\\me\\report.pdf", "/srv/app/my_project", "~/Downloads"):
+        assert ungrounded_args({"path": value}, {}, said) == [("path", value)], value
+    for value in ("notes.txt", "/home/me/notes.txt", "~/notes.txt", "C:\\notes.txt", "~/Desktop",
+                  "/srv/app", "/srv/app/"):
+        assert ungrounded_args({"path": value}, {}, said) == [], value
+    # Not paths: units, fractions, dates, URLs (read as before), commands with spaces.
+    assert ungrounded_args({"unit": "km/h", "rate": "3/4", "day": "12/03/2024",
+                            "url": "https://example.com/notes.txt"}, {},
+                           "3/4 of the way at 60 km/h on 12/03/2024, "
+                           "from https://example.com/notes.txt") == []
+    assert ungrounded_args({"command": "del /F notes.txt"}, {}, said) == []
+
+
 def test_a_format_the_description_names_is_no_value() -> None:
     # SmolLM2 searched Spotify for "track:Song Name artist:Artist Name", the format its
     # description names, for "Can you search for 'Baby Shark'?": free text or not, a copy of

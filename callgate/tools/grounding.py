@@ -745,7 +745,8 @@ def _walk(value: Any, schema: dict[str, Any], path: str, context: _Context,
         if not context.has_number(number):
             found.append((path, value))
     elif isinstance(value, str):
-        if not context.has_string(value) or _template_copy(value, schema, context):
+        if (not context.has_string(value) or _template_copy(value, schema, context)
+                or _invented_path(value, context)):
             found.append((path, value))
     elif isinstance(value, list):
         for i, item in enumerate(value):
@@ -753,6 +754,26 @@ def _walk(value: Any, schema: dict[str, Any], path: str, context: _Context,
     elif isinstance(value, dict):
         for key, item in value.items():
             _walk(item, _sub_schema(schema, key), f"{path}.{key}", context, found)
+
+
+# A file path: one word (no spaces, not a URL) with a root ("/", "~", "./", "C:\\") or a
+# file name ("notes.txt") after a folder separator.
+_PATH = re.compile(r"(?:[/\\~]|\.{1,2}[/\\]|[A-Za-z]:[/\\])\S*|\S*[/\\][^/\\\s]*\.[A-Za-z0-9]{1,5}")
+_PATH_PARTS = re.compile(r"[/\\]+")
+
+
+def _invented_path(value: str, context: _Context) -> bool:
+    """Whether ``value`` is a file path whose last part (the file or folder it names) the
+    conversation does not write. The folders before it may be the model's (a home or
+    working folder); the name it acts on must be the user's. Half its words ground a
+    template's path: "/path/to/file.txt" for "Delete the file notes.txt" has "file" and
+    "txt" (a sensitive tool's call, put to the user for approval as if it were theirs)."""
+    if "://" in value or not _PATH.fullmatch(value):
+        return False
+    last = _PATH_PARTS.split(value.rstrip("/\\"))[-1]
+    if not re.search(r"[^\W\d_]", last) or last.endswith(":") or last in ("~", ".", ".."):
+        return False  # a root, a drive or the home folder: no name to check
+    return re.search(rf"(?<![\w.]){re.escape(fold(last))}(?!\w)", context.folded) is None
 
 
 # Top-level string arguments whose value the model legitimately composes rather than copies
