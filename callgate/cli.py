@@ -194,7 +194,7 @@ def phase(error: type[UserError], *caught: type[BaseException]) -> Iterator[None
     except caught as exc:
         if as_user_error(exc) is not None:
             raise
-        hint = "check the path" if isinstance(exc, FileNotFoundError) else None
+        hint = "check the path" if isinstance(exc, FileNotFoundError | IsADirectoryError) else None
         raise error(str(exc) or type(exc).__name__, hint) from exc
 
 

@@ -337,11 +337,20 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
     (home / "damaged.sqlite").write_text("not a database")
     (home / "fake.pdf").write_text("%PDF-junk")
     (home / "report.json").write_text("not JSON")
+    (home / "photo.bin").write_bytes(bytes(range(256)) * 8)  # indexed as latin-1 "text"
+    # The MCP client printed pydantic's tracebacks of the lines it wrote, first.
+    (home / "notmcp.yml").write_text(f"mcp_servers:\n  fake:\n    command: {sys.executable}\n"
+                                     "    args: ['-c', 'print(\"usage: x\")']\n")
+    (home / "tools.json").write_text('{"tools": [')
     return {
         "stats --db a folder": ["stats", "--db", "folder"],
         "stats --db a damaged file": ["stats", "--db", "damaged.sqlite"],
         "index an unreadable PDF": ["index", "fake.pdf"],
         "index into a folder": ["index", "fake.pdf", "--index", "folder"],
+        "index a binary file": ["index", "photo.bin"],
+        "an MCP command that is no MCP server": ["tools", "--tools", "notmcp.yml"],
+        "a tools file of broken JSON": ["tools", "--tools", "tools.json"],
+        "a GGUF model that is a folder": ["ask", "hello", "--model", "gguf:folder"],
         "eval bfcl --report a folder": ["eval", "bfcl", "--limit", "1", "--report", "folder"],
         "eval table of a file that is no report": ["eval", "table", "report.json"],
         "ask a blank question": ["ask", "   "],
@@ -354,6 +363,10 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("case", ["stats --db a folder", "stats --db a damaged file",
                                   "index an unreadable PDF", "index into a folder",
+                                  "index a binary file",
+                                  "an MCP command that is no MCP server",
+                                  "a tools file of broken JSON",
+                                  "a GGUF model that is a folder",
                                   "eval bfcl --report a folder",
                                   "eval table of a file that is no report",
                                   "ask a blank question", "anthropic without a key",
@@ -366,12 +379,19 @@ def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> Non
     result = subprocess.run([sys.executable, "-m", "callgate.cli", *_more_user_errors(home)[case]],
                             capture_output=True, text=True, env=env, timeout=120, cwd=home)
     assert result.returncode == 2 and result.stdout == "", result
-    lines = [line for line in result.stderr.strip().splitlines()
-             if "EOF marker" not in line]  # pypdf's own warning
+    lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert lines[0].startswith("error: ") and "(hint: " in lines[0]
     if case == "anthropic without a key":  # said when the model is built, not "cannot reach"
         assert "set ANTHROPIC_API_KEY" in lines[0]
+    if case == "index an unreadable PDF":  # pypdf's own warning, in the line
+        assert "(EOF marker not found)" in lines[0]
+    if case == "a tools file of broken JSON":  # was "invalid YAML"
+        assert "tools.json:1: invalid JSON" in lines[0]
+    if case == "a GGUF model that is a folder":  # was "not found"
+        assert "is a folder (hint: check the path)" in lines[0]
+    if case == "an MCP command that is no MCP server":
+        assert "'usage: x': is its command an MCP server?" in lines[0]
     if case == "a tool choice naming no tool":  # said before any request, with the tools
         assert "'nosuch' is no tool" in lines[0] and "calculator" in lines[0]
 

@@ -253,6 +253,44 @@ async def test_hung_server_times_out(tmp_path: Path) -> None:
         await load_mcp_tools_into(ToolRegistry(), {"hung": hang}, load_timeout_s=0.5)
 
 
+
+@pytest.mark.server
+async def test_a_command_that_is_no_mcp_server_is_one_error_quoting_what_it_wrote(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # The MCP client logs each such line with an 11-line traceback; the CLI printed 55
+    # lines of them before its one-line error.
+    chatty = {"command": sys.executable, "args": [
+        "-c", "import sys\nfor i in range(5): print('hello line', i, flush=True)\n"
+              "sys.stdin.read()"]}
+    with pytest.raises(MCPLoadError, match=r"no answer within 1 s; it wrote 5 lines that are "
+                       r"not MCP \(JSON-RPC\), the first 'hello line 0': is its command an "
+                       r"MCP server\?"):
+        await load_mcp_tools_into(ToolRegistry(), {"chatty": chatty}, load_timeout_s=1)
+    assert not [r for r in caplog.records if "JSONRPC" in r.getMessage()]
+    echo = {"command": sys.executable, "args": ["-c", "print('usage: not a server')"]}
+    with pytest.raises(MCPLoadError, match=r"it wrote 1 line that is not MCP .*'usage: not a"):
+        await load_mcp_tools_into(ToolRegistry(), {"echo": echo}, load_timeout_s=5)
+
+
+@pytest.mark.server
+async def test_a_servers_stray_output_is_one_warning_and_its_tools_load(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    script = tmp_path / "banner_server.py"
+    script.write_text(ANNOTATED_SERVER.replace(
+        'if __name__ == "__main__":\n', 'if __name__ == "__main__":\n'
+        '    print("notes server starting", flush=True)\n'))
+    registry = ToolRegistry()
+    with caplog.at_level("WARNING"):
+        await load_mcp_tools_into(registry, {"notes": {
+            "command": sys.executable, "args": [str(script)]}}, load_timeout_s=30)
+    assert "read_note" in registry.names
+    said = [r.getMessage() for r in caplog.records]
+    assert [m for m in said if "not MCP" in m] == [
+        "MCP server 'notes' wrote 1 line(s) that are not MCP (JSON-RPC), ignored; the first: "
+        "'notes server starting'"], said
+    assert not [m for m in said if "JSONRPC message" in m]
+
+
 @pytest.mark.server
 async def test_name_clash_registers_nothing(repo: Path) -> None:
     registry = ToolRegistry()

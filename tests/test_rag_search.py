@@ -119,6 +119,21 @@ def test_pdf_pages_are_indexed(index: DocumentIndex, tmp_path: Path) -> None:
     assert index.search("turbine")[0]["location"] == "page 1"
 
 
+
+def test_a_binary_file_is_refused_and_a_utf16_one_read(index: DocumentIndex,
+                                                        tmp_path: Path) -> None:
+    # latin-1 decodes any bytes: an image named in `callgate index` became junk "text".
+    photo = tmp_path / "photo.txt"
+    photo.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    with pytest.raises(ValueError, match="photo.txt is not a text file"):
+        index.add_file(photo)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Windows wrote these turbine notes.", encoding="utf-16")
+    assert index.add_file(notes).chunks == 1
+    assert index.search("turbine")[0]["source"].endswith("notes.txt")
+    assert index.count() == 1
+
+
 def test_scopes(index: DocumentIndex, tmp_path: Path) -> None:
     for name, text in (("a.txt", "alpha notes about zebras"), ("b.txt", "beta notes about zebras"),
                        ("g.txt", "global notes about zebras")):

@@ -116,7 +116,7 @@ def load_models_yaml(path: str | os.PathLike[str]) -> dict[str, ModelConfig]:
     except yaml.YAMLError as exc:
         from callgate.tools.config import yaml_problem
 
-        line, problem = yaml_problem(exc)
+        line, problem = yaml_problem(exc, path)
         raise ValueError(f"{path}:{line}: {problem}" if line else f"{path}: {problem}") from None
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
@@ -224,6 +224,10 @@ def _build_gguf(cfg: ModelConfig) -> BaseChatModel:
     from callgate.models.llamacpp import ChatLlamaCppText
 
     path = cfg.model_path
+    if path.is_dir():
+        raise IsADirectoryError(f"a GGUF model is a file, and {path} is a folder"
+                                + (f" (model {cfg.name!r})" if cfg.name and cfg.name != str(path)
+                                   else ""))
     if not path.is_file():
         raise FileNotFoundError(
             f"GGUF model file not found: {path}"

@@ -461,14 +461,16 @@ def _resolves(ref: Any, root: dict[str, Any]) -> bool:
 
 
 # -- YAML with line numbers -------------------------------------------------------------
-def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
+def yaml_problem(exc: yaml.YAMLError, path: Path | None = None) -> tuple[int | None, str]:
     """The line a YAML syntax error is on (None where it has no position) and what it is,
-    in one line: for ``FILE:LINE: invalid YAML: ...`` (tools.yml and models.yaml alike)."""
+    in one line: for ``FILE:LINE: invalid YAML: ...`` (tools.yml and models.yaml alike). A
+    ``.json`` file (JSON is YAML) is named as what its user wrote."""
+    kind = "JSON" if path is not None and path.suffix.lower() == ".json" else "YAML"
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        return (mark.line + 1 if mark else None), f"invalid YAML: {problem}"
-    return None, f"invalid YAML: {str(exc).splitlines()[0]}"
+        return (mark.line + 1 if mark else None), f"invalid {kind}: {problem}"
+    return None, f"invalid {kind}: {str(exc).splitlines()[0]}"
 
 
 class _Document:
@@ -482,7 +484,7 @@ class _Document:
                 _check_duplicate_keys(path, self.root)
             self.data: Any = loader.construct_document(self.root) if self.root else None
         except yaml.YAMLError as exc:
-            raise ToolsConfigError(path, *yaml_problem(exc)) from None
+            raise ToolsConfigError(path, *yaml_problem(exc, path)) from None
         finally:
             loader.dispose()
 

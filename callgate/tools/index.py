@@ -11,9 +11,11 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import hashlib
+import logging
 import os
 import re
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +26,8 @@ GLOBAL = "global"
 CHUNK_CHARS = 800
 OVERLAP_CHARS = 150
 DEFAULT_PATTERNS = ("*.md", "*.txt", "*.pdf")
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -220,6 +224,11 @@ def read_document(file: Path, data: bytes) -> list[tuple[str, str | None]]:
     """The text of a file as ``[(text, page)]``: one part per PDF page, one for text."""
     if file.suffix.lower() == ".pdf":
         return [(text, f"page {n}") for n, text in enumerate(_pdf_pages(file), start=1)]
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # a UTF-16 byte order mark
+        return [(data.decode("utf-16", errors="replace"), None)]
+    if b"\0" in data[:8000]:
+        # A NUL byte: a binary file (git's test), which latin-1 would decode as junk text.
+        raise ValueError(f"{file.name} is not a text file (it holds NUL bytes)")
     for encoding in ("utf-8-sig", "cp1252", "latin-1"):
         try:
             return [(data.decode(encoding), None)]
@@ -234,10 +243,45 @@ def _pdf_pages(file: Path) -> list[str]:
         from pypdf.errors import PdfReadError
     except ImportError as exc:
         raise RuntimeError("PDF support needs pypdf: pip install 'callgate[pdf]'") from exc
-    try:
-        return [page.extract_text() or "" for page in PdfReader(file).pages]
-    except PdfReadError as exc:
-        raise ValueError(f"cannot read PDF {file.name}: {exc}") from exc
+    with _pdf_warnings() as repairs:
+        try:
+            return [page.extract_text() or "" for page in PdfReader(file).pages]
+        except PdfReadError as exc:
+            seen = f" ({'; '.join(dict.fromkeys(repairs))})" if repairs else ""
+            raise ValueError(f"cannot read PDF {file.name}: {exc}{seen}") from exc
+
+
+_PDF_LOGGER = logging.getLogger("pypdf")
+_PDF_LOCK = threading.Lock()  # one read at a time sets the logger's propagation
+
+
+class _Kept(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _pdf_warnings() -> Iterator[list[str]]:
+    """What pypdf logs while a PDF is read, kept rather than printed. pypdf warns of each
+    repair it makes ("EOF marker not found") on its own loggers, which Python prints on
+    stderr where no logging is set up: a line before the CLI's one-line error. A failed
+    read's error says them; a repaired read's go to callgate's log at debug level."""
+    kept = _Kept()
+    with _PDF_LOCK:
+        propagate = _PDF_LOGGER.propagate
+        _PDF_LOGGER.addHandler(kept)
+        _PDF_LOGGER.propagate = False
+        try:
+            yield kept.messages
+        finally:
+            _PDF_LOGGER.removeHandler(kept)
+            _PDF_LOGGER.propagate = propagate
+    for message in kept.messages:
+        log.debug("pypdf: %s", message)
 
 
 # -- chunking ---------------------------------------------------------------------------

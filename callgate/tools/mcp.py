@@ -24,13 +24,16 @@ import fnmatch
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ValidationError
 
 from callgate.tools.registry import Tool, ToolRegistry, conversation_words_problem
 from callgate.tools.summaries import default_summary
@@ -65,11 +68,52 @@ class MCPConfigError(ValueError):
 
 
 class MCPLoadError(RuntimeError):
-    """A server that could not be reached or listed its tools."""
+    """A server that could not be reached or listed its tools; ``stray``: the lines it
+    wrote that are not MCP messages (a ``command`` that is no MCP server)."""
 
-    def __init__(self, server: str, cause: BaseException) -> None:
-        super().__init__(f"MCP server '{server}' could not be loaded: {_describe(cause)}")
+    def __init__(self, server: str, cause: BaseException, stray: Sequence[str] = ()) -> None:
+        said = (f"; it wrote {len(stray)} line{'s' * (len(stray) != 1)} that "
+                f"{'are' if len(stray) != 1 else 'is'} not MCP (JSON-RPC), the first "
+                f"{stray[0][:80]!r}: is its command an MCP server?") if stray else ""
+        super().__init__(f"MCP server '{server}' could not be loaded: {_describe(cause)}{said}")
         self.server = server
+        self.stray = tuple(stray)
+
+
+# The MCP client logs each line a stdio server writes that is not JSON-RPC with a full
+# traceback ("Failed to parse JSONRPC message from server"): 11 lines per line of a
+# `command` that is no MCP server, before callgate's own one-line error. While the tools
+# are listed, those records are taken off the log and kept per server (the server listing
+# is a context variable, which the client's reader task inherits), to be said once.
+_listing: ContextVar[str | None] = ContextVar("callgate_mcp_listing", default=None)
+_STDIO_LOG = "mcp.client.stdio"
+
+
+class _StrayLines(logging.Filter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: dict[str, list[str]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        server = _listing.get()
+        if server is None or not record.getMessage().startswith("Failed to parse JSONRPC"):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        # pydantic's ValidationError holds the line it could not read as its input.
+        found = error.errors() if isinstance(error, ValidationError) else []
+        line = found[0].get("input") if found else None
+        self.lines.setdefault(server, []).append(str(line) if line is not None else "?")
+        return False
+
+
+@contextmanager
+def _stray_lines() -> Iterator[_StrayLines]:
+    logger, stray = logging.getLogger(_STDIO_LOG), _StrayLines()
+    logger.addFilter(stray)
+    try:
+        yield stray
+    finally:
+        logger.removeFilter(stray)
 
 
 @dataclass
@@ -216,6 +260,7 @@ async def load_mcp_tools_into(
                                   tool_name_prefix=tool_name_prefix, handle_tool_errors=False)
 
     async def listing(name: str) -> list[BaseTool]:
+        _listing.set(name)  # this task's own context: its reader tasks inherit it
         try:
             async with asyncio.timeout(load_timeout_s):
                 return await client.get_tools(server_name=name)
@@ -223,16 +268,21 @@ async def load_mcp_tools_into(
             raise TimeoutError(f"no answer within {load_timeout_s:g} s") from None
 
     names = list(parsed)
-    listed = await asyncio.gather(*(listing(n) for n in names), return_exceptions=True)
+    with _stray_lines() as stray:
+        listed = await asyncio.gather(*(listing(n) for n in names), return_exceptions=True)
     ready: list[Tool] = []
     for name, tools in zip(names, listed, strict=True):
+        lines = stray.lines.get(name, [])
         if isinstance(tools, BaseException):
             if isinstance(tools, asyncio.CancelledError):
                 raise tools
             if strict:
-                raise MCPLoadError(name, tools) from tools
-            log.warning("%s", MCPLoadError(name, tools))
+                raise MCPLoadError(name, tools, lines) from tools
+            log.warning("%s", MCPLoadError(name, tools, lines))
             continue
+        if lines:
+            log.warning("MCP server '%s' wrote %d line(s) that are not MCP (JSON-RPC), "
+                        "ignored; the first: %r", name, len(lines), lines[0][:80])
         server = parsed[name]
         listed_names = {t.name for t in tools} | {server.own_name(t) for t in tools}
         for tool_name in server.conversation_words:
