@@ -192,6 +192,30 @@ def test_a_refused_mode_leaves_no_mode_in_the_thread() -> None:
         "first", "second"]
 
 
+
+def test_a_tool_result_that_answers_no_call_stays_in_the_thread_and_out_of_the_models_input(
+        ) -> None:
+    # A refused run's input stays in the thread: a tool message there answered no call, and
+    # reached the model on every later turn; hosted providers reject such a history, so the
+    # thread could not go on. The thread keeps it; the model's input leaves it out.
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
+    agent = build_agent(model, [add], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "orphan-result"}}
+    with pytest.raises(ValueError, match="last message is not one"):
+        agent.invoke({"messages": [HumanMessage("first"),
+                                   ToolMessage("42", tool_call_id="nowhere")]}, thread)
+    out = agent.invoke(ask("1 + 2?"), thread)
+    assert out["status"] == "done" and out["tools_used"] == ["add"]
+    assert any(isinstance(m, ToolMessage) and m.tool_call_id == "nowhere"
+               for m in out["messages"])
+    first, second = ([m for m in r["messages"] if isinstance(m, ToolMessage)]
+                     for r in model.requests)
+    assert first == []
+    # The loop's own call's result still reaches the model.
+    [call] = [m for m in out["messages"] if isinstance(m, AIMessage) and m.tool_calls]
+    assert [m.tool_call_id for m in second] == [call.tool_calls[0]["id"]]
+
+
 def test_a_thread_keeps_its_mode_until_a_run_sends_another() -> None:
     model = ScriptedChatModel(script=[AIMessage("Hi."), AIMessage("Still chatting."),
                                       tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])

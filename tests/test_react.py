@@ -476,3 +476,18 @@ def test_an_answer_with_numbers_no_tool_gave_goes_back_for_a_call() -> None:
     out = graph.compile().invoke({"messages": [HumanMessage("How much disk is used?")]})
     assert out["status"] == "done" and "1.25 GB" in out["final_answer"]
     assert out["answer_checks"] == ["numbers in no result or question: 1.25"]
+
+
+def test_the_history_leaves_out_a_tool_result_that_answers_no_call() -> None:
+    # The text-only model reads results as "Observation:" turns; one answering no call (a
+    # refused run's input, kept in the thread) is no observation of its own calls.
+    from langchain_core.messages import ToolMessage
+
+    from callgate.graph.decide_react import render_history
+
+    call = AIMessage("", tool_calls=[{"name": "web_search", "args": {"query": "x"},
+                                      "id": "c1"}])
+    history = render_history([HumanMessage("find x"), ToolMessage("stray", tool_call_id="c0"),
+                              call, ToolMessage("found x", tool_call_id="c1")])
+    assert [m.text for m in history] == [
+        "find x", 'Action: web_search\nAction Input: {"query": "x"}', "Observation: found x"]

@@ -6,7 +6,13 @@ import uuid
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableConfig
 
 from callgate.graph.settings import LoopSettings
@@ -22,6 +28,24 @@ class ToolChoiceError(ValueError):
 
 def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
     return state.get("turn_mode", "agent") != "chat" and len(registry) > 0
+
+
+def model_history(messages: list[AnyMessage]) -> list[AnyMessage]:
+    """The thread as a model reads it: a tool result that answers no call before it is
+    left out. Such a message comes from a client's input (a refused run's input stays in
+    the thread: LangGraph checkpoints it before any node runs) or a history brought from
+    elsewhere; hosted providers reject a history holding one, so every later turn of the
+    thread would fail. The thread itself keeps it."""
+    called: set[str] = set()
+    out: list[AnyMessage] = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            called |= {c["id"] for c in [*message.tool_calls, *message.invalid_tool_calls]
+                       if c.get("id")}
+        elif isinstance(message, ToolMessage) and message.tool_call_id not in called:
+            continue
+        out.append(message)
+    return out
 
 
 def decision(ai: AIMessage, step: int) -> dict[str, Any]:
@@ -79,8 +103,8 @@ class NativeStrategy:
     def _inputs(self, state: dict[str, Any]) -> tuple[Any, list[AnyMessage]]:
         if tools_allowed(state, self.registry):
             model = self.bound_first if state.get("step", 0) == 0 else self.bound
-            return model, [SystemMessage(self.system_prompt), *state["messages"]]
-        return self.model, [SystemMessage(CHAT_SYSTEM), *state["messages"]]
+            return model, [SystemMessage(self.system_prompt), *model_history(state["messages"])]
+        return self.model, [SystemMessage(CHAT_SYSTEM), *model_history(state["messages"])]
 
     def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         model, messages = self._inputs(state)
@@ -92,7 +116,8 @@ class NativeStrategy:
         return self.call_model
 
     def _final_inputs(self, messages: list[AnyMessage], instruction: str) -> list[AnyMessage]:
-        return [SystemMessage(self.system_prompt), *messages, HumanMessage(instruction)]
+        return [SystemMessage(self.system_prompt), *model_history(messages),
+                HumanMessage(instruction)]
 
     def answer_now(self, messages: list[AnyMessage], instruction: str,
                    config: RunnableConfig) -> str:

@@ -39,7 +39,7 @@ from langgraph.runtime import Runtime
 from callgate.answer_checks import invented_numbers
 from callgate.answer_checks import numbers_in as answer_numbers_in
 from callgate.graph.context import Context, limits_of
-from callgate.graph.decide_native import tools_allowed
+from callgate.graph.decide_native import model_history, tools_allowed
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
 from callgate.graph.streaming import stream_reply
@@ -119,7 +119,7 @@ def render_history(messages: list[AnyMessage]) -> list[AnyMessage]:
     """The conversation as a text-only model sees it: calls as ReAct lines, results as
     ``Observation:`` turns, earlier answers as ``Final Answer:``."""
     out: list[AnyMessage] = []
-    for message in messages:
+    for message in model_history(messages):
         if isinstance(message, AIMessage) and message.tool_calls:
             lines = [f"Thought: {message.additional_kwargs['thought']}"] if (
                 message.additional_kwargs.get("thought")) else []
