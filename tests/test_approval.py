@@ -137,6 +137,17 @@ def test_auto_approve(tools, deleted) -> None:
     assert deleted == ["a"]
 
 
+def test_a_runs_deny_stands_over_a_build_time_approver(tools, deleted) -> None:
+    # A callable auto_approve had approved the call before the run's "deny" was read.
+    model = ScriptedChatModel(script=[tool_call("delete_file", {"path": "a"}), AIMessage("ok")],
+                              loop=True)
+    agent = build_agent(model, tools, auto_approve=lambda call: True)
+    out = agent.invoke({"messages": [("user", "delete a")]}, context={"approval": "deny"})
+    assert deleted == [] and out["tool_events"][0]["outcome"] == "denied"
+    agent.invoke({"messages": [("user", "delete a")]})  # without it, the callable approves
+    assert deleted == ["a"]
+
+
 @pytest.mark.parametrize(("command", "asks"), [
     ("rm -rf /tmp/x", True), ("sudo reboot", True), ("git push origin main", True),
     ("psql -c 'DROP TABLE users'", True), ("ls -la", False), ("git status", False)])

@@ -216,6 +216,25 @@ def test_a_tool_result_that_answers_no_call_stays_in_the_thread_and_out_of_the_m
     assert [m.tool_call_id for m in second] == [call.tool_calls[0]["id"]]
 
 
+
+def test_chat_mode_runs_no_call_the_model_still_makes() -> None:
+    # Chat mode binds no tools, but a model that saw them earlier in the thread may call
+    # one anyway: it ran, and was cited. Its text is the answer, as on the ReAct path.
+    called: list[int] = []
+
+    def count(n: int) -> int:
+        """Count."""
+        called.append(n)
+        return n
+
+    reply = AIMessage("Counting is a tool's job.", tool_calls=[
+        {"name": "count", "args": {"n": 1}, "id": "c1"}])
+    out = build_agent(ScriptedChatModel(script=[reply]), [count]).invoke(
+        {**ask("count to 1"), "mode": "chat"})
+    assert called == [] and out["tool_events"] == []
+    assert out["final_answer"] == "Counting is a tool's job." and out["status"] == "done"
+
+
 def test_a_thread_keeps_its_mode_until_a_run_sends_another() -> None:
     model = ScriptedChatModel(script=[AIMessage("Hi."), AIMessage("Still chatting."),
                                       tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])
@@ -408,6 +427,22 @@ def test_repeated_call_is_served_from_cache_then_ends_the_loop() -> None:
     assert (r2["outcome"], r2["preview"]) == ("repeat", r1["preview"])
     assert "already called at step 1" in r2["summary"]
     assert out["status"] == "done" and model.replies_used == 4
+
+
+
+@pytest.mark.parametrize(("options", "fragment"), [
+    ({"tools": add}, "tools is a list of functions or tools"),  # was "not iterable"
+    ({"tools": "add"}, "tools is a list of functions or tools"),  # its letters, as tools
+    ({"max_stepz": 3}, "build_agent\\(\\) got an unexpected keyword argument 'max_stepz'; "
+                       "its options are .*max_steps"),  # named LoopSettings
+    ({"store": True}, "store must be a LangGraph BaseStore"),  # failed at the first run
+    ({"stats": 1}, "stats must be a UsageStats"),  # raised out of invoke
+    ({"auto_approve": "yes"}, "auto_approve must be True, False or a function")])  # was "ask"
+def test_a_bad_build_option_is_a_type_error_naming_it(options: dict[str, Any],
+                                                      fragment: str) -> None:
+    model = ScriptedChatModel(script=[AIMessage("unused")])
+    with pytest.raises(TypeError, match=fragment):
+        build_agent(model, **{"tools": [add], **options})
 
 
 def test_a_tool_choice_that_names_no_tool_is_refused_when_built() -> None:

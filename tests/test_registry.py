@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from callgate import ToolRegistry, ValidationResult
 from callgate.tools.registry import Tool
-from callgate.tools.validation import compile_schema
+from callgate.tools.validation import SchemaInvalid, compile_schema
 
 
 class Point(BaseModel):
@@ -366,14 +366,55 @@ def test_number_rules() -> None:
     assert huge.valid and huge.args["v"] == 10**400  # too big for a float: left an int
 
 
-def test_defaults_are_injected_not_validated_and_copied() -> None:
+def test_defaults_are_injected_where_they_fit_and_copied() -> None:
     registry = schema_registry({"type": "object", "properties": {
         "tags": {"type": "array", "default": []},
         "mode": {"type": "string", "default": None}}})
     first = registry.validate({"tool": "t", "args": {}})
-    assert first.valid and first.args == {"tags": [], "mode": None}
+    # A default its own schema rejects is the tool's to apply, not written in.
+    assert first.valid and first.args == {"tags": []}
     first.args["tags"].append("x")  # a caller's change never reaches the schema
     assert registry.validate({"tool": "t", "args": {}}).args["tags"] == []
+
+
+def test_a_functions_none_default_is_its_own_to_apply() -> None:
+    # ``unit: str = None`` is common Python: its schema's default None is no string, and
+    # written in, the function's pydantic model refused every call that left ``unit`` out.
+    def weather(city: str, unit: str = None, days: int = 1) -> str:  # type: ignore[assignment]
+        """Weather."""
+        return f"{city} {unit} {days}"
+
+    registry = ToolRegistry([weather])
+    checked = registry.validate({"tool": "weather", "args": {"city": "Paris"}})
+    assert checked.valid and checked.args == {"city": "Paris", "days": 1}
+    assert registry.get("weather").runnable.invoke(checked.args) == "Paris None 1"
+
+
+@pytest.mark.parametrize(("options", "fragment"), [
+    ({"timeout_s": 0}, "timeout_s must be a positive number"),
+    ({"timeout_s": -1}, "timeout_s must be a positive number"),
+    ({"timeout_s": "5"}, "timeout_s must be a positive number"),
+    ({"timeout_s": float("inf")}, "timeout_s must be a positive number"),
+    ({"sensitive": "no"}, "sensitive must be True or False")])
+def test_register_refuses_a_bad_option_as_tools_yml_does(options: dict[str, Any],
+                                                        fragment: str) -> None:
+    # 0 had meant the default, and "5" and -1 failed every call at run time, as the tool's
+    # own error; "no" made the tool sensitive.
+    with pytest.raises(ValueError, match=fragment):
+        ToolRegistry().register(repeat, **options)
+
+
+def test_a_function_taking_kwargs_or_a_schema_with_a_dangling_ref_is_refused() -> None:
+    def anything(**kwargs: Any) -> str:
+        """Anything."""
+        return str(kwargs)
+
+    with pytest.raises(TypeError, match="its \\*\\*kwargs name no arguments"):
+        ToolRegistry().register(anything)
+    dangling = StructuredTool(name="r", description="R.", func=lambda a: a, args_schema={
+        "type": "object", "properties": {"a": {"$ref": "#/defs/nope"}}})
+    with pytest.raises(SchemaInvalid, match="tool 'r'.*#/defs/nope"):
+        ToolRegistry().register(dangling)
 
 
 def test_unknown_arguments_dropped_unless_allowed() -> None:

@@ -71,11 +71,12 @@ def make_approve(settings: LoopSettings, *, checkpointed: bool):
             if reason is None:
                 continue
             auto = settings.auto_approve
-            if limits.approval == "auto" or (callable(auto) and auto(dict(call))):
-                calls[i] = {**call, "approved": "auto"}
-            elif limits.approval == "deny":
+            # A run's 'deny' is its own word: no build-time callable approves past it.
+            if limits.approval == "deny":
                 calls[i] = _denied(call, f"approval needed ({reason}); this run's approval "
                                          "policy is 'deny'")
+            elif limits.approval == "auto" or (callable(auto) and auto(dict(call))):
+                calls[i] = {**call, "approved": "auto"}
             elif not (checkpointed or runtime.server_info is not None) or not (
                     config.get("configurable") or {}).get("thread_id"):
                 calls[i] = _denied(call, f"approval needed ({reason}) but this run cannot "

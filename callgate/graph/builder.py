@@ -13,11 +13,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -73,6 +74,16 @@ def build_agent(
     ``store`` keeps full tool results (default: an ``InMemoryStore``; ``False``: none of
     its own, for LangGraph Server, which supplies one); ``checkpointer`` keeps threads.
     """
+    if callable(tools) or isinstance(tools, str | BaseTool | dict):
+        raise TypeError(f"tools is a list of functions or tools (or a ToolRegistry), got "
+                        f"{tools!r}: put it in a list")
+    unknown = sorted(set(options) - _OPTIONS)
+    if unknown:
+        raise TypeError(f"build_agent() got an unexpected keyword argument {unknown[0]!r}; "
+                        f"its options are {', '.join(sorted(_NAMED | _OPTIONS))}")
+    if not (store is None or store is False or isinstance(store, BaseStore)):
+        raise TypeError(f"store must be a LangGraph BaseStore, None (an InMemoryStore) or "
+                        f"False (none, for LangGraph Server), got {store!r}")
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
     settings = LoopSettings(registry=registry, max_steps=max_steps,
                             tool_timeout_s=tool_timeout_s,
@@ -84,6 +95,14 @@ def build_agent(
     if store is None:
         store = InMemoryStore()
     return graph.compile(checkpointer=checkpointer, store=store or None, name=name)
+
+
+# build_agent's keyword options passed on to LoopSettings, and those it names itself.
+_OPTIONS = frozenset(f.name for f in fields(LoopSettings)) - {
+    "registry", "max_steps", "tool_timeout_s", "summary_char_limit", "auto_approve", "stats"}
+_NAMED = frozenset({"max_steps", "tool_timeout_s", "summary_char_limit", "tool_format",
+                    "grammar", "tool_choice", "checkpointer", "store", "auto_approve", "stats",
+                    "name"})
 
 
 def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "auto",

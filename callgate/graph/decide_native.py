@@ -109,6 +109,10 @@ class NativeStrategy:
     def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         model, messages = self._inputs(state)
         reply, _ = stream_reply(model, messages, config, tool_names=self.registry.names)
+        if not tools_allowed(state, self.registry):
+            # Chat mode binds no tools, yet a model may still call one the thread shows it
+            # (the ReAct path reads no call there either): its text is the answer.
+            reply = reply.model_copy(update={"tool_calls": [], "invalid_tool_calls": []})
         return decision(reply, state.get("step", 0))
 
     def subgraph(self, settings: LoopSettings) -> Any:

@@ -46,6 +46,11 @@ class DecideStrategy(Protocol):
     def format_example(self, tool_name: str, schema: dict[str, Any]) -> str | None: ...
 
 
+# What the loop calls on ``LoopSettings.stats`` (``callgate.tools.stats.UsageStats``).
+_STATS_METHODS = ("record_call", "record_invalid", "record_correction", "record_duplicate",
+                  "record_denial")
+
+
 @dataclass
 class LoopSettings:
     """Build-time configuration of the tool loop; the limits are each run's defaults."""
@@ -70,6 +75,15 @@ class LoopSettings:
         if self.grounding is not None and not isinstance(self.grounding, bool):
             raise ValueError(f"grounding must be True, False or None (auto), got "
                              f"{self.grounding!r}")
+        if not (isinstance(self.auto_approve, bool) or callable(self.auto_approve)):
+            # "yes" or 1 had meant "ask": a setting that reads as approval but is not one.
+            raise TypeError(f"auto_approve must be True, False or a function of the call, "
+                            f"got {self.auto_approve!r}")
+        missing = [name for name in _STATS_METHODS
+                   if not callable(getattr(self.stats, name, None))]
+        if self.stats is not None and missing:
+            raise TypeError(f"stats must be a UsageStats (callgate.tools.stats), got "
+                            f"{self.stats!r}, which has no {missing[0]}()")
         _ = self.defaults  # RunLimits refuses a bad limit: when built, not at the first run
 
     @property

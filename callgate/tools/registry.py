@@ -6,6 +6,7 @@ import difflib
 import functools
 import inspect
 import json
+import math
 import re
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -163,7 +164,11 @@ class ToolRegistry:
         else:
             raise TypeError(f"cannot register {func_or_tool!r}: expected a function or a "
                             "LangChain BaseTool")
-        spec = convert_to_openai_tool(runnable)["function"]
+        try:
+            spec = convert_to_openai_tool(runnable)["function"]
+        except KeyError as exc:  # a $ref langchain-core cannot resolve
+            raise SchemaInvalid(f"tool {runnable.name!r}: its parameters schema is not valid: "
+                                f"{exc.args[0] if exc.args else exc}") from None
         schema = spec.get("parameters") or {"type": "object", "properties": {}}
         tool = Tool(
             name=runnable.name,
@@ -195,6 +200,15 @@ class ToolRegistry:
     def add(self, tool: Tool) -> Tool:
         """Add a ready-made :class:`Tool`; names must be unique and acceptable to providers."""
         check_tool_name(tool.name)
+        timeout = tool.timeout_s
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(
+                timeout, int | float) or not 0 < timeout < math.inf):
+            # As tools.yml says it: 0 had meant the default, "5" failed every call.
+            raise ValueError(f"tool {tool.name!r}: timeout_s must be a positive number of "
+                             f"seconds or None (the run's), got {timeout!r}")
+        if not isinstance(tool.sensitive, bool):
+            raise ValueError(f"tool {tool.name!r}: sensitive must be True or False, got "
+                             f"{tool.sensitive!r}")
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         try:
@@ -292,6 +306,15 @@ def _function_tool(func: Callable[..., Any], name: str | None,
     if not doc:
         raise ValueError(f"tool {tool_name!r} needs a description: give the "
                          "function a docstring or pass description=")
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature
+        parameters = []
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        # LangChain makes **kwargs one argument named "kwargs", which no call fills right:
+        # {"a": 1} arrived as kwargs=None, {"kwargs": {"a": 1}} nested.
+        raise TypeError(f"cannot register {tool_name!r}: its **kwargs name no arguments a "
+                        "model can be told of; give each a parameter")
     options: dict[str, Any] = {"name": tool_name, "description": doc}
     func, cancel_param = _inject_cancel(func)
     if inspect.iscoroutinefunction(func):

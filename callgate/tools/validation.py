@@ -25,7 +25,8 @@ callgate's own rules, where its verdict differs from plain ``jsonschema``:
   (and nothing applicable says ``integer``) becomes a float in the returned args.
 * **Defaults are injected** after the check (so a default never changes the verdict): for
   top-level properties, and for nested objects reached through ``properties``, ``items``,
-  ``$ref``, ``allOf`` or the one matching ``anyOf``/``oneOf`` branch.
+  ``$ref``, ``allOf`` or the one matching ``anyOf``/``oneOf`` branch; a default that its own
+  property's schema rejects (``unit: str = None``) is not: the tool's own default applies.
 
 Every error names the argument path (``argument 'items[2].qty'``), the expected type or
 constraint and the value received, clipped: ``argument 'city': expected string, got boolean
@@ -505,7 +506,10 @@ class ArgsValidator:
             for key, prop in (schema.get("properties") or {}).items():
                 if key not in out:
                     found, default = self._default(prop, resolver)
-                    if found:
+                    # A default its own schema rejects is left to the tool: a Python
+                    # function's ``unit: str = None`` got None written in, which its
+                    # pydantic model refused on every call that left ``unit`` out.
+                    if found and self._fits(default, prop, resolver):
                         out[key] = copy.deepcopy(default)
         return out
 
