@@ -235,6 +235,21 @@ def test_chat_mode_runs_no_call_the_model_still_makes() -> None:
     assert out["final_answer"] == "Counting is a tool's job." and out["status"] == "done"
 
 
+
+def test_a_run_without_a_checkpointer_writes_over_no_kept_result() -> None:
+    # The README's own example: without a checkpointer each run starts from empty state,
+    # and numbered its first call R1 again, over the thread's R1 in the store.
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]"),
+                                      tool_call("add", {"a": 5, "b": 5}), AIMessage("10 [R2]")])
+    agent = build_agent(model, [add])
+    thread = {"configurable": {"thread_id": "no-saver"}}
+    first = agent.invoke(ask("1 + 2?"), thread)
+    second = agent.invoke(ask("5 + 5?"), thread)
+    assert [first["tool_events"][0]["id"], second["tool_events"][0]["id"]] == ["R1", "R2"]
+    assert [callgate.get_result(agent, thread, r) for r in ("R1", "R2")] == [3, 10]
+    assert second["final_answer"].startswith("10 [R2]")
+
+
 def test_a_thread_keeps_its_mode_until_a_run_sends_another() -> None:
     model = ScriptedChatModel(script=[AIMessage("Hi."), AIMessage("Still chatting."),
                                       tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])

@@ -38,6 +38,23 @@ def put_result(store: BaseStore, thread_id: str | None, result_id: str, tool: st
         store.put(namespace, result_id, storable(value), index=False)
 
 
+def last_result_number(store: BaseStore | None, thread_id: str | None) -> int:
+    """The highest result number (``R7``: 7) the store holds for the thread, 0 for none.
+    A turn's numbering goes on from it, so no run writes over a kept result: a run without
+    a checkpointer starts from empty state (its first call was ``R1`` again, and the
+    thread's earlier ``R1`` was lost), and so does a fork from an earlier checkpoint."""
+    if store is None:
+        return 0
+    highest, offset, page = 0, 0, 200
+    while True:
+        items = store.search(results_namespace(thread_id), limit=page, offset=offset)
+        highest = max([highest, *(int(item.key[1:]) for item in items
+                                  if item.key[:1] == "R" and item.key[1:].isdigit())])
+        if len(items) < page:
+            return highest
+        offset += page
+
+
 def storable(value: Any) -> Any:
     """``value`` as JSON any store writes: keys as text, tuples and sets as lists, pydantic
     models and dataclasses as their fields, an int past 64 bits and any other object as

@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from callgate.graph.context import Context, limits_of
+from callgate.graph.results import last_result_number, thread_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, ToolCall
 from callgate.graph.writer import emit
@@ -43,7 +45,8 @@ def correction_left(state: AgentState, settings: LoopSettings) -> bool:
 def make_validate(settings: LoopSettings):
     registry = settings.registry
 
-    def validate(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def validate(state: AgentState, runtime: Runtime[Context],
+                 config: RunnableConfig) -> dict[str, Any]:
         limits = limits_of(runtime, settings.defaults)
         errors = list(state.get("validation_errors") or [])  # parse errors found by decide
         checked: list[ToolCall] = []
@@ -86,7 +89,8 @@ def make_validate(settings: LoopSettings):
         # read as any call is left as an error (it ends the loop). An answer sent back with
         # no correction left is the answer after all (its checks flag its numbers).
         kept = [e["answer"] for e in errors if e.get("kind") == UNSUPPORTED_ANSWER]
-        return {"pending_calls": _numbered(_mark_repeats(checked, state), state),
+        after = last_result_number(runtime.store, thread_of(config))
+        return {"pending_calls": _numbered(_mark_repeats(checked, state), state, after),
                 "validation_errors": [e for e in errors if not e.get("id")
                                       and e.get("kind") != UNSUPPORTED_ANSWER],
                 **({"draft_answer": kept[0]} if kept else {})}
@@ -135,9 +139,10 @@ def _mark_repeats(calls: list[ToolCall], state: AgentState) -> list[ToolCall]:
     return marked
 
 
-def _numbered(calls: list[ToolCall], state: AgentState) -> list[ToolCall]:
-    """Result ids (``R7``) in call order, continuing the thread's numbering."""
-    base = len(state.get("tool_events") or [])
+def _numbered(calls: list[ToolCall], state: AgentState, stored: int = 0) -> list[ToolCall]:
+    """Result ids (``R7``) in call order, continuing the thread's numbering (its events, or
+    past them, the highest id the store holds for it: ``stored``)."""
+    base = max(len(state.get("tool_events") or []), stored)
     numbered = [{**call, "result_id": f"R{base + n}"} for n, call in enumerate(calls, 1)]
     ids = {call["id"]: call["result_id"] for call in numbered}
     return [{**c, "repeat_of": ids.get(c["repeat_of"], c["repeat_of"])}

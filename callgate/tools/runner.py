@@ -63,7 +63,6 @@ GRACE_S = 0.05  # how long a stopped tool gets to finish before it counts as aba
 MAX_DEPTH = 64  # containers nested deeper are replaced by a marker
 MAX_VALUES = 10_000_000  # values in one result; beyond, a marker (a shared-reference bomb)
 REPR_CHARS = 500  # an unserialisable object becomes its repr, clipped to this
-BYTES_PREVIEW = 48  # bytes shown (base64) of a binary result
 
 Outcome = Literal["ok", "timeout", "cancelled"]
 
@@ -316,7 +315,8 @@ def to_jsonable(value: Any) -> Any:
     raises. The rules:
 
     - ``bytes``/``bytearray``/``memoryview``: the text if valid UTF-8, else
-      ``{"type": "bytes", "size": n, "base64_preview": <first 48 bytes, base64>}``;
+      ``{"type": "bytes", "size": n, "base64": <all of them, base64>}`` (the store keeps
+      them whole; a summary or preview shows a clipped part, as of any long value);
     - ``str`` with lone surrogates (not encodable): those become U+FFFD;
     - tuples, deques → lists; sets, frozensets → sorted lists (by JSON text where the items
       don't compare); mappings → dicts (keys as JSON text where not strings);
@@ -465,7 +465,7 @@ def _bytes(raw: bytes) -> Any:
         return _encodable(raw.decode("utf-8"))
     except UnicodeDecodeError:
         return {"type": "bytes", "size": len(raw),
-                "base64_preview": base64.b64encode(raw[:BYTES_PREVIEW]).decode("ascii")}
+                "base64": base64.b64encode(raw).decode("ascii")}
 
 
 def _big_int(value: int) -> int | str:
