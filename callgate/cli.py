@@ -709,8 +709,9 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tool-format", choices=["auto", "native", "react"], default="auto",
                         help="native tool calling or ReAct text (default auto: native where "
                              "the model has it)")
-    parser.add_argument("--tool-choice", help="native tool calling: force a call on each "
-                                              "turn's first step ('required' or a tool name)")
+    parser.add_argument("--tool-choice", help="force a call on each turn's first step "
+                                              "('required' or a tool name): native tool "
+                                              "calling, or a llama.cpp model's grammar")
     parser.add_argument("--no-grammar", action="store_true",
                         help="no grammar-constrained decoding for llama.cpp models")
     parser.add_argument("--max-steps", type=at_least_one, default=5,
@@ -791,10 +792,13 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
             model.prefix_cache = str(home / "prefix-cache")
             _in_background(lambda: model.loaded, ctrl_c)
         tool_format = config.tool_format if args.tool_format == "auto" else args.tool_format
-        if args.tool_choice and resolve_tool_format(model, tool_format) != "native":
-            raise ModelError(f"--tool-choice needs native tool calling, but {args.model!r} "
-                             "uses ReAct text", "drop --tool-choice, or use "
-                             "--tool-format native with a model that supports it")
+        grammar = False if args.no_grammar else config.grammar
+        under_grammar = grammar is not False and hasattr(model, "llama")
+        if args.tool_choice and resolve_tool_format(model, tool_format) != "native" and not (
+                under_grammar):
+            raise ModelError(f"--tool-choice needs native tool calling or the grammar, but "
+                             f"{args.model!r} writes ReAct text unforced", "drop --tool-choice, "
+                             "or use --tool-format native with a model that supports it")
     options: dict[str, Any] = {}
     if "store" in inspect.signature(build_agent).parameters:  # the graph keeps results there
         options["store"] = db.store
@@ -802,8 +806,7 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
         stats = UsageStats(home / "stats.sqlite")
     with phase(ModelError, ValueError, TypeError):
         agent = build_agent(model, toolset.registry, tool_format=tool_format,
-                            grammar=False if args.no_grammar else config.grammar,
-                            tool_choice=args.tool_choice, max_steps=args.max_steps,
+                            grammar=grammar, tool_choice=args.tool_choice, max_steps=args.max_steps,
                             checkpointer=db.checkpointer, auto_approve=args.yes,
                             stats=stats, **options)
     return agent, toolset.statuses

@@ -491,3 +491,17 @@ def test_the_history_leaves_out_a_tool_result_that_answers_no_call() -> None:
                               call, ToolMessage("found x", tool_call_id="c1")])
     assert [m.text for m in history] == [
         "find x", 'Action: web_search\nAction Input: {"query": "x"}', "Observation: found x"]
+
+
+
+def test_tool_choice_on_the_react_path_needs_the_grammar_and_a_tool_it_names() -> None:
+    # It was ignored there: "required" answered without a call, a name of no tool was built.
+    from callgate.graph.decide_native import ToolChoiceError
+
+    text_only = ScriptedChatModel(script=["Final Answer: 4"], native_tools=False)
+    with pytest.raises(ValueError, match="tool_choice 'required' needs a model with native "
+                                         "tool calling, or a llama.cpp model under the grammar"):
+        build_agent(text_only, [web_search], tool_choice="required")
+    with pytest.raises(ToolChoiceError, match="'no_such_tool' is no tool"):
+        build_agent(text_only, [web_search], tool_choice="no_such_tool")
+    build_agent(text_only, [web_search], tool_choice="auto")  # nothing to force

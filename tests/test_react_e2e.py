@@ -130,3 +130,30 @@ def test_streaming_the_real_model_leaks_no_markup() -> None:
             stream_mode="messages", subgraphs=True)
         if isinstance(chunk, AIMessageChunk) and isinstance(chunk.content, str))
     assert not any(m in streamed for m in MARKUP)
+
+
+def calls_made(agent: object, question: str) -> list[str]:
+    """The tools of every call the model wrote in the run, run or refused (stream events)."""
+    made = []
+    for event in agent.stream({"messages": [("user", question)]},  # type: ignore[attr-defined]
+                              stream_mode="custom", subgraphs=True):
+        _ns, data = event
+        if data.get("event") in ("tool_start", "call_refused"):
+            made.append(data["tool"])
+    return made
+
+
+def test_tool_choice_forces_the_first_call_through_the_grammar() -> None:
+    # "Say hello to me." shares no word with any tool: unforced, no tool is offered and the
+    # model answers. Forced, the grammar admits only a call (of the named tool, where one is
+    # named) as the turn's first choice; grounding still refuses what it invents.
+    tools = {"get_weather", "convert_currency", "set_timer", "search_notes"}
+    assert calls_made(build_agent("bundled", registry(), max_steps=2), "Say hello to me.") == []
+    for choice, allowed in (("set_timer", {"set_timer"}), ("required", tools)):
+        agent = build_agent("bundled", registry(), max_steps=2, tool_choice=choice)
+        made = calls_made(agent, "Say hello to me.")
+        assert made and made[0] in allowed, made
+    agent = build_agent("bundled", registry(), max_steps=2, tool_choice="set_timer")
+    assert calls_made(agent, "What is the weather in Paris?")[:1] == ["set_timer"]
+    agent = build_agent("bundled", registry(), max_steps=2, tool_choice="none")
+    assert calls_made(agent, "What is the weather in Paris?") == []

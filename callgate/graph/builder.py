@@ -69,8 +69,9 @@ def build_agent(
     ``tool_format`` is ``native``, ``react`` or ``auto`` (native when the model's
     ``bind_tools`` allows free tool choice). ``grammar`` turns grammar-constrained decoding
     on or off for llama.cpp models on the ReAct path (on by default there).
-    ``tool_choice`` (native path: ``"required"`` or a tool name) forces a tool call on the
-    first step of each turn, for models that rarely call tools on their own.
+    ``tool_choice`` (``"required"`` or a tool name) forces a tool call on the first step of
+    each turn, for models that rarely call tools on their own: natively, or on the ReAct
+    path through the grammar (a llama.cpp model).
     ``store`` keeps full tool results (default: an ``InMemoryStore``; ``False``: none of
     its own, for LangGraph Server, which supplies one); ``checkpointer`` keeps threads.
     """
@@ -129,7 +130,7 @@ def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "aut
         return NativeStrategy(model, registry, tool_choice=tool_choice)
     from callgate.graph.decide_react import ReactStrategy
 
-    return ReactStrategy(model, registry, grammar=grammar)
+    return ReactStrategy(model, registry, grammar=grammar, tool_choice=tool_choice)
 
 
 def assemble(settings: LoopSettings, strategy: DecideStrategy, *,

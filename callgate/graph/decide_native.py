@@ -26,6 +26,15 @@ class ToolChoiceError(ValueError):
     """A ``tool_choice`` that names no tool of the registry."""
 
 
+def check_tool_choice(tool_choice: str | None, registry: ToolRegistry) -> None:
+    """Refuse a ``tool_choice`` that names no tool when the agent is built: a provider says
+    so only at the first request, as an HTTP error."""
+    if tool_choice and tool_choice not in {"required", "any", "auto", "none", *registry.names}:
+        raise ToolChoiceError(f"tool_choice {tool_choice!r} is no tool and none of 'required', "
+                              f"'any', 'auto', 'none'; the tools are "
+                              f"{', '.join(sorted(registry.names))}")
+
+
 def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
     return state.get("turn_mode", "agent") != "chat" and len(registry) > 0
 
@@ -89,11 +98,7 @@ class NativeStrategy:
         self.registry = registry
         self.system_prompt = system_prompt
         tools = registry.as_langchain_tools()
-        named = {tool.name for tool in tools}
-        if tool_choice and tool_choice not in {"required", "any", "auto", "none", *named}:
-            # Checked here: a provider says so only at the first request, as an HTTP error.
-            raise ToolChoiceError(f"tool_choice {tool_choice!r} is no tool and none of 'required', "
-                             f"'any', 'auto', 'none'; the tools are {', '.join(sorted(named))}")
+        check_tool_choice(tool_choice, registry)
         self.bound = model.bind_tools(tools) if tools else model
         # ``tool_choice`` ("required", "any" or a tool name) applies to the first step of a
         # turn only: forcing every step would leave the model no way to answer.

@@ -39,7 +39,7 @@ from langgraph.runtime import Runtime
 from callgate.answer_checks import invented_numbers
 from callgate.answer_checks import numbers_in as answer_numbers_in
 from callgate.graph.context import Context, limits_of
-from callgate.graph.decide_native import model_history, tools_allowed
+from callgate.graph.decide_native import check_tool_choice, model_history, tools_allowed
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
 from callgate.graph.streaming import stream_reply
@@ -286,7 +286,7 @@ class ReactStrategy:
                  formula_numbers: bool = True, crossed_items: bool = True,
                  earlier_results: bool = True, said_flags: bool = True,
                  ordinal_counts: bool = True, role_words: bool = True,
-                 format_parts: bool = True) -> None:
+                 format_parts: bool = True, tool_choice: str | None = None) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -294,6 +294,15 @@ class ReactStrategy:
             raise ValueError("grammar-constrained decoding needs a llama.cpp model "
                              "(gguf:PATH or bundled)")
         self.grammar = supports if grammar is None else bool(grammar)
+        check_tool_choice(tool_choice, registry)
+        if tool_choice not in (None, "auto") and len(registry) and not self.grammar:
+            raise ValueError(f"tool_choice {tool_choice!r} needs a model with native tool "
+                             "calling, or a llama.cpp model under the grammar: "
+                             f"{type(model).__name__} writes its calls as text, unforced")
+        # The turn's first choice as the native path's tool_choice makes it: "required" or
+        # "any" a call (among the request's tools, or all where it names none), a tool's
+        # name a call of that tool, "none" the answer; the grammar imposes it.
+        self.tool_choice = tool_choice
         self.include_optional = include_optional
         # Small local models invent argument values: check them against the conversation
         # (LoopSettings.grounding, when not set explicitly).
@@ -539,14 +548,26 @@ class ReactStrategy:
         times of, where any. Further calls of a turn get the same offer: a lower cut for
         them (0.25) gave parallel_multiple the tools it needs, but SmolLM2 then called
         unneeded ones (README)."""
+        forced = self._forced(state)
+        if forced == "none":
+            return []
+        if forced in self.registry:
+            return [forced]
         if (ask := self.next_ask(state)) is not None:
             return self._callable(list(ask.tools), state)
         able = self._callable(self.registry.names, state)
         if self.preselect is None:
             return able
-        return relevant_tools([tool for tool in self.registry if tool.name in able],
-                              self._request(state), keep=self.preselect,
-                              unmatched=self.unmatched)
+        found = relevant_tools([tool for tool in self.registry if tool.name in able],
+                               self._request(state), keep=self.preselect,
+                               unmatched=self.unmatched)
+        return (found or able) if forced else found
+
+    def _forced(self, state: dict[str, Any]) -> str | None:
+        """``tool_choice`` where it applies: the turn's first choice, not a correction's."""
+        if self.tool_choice in (None, "auto") or not self.grammar or _correcting(state):
+            return None
+        return None if turn_calls(state.get("messages") or []) else self.tool_choice
 
     def _callable(self, tools: list[str], state: dict[str, Any]) -> list[str]:
         """``tools`` less those the conversation lacks the required dates or times of
@@ -597,6 +618,8 @@ class ReactStrategy:
         a call (``call_score``), or the loop sent back an answer that stated numbers no
         tool returned (``_unsupported_answer``)."""
         messages = state.get("messages") or []
+        if self._forced(state) not in (None, "none"):
+            return True
         if _correcting(state) and messages[-1].additional_kwargs.get(
                 "callgate_refusal") == UNSUPPORTED_ANSWER:
             return not turn_calls(messages)
