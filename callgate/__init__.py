@@ -18,6 +18,7 @@ _EXPORTS = {
     "cancel": "callgate.graph.cancellation",
     "Context": "callgate.graph.context",
     "get_result": "callgate.graph.results",
+    "aget_result": "callgate.graph.results",
     "ToolRegistry": "callgate.tools.registry",
     "Tool": "callgate.tools.registry",
     "ValidationResult": "callgate.tools.registry",
@@ -35,6 +36,7 @@ __all__ = [
     "Tool",
     "ToolRegistry",
     "ValidationResult",
+    "aget_result",
     "build_agent",
     "cancel",
     "get_result",
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from callgate.graph.builder import build_agent
     from callgate.graph.cancellation import CancelToken, cancel
     from callgate.graph.context import Context
-    from callgate.graph.results import get_result
+    from callgate.graph.results import aget_result, get_result
     from callgate.graph.state import AgentState
     from callgate.models.spec import load_model
     from callgate.parsing import ParsedOutput, parse_model_output

@@ -99,6 +99,30 @@ def test_async_twin_on_sqlite(home: Path) -> None:
     assert asyncio.run(roundtrip()) == {"v": 2}
 
 
+
+def test_a_result_is_read_back_in_async_code_from_an_async_store(home: Path) -> None:
+    # get_result's sync read raises InvalidStateError on an async store's own loop.
+    from langchain_core.messages import AIMessage
+
+    from callgate import aget_result, build_agent
+    from callgate.models.scripted import ScriptedChatModel, tool_call
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    async def run() -> object:
+        async with open_async_persistence() as db:
+            model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}),
+                                              AIMessage("3 [R1]")])
+            agent = build_agent(model, [add], checkpointer=db.checkpointer, store=db.store)
+            thread = {"configurable": {"thread_id": "async"}}
+            await agent.ainvoke({"messages": [("user", "1 + 2?")]}, thread)
+            return await aget_result(agent, thread, "R1")
+
+    assert asyncio.run(run()) == 3
+
+
 def test_a_result_json_cannot_hold_is_stored_as_text(home: Path) -> None:
     # The calculator's "2^1000 * 2^1000" is an int past 64 bits, which the SQLite store's
     # JSON writer (orjson) refuses: found asking the bundled model, the full result was lost

@@ -84,11 +84,26 @@ def get_result(agent: Any, config: RunnableConfig | None, result_id: str) -> Any
     """The full data of result ``result_id`` (``"R3"``) on the thread in ``config``.
 
     ``agent`` is the compiled graph from ``build_agent`` (or its store). Raises
-    ``KeyError`` when the store has no such result."""
+    ``KeyError`` when the store has no such result. In async code with an async store
+    (``AsyncSqliteStore``, ``AsyncPostgresStore``), :func:`aget_result`."""
+    return _data(_store_of(agent).get(results_namespace(thread_of(config)), result_id),
+                 result_id, config)
+
+
+async def aget_result(agent: Any, config: RunnableConfig | None, result_id: str) -> Any:
+    """:func:`get_result` for async code: an async store refuses sync calls on its loop."""
+    item = await _store_of(agent).aget(results_namespace(thread_of(config)), result_id)
+    return _data(item, result_id, config)
+
+
+def _store_of(agent: Any) -> BaseStore:
     store = agent if isinstance(agent, BaseStore) else getattr(agent, "store", None)
     if store is None:
         raise ValueError("this agent has no store: compile it with one to keep full results")
-    item = store.get(results_namespace(thread_of(config)), result_id)
+    return store
+
+
+def _data(item: Any, result_id: str, config: RunnableConfig | None) -> Any:
     if item is None:
         raise KeyError(f"no stored result {result_id!r} on thread {thread_of(config)!r}")
     return item.value["data"]
