@@ -314,10 +314,16 @@ def compare(schema: dict[str, Any], value: dict[str, Any]) -> str:
             e.startswith(("argument '", "arguments", "and ")) for e in result.errors), (
             result.errors)
         return kind
-    # Rule: defaults injected; they never change the verdict (checked before injection).
+    # Rule: defaults injected where their own property's schema takes them (a default it
+    # rejects, ``unit: str = None``, is the tool's to apply); they never change the verdict
+    # (checked before injection).
     for key, prop in schema.get("properties", {}).items():
         if key not in kept and isinstance(prop, dict) and "default" in prop:
-            assert result.args[key] == prop["default"]
+            if exact.evolve(schema={**prop, "$defs": schema.get("$defs", {})}).is_valid(
+                    prop["default"]):
+                assert result.args[key] == prop["default"]
+            else:
+                assert key not in result.args
     # Rule: an int where a plain {"type": "number"} property applies becomes a float.
     for key, prop in schema.get("properties", {}).items():
         if (isinstance(kept.get(key), int) and not isinstance(kept[key], bool)
