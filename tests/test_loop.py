@@ -250,6 +250,41 @@ def test_a_run_without_a_checkpointer_writes_over_no_kept_result() -> None:
     assert second["final_answer"].startswith("10 [R2]")
 
 
+
+def test_a_cancelled_runs_unrun_call_and_a_forks_calls_take_fresh_result_ids() -> None:
+    # The ids of calls the loop never ran, and of a fork's calls, go on from the thread's
+    # numbering too: a cancelled second run without a checkpointer had called its unrun
+    # call R1, the first run's; a fork from turn 1 numbered its call R2, the other
+    # branch's, and a crash then left it unmatched with its stored result.
+    token = callgate.CancelToken()
+
+    def cancel_then_call(messages: list[Any]) -> AIMessage:
+        token.cancel()
+        return tool_call("add", {"a": 5, "b": 5})
+
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]"),
+                                      cancel_then_call, AIMessage("stopped")])
+    agent = build_agent(model, [add])
+    thread = {"configurable": {"thread_id": "unrun"}}
+    agent.invoke(ask("1 + 2?"), thread)
+    out = agent.invoke(ask("5 + 5?"), {"configurable": {"thread_id": "unrun",
+                                                        "cancel_token": token}})
+    assert [(e["id"], e["outcome"]) for e in out["tool_events"]] == [("R2", "cancelled")]
+    assert callgate.get_result(agent, thread, "R1") == 3
+
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]"),
+                                      tool_call("add", {"a": 5, "b": 5}), AIMessage("10 [R2]"),
+                                      tool_call("add", {"a": 7, "b": 7}), AIMessage("14 [R3]")])
+    agent = build_agent(model, [add], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "fork"}}
+    agent.invoke(ask("1 + 2?"), thread)
+    after_turn_1 = agent.get_state(thread).config
+    agent.invoke(ask("5 + 5?"), thread)
+    fork = agent.invoke(ask("7 + 7?"), after_turn_1)
+    assert [e["id"] for e in fork["tool_events"]] == ["R1", "R3"]
+    assert [callgate.get_result(agent, thread, r) for r in ("R1", "R2", "R3")] == [3, 10, 14]
+
+
 def test_a_thread_keeps_its_mode_until_a_run_sends_another() -> None:
     model = ScriptedChatModel(script=[AIMessage("Hi."), AIMessage("Still chatting."),
                                       tool_call("add", {"a": 1, "b": 2}), AIMessage("3")])

@@ -15,9 +15,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from callgate.graph.cancellation import is_cancelled
 from callgate.graph.context import Context, limits_of
+from callgate.graph.results import numbered, thread_of
 from callgate.graph.settings import DecideStrategy, LoopSettings
 from callgate.graph.state import AgentState, Status, ToolEvent
 from callgate.graph.summarize import not_run, tool_message
@@ -37,7 +39,7 @@ def make_finalize(settings: LoopSettings, strategy: DecideStrategy):
                  config: RunnableConfig) -> dict[str, Any]:
         reason = stop_reason(state, config, runtime, settings)
         limit = limits_of(runtime, settings.defaults).summary_char_limit
-        leftover = unrun_events(state, reason, limit)
+        leftover = unrun_events(state, reason, limit, runtime.store, thread_of(config))
         closing = [tool_message(e) for e in leftover]
         closing += close_dangling([*(state.get("messages") or []), *closing], reason)
         emit({"event": "status", "phase": "answering", "step": state.get("step", 0)})
@@ -78,16 +80,18 @@ def stop_reason(state: AgentState, config: RunnableConfig, runtime: Runtime[Cont
     return "step_limit" if state.get("step", 0) >= limits.max_steps else "failed"
 
 
-def unrun_events(state: AgentState, reason: str, limit: int) -> list[ToolEvent]:
-    """Events for the calls of this step that the loop stopped before running."""
-    base = len(state.get("tool_events") or [])
+def unrun_events(state: AgentState, reason: str, limit: int, store: BaseStore | None = None,
+                 thread_id: str | None = None) -> list[ToolEvent]:
+    """Events for the calls of this step that the loop stopped before running: with the
+    result ids ``validate`` gave them, or the thread's next (``results.numbered``)."""
     events: list[ToolEvent] = []
-    for call in state.get("pending_calls") or []:
+    calls = numbered(list(state.get("pending_calls") or []), store, thread_id,
+                     len(state.get("tool_events") or []))
+    for call in calls:
         outcome = call.get("outcome") or ("cancelled" if reason == "cancelled" else "skipped")
         error = call.get("error") or f"not run: the loop stopped ({reason})"
-        numbered = {**call, "result_id": f"R{base + len(events) + 1}", "outcome": outcome,
-                    "error": error}
-        events.append(not_run(numbered, state.get("step", 0), state.get("turn", 0), limit))
+        events.append(not_run({**call, "outcome": outcome, "error": error},
+                              state.get("step", 0), state.get("turn", 0), limit))
     return events
 
 

@@ -8,10 +8,13 @@ thread id use the thread ``"-"``. Read one back with :func:`get_result`.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
+
+log = logging.getLogger(__name__)
 
 NO_THREAD = "-"
 
@@ -38,21 +41,51 @@ def put_result(store: BaseStore, thread_id: str | None, result_id: str, tool: st
         store.put(namespace, result_id, storable(value), index=False)
 
 
-def last_result_number(store: BaseStore | None, thread_id: str | None) -> int:
-    """The highest result number (``R7``: 7) the store holds for the thread, 0 for none.
-    A turn's numbering goes on from it, so no run writes over a kept result: a run without
-    a checkpointer starts from empty state (its first call was ``R1`` again, and the
-    thread's earlier ``R1`` was lost), and so does a fork from an earlier checkpoint."""
+def numbering_namespace(thread_id: str | None) -> tuple[str, ...]:
+    return ("callgate", "numbering", thread_id or NO_THREAD)
+
+
+def numbered_past(store: BaseStore | None, thread_id: str | None, events: int) -> int:
+    """The number a new result id goes on from (``R8`` after 7): past the thread's
+    ``events``, and past the last id any run gave out on the thread, which the store
+    records (:func:`record_numbered`). So no run writes over a kept result: a run without
+    a checkpointer starts from empty state (its first call was ``R1`` again, over the
+    thread's ``R1``), and so does a fork from an earlier checkpoint."""
     if store is None:
-        return 0
-    highest, offset, page = 0, 0, 200
-    while True:
-        items = store.search(results_namespace(thread_id), limit=page, offset=offset)
-        highest = max([highest, *(int(item.key[1:]) for item in items
-                                  if item.key[:1] == "R" and item.key[1:].isdigit())])
-        if len(items) < page:
-            return highest
-        offset += page
+        return events
+    try:
+        item = store.get(numbering_namespace(thread_id), "last")
+    except Exception as exc:  # a store that fails loses no run: the events' numbering
+        log.warning("could not read the result numbering of thread %r: %s", thread_id, exc)
+        return events
+    last = item.value.get("n") if item is not None else None
+    return max(events, last) if isinstance(last, int) else events
+
+
+def numbered(calls: list[Any], store: BaseStore | None, thread_id: str | None,
+             events: int) -> list[Any]:
+    """``calls`` each with a result id: its own where it has one (``validate`` gave it),
+    else the next of the thread's numbering, which the store then records."""
+    base, fresh = numbered_past(store, thread_id, events), 0
+    out = []
+    for call in calls:
+        if not call.get("result_id"):
+            fresh += 1
+            call = {**call, "result_id": f"R{base + fresh}"}
+        out.append(call)
+    if fresh:
+        record_numbered(store, thread_id, base + fresh)
+    return out
+
+
+def record_numbered(store: BaseStore | None, thread_id: str | None, last: int) -> None:
+    """Record ``last`` as the highest result number given out on the thread."""
+    if store is None:
+        return
+    try:
+        store.put(numbering_namespace(thread_id), "last", {"n": last}, index=False)
+    except Exception as exc:
+        log.warning("could not record the result numbering of thread %r: %s", thread_id, exc)
 
 
 def storable(value: Any) -> Any:

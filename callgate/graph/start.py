@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from callgate.graph.context import Context, limits_of
-from callgate.graph.results import results_namespace, thread_of
+from callgate.graph.results import numbered, results_namespace, thread_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, CallResult, Mode, ToolCall, ToolEvent
 from callgate.graph.summarize import from_result, not_run, tool_message
@@ -114,36 +114,34 @@ def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, l
         return [], []
     pending = {c["id"]: c for c in state.get("pending_calls") or []}
     results = {r["call_id"]: r for r in state.get("call_results") or []}
-    base = len(state.get("tool_events") or [])
     step, turn = state.get("step", 0), state.get("turn", 0)
+    open_calls: list[ToolCall] = [
+        {**pending.get(tc["id"], {}), "id": tc["id"], "name": tc["name"],
+         "args": tc.get("args") or {}}
+        for message in messages[open_at:] if isinstance(message, AIMessage)
+        for tc in message.tool_calls if tc.get("id") not in answered]
+    # validate's result ids where it numbered the call (its result may be in the store
+    # under that id), else the thread's next.
+    open_calls = numbered(open_calls, store, thread_id, len(state.get("tool_events") or []))
     events: list[ToolEvent] = []
-    for message in messages[open_at:]:
-        if not isinstance(message, AIMessage):
+    for call in open_calls:
+        if call["id"] in results:
+            events.append(from_result(call, {**results[call["id"]],
+                                             "result_id": call["result_id"]}, step, turn))
             continue
-        for tc in message.tool_calls:
-            if tc.get("id") in answered:
-                continue
-            call: ToolCall = {**pending.get(tc["id"], {}), "id": tc["id"], "name": tc["name"],
-                              "args": tc.get("args") or {}}
-            call["result_id"] = f"R{base + len(events) + 1}"
-            if tc["id"] in results:
-                events.append(from_result(call, {**results[tc["id"]],
-                                                 "result_id": call["result_id"]}, step, turn))
-                continue
-            ran = pending.get(tc["id"])
-            # (validate numbered the step's calls as this loop does: the same result id)
-            if (ran is not None and ran.get("result_id") == call["result_id"] and (
-                    stored := stored_result(store, thread_id, ran, settings, limit))):
-                events.append(from_result(call, stored, step, turn))
-                continue
-            if not call.get("outcome"):
-                waiting = (tc["id"] in pending and not call.get("approved")
-                           and approval_reason(call, settings.registry, patterns))
-                call["outcome"] = "denied" if waiting else "cancelled"
-                call["error"] = ("not approved: a new message arrived instead of a decision"
-                                 if waiting else "the turn was interrupted before this "
-                                                 "call's result was recorded")
-            events.append(not_run(call, step, turn, limit))
+        ran = pending.get(call["id"])
+        if ran is not None and ran.get("result_id") and (
+                stored := stored_result(store, thread_id, ran, settings, limit)):
+            events.append(from_result(call, stored, step, turn))
+            continue
+        if not call.get("outcome"):
+            waiting = (ran is not None and not call.get("approved")
+                       and approval_reason(call, settings.registry, patterns))
+            call["outcome"] = "denied" if waiting else "cancelled"
+            call["error"] = ("not approved: a new message arrived instead of a decision"
+                             if waiting else "the turn was interrupted before this "
+                                             "call's result was recorded")
+        events.append(not_run(call, step, turn, limit))
     # Tool answers must follow their call: move the messages written since behind them.
     later = [m for m in messages[open_at + 1:] if isinstance(m, HumanMessage)]
     moved: list[AnyMessage] = [RemoveMessage(id=m.id) for m in later if m.id]

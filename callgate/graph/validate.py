@@ -24,7 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from callgate.graph.context import Context, limits_of
-from callgate.graph.results import last_result_number, thread_of
+from callgate.graph.results import numbered_past, record_numbered, thread_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, ToolCall
 from callgate.graph.writer import emit
@@ -89,8 +89,13 @@ def make_validate(settings: LoopSettings):
         # read as any call is left as an error (it ends the loop). An answer sent back with
         # no correction left is the answer after all (its checks flag its numbers).
         kept = [e["answer"] for e in errors if e.get("kind") == UNSUPPORTED_ANSWER]
-        after = last_result_number(runtime.store, thread_of(config))
-        return {"pending_calls": _numbered(_mark_repeats(checked, state), state, after),
+        thread = thread_of(config)
+        numbered = _numbered(_mark_repeats(checked, state),
+                             numbered_past(runtime.store, thread,
+                                           len(state.get("tool_events") or [])))
+        if numbered:
+            record_numbered(runtime.store, thread, int(numbered[-1]["result_id"][1:]))
+        return {"pending_calls": numbered,
                 "validation_errors": [e for e in errors if not e.get("id")
                                       and e.get("kind") != UNSUPPORTED_ANSWER],
                 **({"draft_answer": kept[0]} if kept else {})}
@@ -139,10 +144,8 @@ def _mark_repeats(calls: list[ToolCall], state: AgentState) -> list[ToolCall]:
     return marked
 
 
-def _numbered(calls: list[ToolCall], state: AgentState, stored: int = 0) -> list[ToolCall]:
-    """Result ids (``R7``) in call order, continuing the thread's numbering (its events, or
-    past them, the highest id the store holds for it: ``stored``)."""
-    base = max(len(state.get("tool_events") or []), stored)
+def _numbered(calls: list[ToolCall], base: int) -> list[ToolCall]:
+    """Result ids (``R7``) in call order, going on from ``base`` (``numbered_past``)."""
     numbered = [{**call, "result_id": f"R{base + n}"} for n, call in enumerate(calls, 1)]
     ids = {call["id"]: call["result_id"] for call in numbered}
     return [{**c, "repeat_of": ids.get(c["repeat_of"], c["repeat_of"])}
