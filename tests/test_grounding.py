@@ -333,6 +333,16 @@ def test_a_file_path_must_name_a_file_or_folder_the_user_named() -> None:
                            "3/4 of the way at 60 km/h on 12/03/2024, "
                            "from https://example.com/notes.txt") == []
     assert ungrounded_args({"command": "del /F notes.txt"}, {}, said) == []
+    # A name as the user calls it (a review's cases): without its dot, a folder's one word
+    # in any form, a file's stem where no file of its kind is named; a pattern is no name.
+    for value, request in (("./README.md", "Summarize the README"),
+                           ("~/.bashrc", "show my bashrc"),
+                           ("~/Documents", "open my document folder"),
+                           ("~/Documents/*.pdf", "Find all PDF files in ~/Documents"),
+                           ("docs/*.txt", "the txt files in the docs folder")):
+        assert ungrounded_args({"path": value}, {}, request) == [], value
+    assert ungrounded_args({"path": "/x/notes.txt"}, {}, "open the-notes.txt") == [
+        ("path", "/x/notes.txt")]
 
 
 def test_a_format_the_description_names_is_no_value() -> None:

@@ -760,6 +760,7 @@ def _walk(value: Any, schema: dict[str, Any], path: str, context: _Context,
 # file name ("notes.txt") after a folder separator.
 _PATH = re.compile(r"(?:[/\\~]|\.{1,2}[/\\]|[A-Za-z]:[/\\])\S*|\S*[/\\][^/\\\s]*\.[A-Za-z0-9]{1,5}")
 _PATH_PARTS = re.compile(r"[/\\]+")
+_FILE_NAME = re.compile(r"(?<![\w.-])[\w-]+\.([A-Za-z0-9]{1,5})(?![\w-])")
 
 
 def _invented_path(value: str, context: _Context) -> bool:
@@ -767,13 +768,32 @@ def _invented_path(value: str, context: _Context) -> bool:
     conversation does not write. The folders before it may be the model's (a home or
     working folder); the name it acts on must be the user's. Half its words ground a
     template's path: "/path/to/file.txt" for "Delete the file notes.txt" has "file" and
-    "txt" (a sensitive tool's call, put to the user for approval as if it were theirs)."""
+    "txt" (a sensitive tool's call, put to the user for approval as if it were theirs).
+    The name counts as written without a leading dot ("~/.bashrc" for "my bashrc"), a
+    folder's as any form of its one word ("~/Documents" for "my document folder"), and a
+    file's by its stem where the conversation names no file of its kind ("./README.md" for
+    "Summarize the README", not "file.txt" beside "notes.txt"); a pattern ("*.pdf") names
+    no one file."""
     if "://" in value or not _PATH.fullmatch(value):
         return False
     last = _PATH_PARTS.split(value.rstrip("/\\"))[-1]
-    if not re.search(r"[^\W\d_]", last) or last.endswith(":") or last in ("~", ".", ".."):
-        return False  # a root, a drive or the home folder: no name to check
-    return re.search(rf"(?<![\w.]){re.escape(fold(last))}(?!\w)", context.folded) is None
+    if (not re.search(r"[^\W\d_]", last) or last.endswith(":") or last in ("~", ".", "..")
+            or any(c in last for c in "*?[")):
+        return False  # a root, a drive, the home folder or a pattern: no name to check
+
+    def written(name: str) -> bool:
+        return re.search(rf"(?<![\w.-]){re.escape(fold(name))}(?![\w-])",
+                         context.folded) is not None
+
+    name = last.lstrip(".") or last
+    if written(last) or written(name):
+        return False
+    stem, dot, kind = name.rpartition(".")
+    if not dot:  # a folder (or a file without a kind): its one word, in any form
+        words = _WORD.findall(fold(name))
+        return not (len(words) == 1 and context.has_word(words[0]))
+    named_kinds = {m[1].lower() for m in _FILE_NAME.finditer(context.folded)}
+    return not (stem and written(stem) and kind.lower() not in named_kinds)
 
 
 # Top-level string arguments whose value the model legitimately composes rather than copies
