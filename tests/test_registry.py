@@ -411,6 +411,12 @@ def test_a_function_taking_kwargs_or_a_schema_with_a_dangling_ref_is_refused() -
 
     with pytest.raises(TypeError, match="its \\*\\*kwargs name no arguments"):
         ToolRegistry().register(anything)
+
+    def weather(city: str, **kwargs: Any) -> str:  # named arguments beside: as before
+        """Weather."""
+        return city
+
+    assert ToolRegistry([weather]).validate({"tool": "weather", "args": {"city": "Paris"}}).valid
     dangling = StructuredTool(name="r", description="R.", func=lambda a: a, args_schema={
         "type": "object", "properties": {"a": {"$ref": "#/defs/nope"}}})
     with pytest.raises(SchemaInvalid, match="tool 'r'.*#/defs/nope"):

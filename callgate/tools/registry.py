@@ -310,9 +310,12 @@ def _function_tool(func: Callable[..., Any], name: str | None,
         parameters = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):  # a builtin without a signature
         parameters = []
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+    kinds = {p.kind for p in parameters}
+    if inspect.Parameter.VAR_KEYWORD in kinds and not kinds & {
+            inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY}:
         # LangChain makes **kwargs one argument named "kwargs", which no call fills right:
-        # {"a": 1} arrived as kwargs=None, {"kwargs": {"a": 1}} nested.
+        # {"a": 1} arrived as kwargs=None, {"kwargs": {"a": 1}} nested. Beside named
+        # parameters, the model is told of those, as before.
         raise TypeError(f"cannot register {tool_name!r}: its **kwargs name no arguments a "
                         "model can be told of; give each a parameter")
     options: dict[str, Any] = {"name": tool_name, "description": doc}
