@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import sys
@@ -270,6 +271,25 @@ async def test_a_command_that_is_no_mcp_server_is_one_error_quoting_what_it_wrot
     echo = {"command": sys.executable, "args": ["-c", "print('usage: not a server')"]}
     with pytest.raises(MCPLoadError, match=r"it wrote 1 line that is not MCP .*'usage: not a"):
         await load_mcp_tools_into(ToolRegistry(), {"echo": echo}, load_timeout_s=5)
+
+
+
+@pytest.mark.server
+async def test_loads_at_once_each_say_their_own_servers_lines() -> None:
+    # Each load's filter sits on the one MCP client logger: the first took every load's
+    # lines, so one error said two, the other none.
+    def server(says: str) -> dict[str, Any]:
+        return {"command": sys.executable, "args": ["-c", f"print({says!r}, flush=True)"]}
+
+    async def load(says: str) -> str:
+        with pytest.raises(MCPLoadError) as caught:
+            await load_mcp_tools_into(ToolRegistry(), {"files": server(says)},
+                                      load_timeout_s=10)
+        return str(caught.value)
+
+    first, second = await asyncio.gather(load("A says hi"), load("B says hi"))
+    assert "it wrote 1 line that is not MCP (JSON-RPC), the first 'A says hi'" in first
+    assert "it wrote 1 line that is not MCP (JSON-RPC), the first 'B says hi'" in second
 
 
 @pytest.mark.server

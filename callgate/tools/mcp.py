@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import json
 import logging
 import os
 import re
@@ -85,7 +86,8 @@ class MCPLoadError(RuntimeError):
 # `command` that is no MCP server, before callgate's own one-line error. While the tools
 # are listed, those records are taken off the log and kept per server (the server listing
 # is a context variable, which the client's reader task inherits), to be said once.
-_listing: ContextVar[str | None] = ContextVar("callgate_mcp_listing", default=None)
+_listing: ContextVar[tuple[_StrayLines, str] | None] = ContextVar("callgate_mcp_listing",
+                                                                  default=None)
 _STDIO_LOG = "mcp.client.stdio"
 
 
@@ -95,14 +97,19 @@ class _StrayLines(logging.Filter):
         self.lines: dict[str, list[str]] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        server = _listing.get()
-        if server is None or not record.getMessage().startswith("Failed to parse JSONRPC"):
+        listing = _listing.get()
+        # Another load's (loads may run at once, each with its filter): its filter takes it.
+        if listing is None or listing[0] is not self or not record.getMessage().startswith(
+                "Failed to parse JSONRPC"):
             return True
+        server = listing[1]
         error = record.exc_info[1] if record.exc_info else None
         # pydantic's ValidationError holds the line it could not read as its input.
         found = error.errors() if isinstance(error, ValidationError) else []
         line = found[0].get("input") if found else None
-        self.lines.setdefault(server, []).append(str(line) if line is not None else "?")
+        said = line if isinstance(line, str) else "?" if line is None else json.dumps(
+            line, ensure_ascii=False, default=str)  # JSON, but no JSON-RPC message
+        self.lines.setdefault(server, []).append(said)
         return False
 
 
@@ -259,8 +266,8 @@ async def load_mcp_tools_into(
     client = MultiServerMCPClient({n: s.connection for n, s in parsed.items()},
                                   tool_name_prefix=tool_name_prefix, handle_tool_errors=False)
 
-    async def listing(name: str) -> list[BaseTool]:
-        _listing.set(name)  # this task's own context: its reader tasks inherit it
+    async def listing(name: str, stray: _StrayLines) -> list[BaseTool]:
+        _listing.set((stray, name))  # this task's own context: its reader tasks inherit it
         try:
             async with asyncio.timeout(load_timeout_s):
                 return await client.get_tools(server_name=name)
@@ -269,7 +276,8 @@ async def load_mcp_tools_into(
 
     names = list(parsed)
     with _stray_lines() as stray:
-        listed = await asyncio.gather(*(listing(n) for n in names), return_exceptions=True)
+        listed = await asyncio.gather(*(listing(n, stray) for n in names),
+                                      return_exceptions=True)
     ready: list[Tool] = []
     for name, tools in zip(names, listed, strict=True):
         lines = stray.lines.get(name, [])
