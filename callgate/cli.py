@@ -78,6 +78,11 @@ class StatsError(UserError):
             "stats --db PATH): move a damaged one away to start afresh")
 
 
+class RunFailed(UserError):
+    """The run raised where no user error explains it (a model's own exception): one line,
+    the thread kept; ``--debug`` shows the traceback."""
+
+
 class DocumentIndexError(UserError):
     hint = ("index takes a .md, .txt or .pdf file or a folder of them; --index (or "
             "$CALLGATE_INDEX) names a SQLite file")
@@ -561,7 +566,15 @@ class Session:
             self._stream(Command(resume=self._answers(state.interrupts)), config)
         elif state.next:
             self.display.line(f"finishing the interrupted turn of thread {self.thread_id}")
-            self._stream(None, config)
+            try:
+                self._stream(None, config)
+            except RunFailed as failed:
+                if payload is None:
+                    raise
+                # A turn that fails again (a model that raises on it) would wedge the
+                # thread: the new message goes on, and closes that turn first (start).
+                self.display.line(f"that turn failed again ({failed}); going on with the "
+                                  "new message")
         if payload is not None:
             self._stream(payload, config)
         return dict(self.agent.get_state(config).values)
@@ -584,7 +597,14 @@ class Session:
         from langgraph.types import Command
 
         while True:
-            self._stream_once(payload, config)
+            try:
+                self._stream_once(payload, config)
+            except Exception as exc:
+                if isinstance(exc, UserError) or as_user_error(exc) is not None:
+                    raise
+                raise RunFailed(f"the run failed: {type(exc).__name__}: {exc}",
+                                f"the thread is saved: --thread {self.thread_id} goes on "
+                                "from it; --debug shows the traceback") from exc
             state = self.agent.get_state(config)
             if not state.interrupts:
                 return

@@ -259,6 +259,45 @@ def test_chat_with_piped_input_and_resumed_thread(home: Path) -> None:
     assert values["humans"] == ["What is 17*23?", "And again?", "Once more?"]
 
 
+
+RAISING_MODEL = """\
+from langchain_core.messages import HumanMessage
+
+from callgate.models.scripted import ScriptedChatModel
+
+
+class Raising(ScriptedChatModel):
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        said = [m.text for m in messages if isinstance(m, HumanMessage)]
+        if said and "boom" in said[-1]:
+            raise RuntimeError("model exploded")
+        return super()._generate(messages, stop, run_manager, **kwargs)
+"""
+
+
+def test_a_model_that_raises_is_one_line_and_its_thread_goes_on(home: Path) -> None:
+    # The model's own exception was a traceback; and the thread was wedged: --thread first
+    # finished the failed turn, which failed again, so no new question was ever asked.
+    (home / "raising_model.py").write_text(RAISING_MODEL)
+    models = yaml.safe_load(MODELS_YAML)
+    models["models"]["raising"] = {**models["models"]["calc"], "class": "raising_model:Raising"}
+    (home / "models.yaml").write_text(yaml.safe_dump(models))
+    failed = callgate("ask", "boom", "--model", "raising", "--thread", "w", "--events",
+                      home=home)
+    assert failed.returncode == 2 and "Traceback" not in failed.stderr
+    assert failed.stderr.strip().splitlines() == [
+        "error: the run failed: RuntimeError: model exploded (hint: the thread is saved: "
+        "--thread w goes on from it; --debug shows the traceback)"]
+    last = json.loads(failed.stdout.splitlines()[-1])
+    assert last["event"] == "error" and "model exploded" in last["message"]
+    again = callgate("ask", "What is 17*23?", "--model", "raising", "--thread", "w",
+                     "--json", home=home)
+    assert again.returncode == 0, again.stderr
+    assert "that turn failed again" in again.stderr
+    assert json.loads(again.stdout)["status"] == "done"
+    assert _thread_values(home, "w")[1]["humans"] == ["boom", "What is 17*23?"]
+
+
 # -- approvals -------------------------------------------------------------------------------
 
 
