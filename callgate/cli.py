@@ -206,6 +206,12 @@ def phase(error: type[UserError], *caught: type[BaseException]) -> Iterator[None
 # -- records -----------------------------------------------------------------------------------
 
 
+def _mode(args: argparse.Namespace) -> dict[str, str]:
+    """The run's ``mode`` where ``--mode`` gives one; else none, and the thread keeps its
+    last (the graph's rule: agent at first)."""
+    return {"mode": args.mode} if args.mode else {}
+
+
 class CliStatusEvent(TypedDict):
     """The CLI's own phase before the graph runs (``--events``)."""
 
@@ -738,9 +744,9 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
                         help="model steps that may call tools before the answer (default 5)")
     parser.add_argument("--tools", dest="tools_file", help="a tools.yml file")
     parser.add_argument("--no-builtins", action="store_true", help="no built-in tools")
-    parser.add_argument("--mode", choices=["agent", "work", "chat"], default="agent",
-                        help="agent or work: tools allowed (default agent); chat: an "
-                             "answer without tools")
+    parser.add_argument("--mode", choices=["agent", "work", "chat"], default=None,
+                        help="agent or work: tools allowed; chat: an answer without tools "
+                             "(default: the thread's last mode, agent at first)")
     parser.add_argument("--yes", action="store_true",
                         help="approve sensitive tool calls without asking")
     parser.add_argument("--thread", help="thread id: continue it (finishing a turn that was "
@@ -883,7 +889,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         raise UserError("ask needs a question", "callgate ask \"QUESTION\" "
                                                 "(or --thread ID to finish that thread's turn)")
     with _session(args, "ask", saved_only=not args.question) as session:
-        payload = ({"messages": [("user", args.question)], "mode": args.mode}
+        payload = ({"messages": [("user", args.question)], **_mode(args)}
                    if args.question else None)
         session.show_tokens = not (args.json or args.events)
         values = session.run(payload)
@@ -918,7 +924,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 line = _read_line("you> ", tty)
                 if line is None or not line.strip():
                     break
-                payload = {"messages": [("user", _typed(line).strip())], "mode": args.mode}
+                payload = {"messages": [("user", _typed(line).strip())], **_mode(args)}
             first = False
             display.start()
             values = session.run(payload)
@@ -976,8 +982,14 @@ def cmd_tools(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from callgate.tools.stats import UsageStats
 
+    path = Path(args.db).expanduser() if args.db else _home() / "stats.sqlite"
+    if args.db and not path.exists():
+        # A mistyped path had read as "no usage recorded" (and left an empty file there).
+        raise StatsError(f"no statistics file at {path}", "stats --db names the stats.sqlite "
+                                                          "a run wrote; without it, the "
+                                                          "callgate home's")
     with phase(StatsError, sqlite3.Error, OSError):
-        stats = UsageStats(Path(args.db).expanduser() if args.db else _home() / "stats.sqlite")
+        stats = UsageStats(path)
         if args.reset:
             stats.reset()
             print("statistics reset")

@@ -298,6 +298,20 @@ def test_a_model_that_raises_is_one_line_and_its_thread_goes_on(home: Path) -> N
     assert _thread_values(home, "w")[1]["humans"] == ["boom", "What is 17*23?"]
 
 
+
+def test_a_thread_keeps_its_mode_until_mode_is_given(home: Path) -> None:
+    # --mode defaulted to agent, so every run without it took a chat thread back to tools.
+    def tools_run(*extra: str) -> list[dict]:
+        result = callgate("ask", "What is 17*23?", "--model", "calc", "--json", "--thread",
+                          "m", *extra, home=home)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)["tool_events"]
+
+    assert tools_run("--mode", "chat") == []
+    assert tools_run() == []  # still chat
+    assert [e["tool"] for e in tools_run("--mode", "agent")] == ["calculator"]
+
+
 # -- approvals -------------------------------------------------------------------------------
 
 
@@ -384,6 +398,7 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
     return {
         "stats --db a folder": ["stats", "--db", "folder"],
         "stats --db a damaged file": ["stats", "--db", "damaged.sqlite"],
+        "stats --db a missing file": ["stats", "--db", "nowhere/stats.sqlite"],
         "index an unreadable PDF": ["index", "fake.pdf"],
         "index into a folder": ["index", "fake.pdf", "--index", "folder"],
         "index a binary file": ["index", "photo.bin"],
@@ -401,6 +416,7 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("case", ["stats --db a folder", "stats --db a damaged file",
+                                  "stats --db a missing file",
                                   "index an unreadable PDF", "index into a folder",
                                   "index a binary file",
                                   "an MCP command that is no MCP server",
@@ -425,6 +441,8 @@ def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> Non
         assert "set ANTHROPIC_API_KEY" in lines[0]
     if case == "index an unreadable PDF":  # pypdf's own warning, in the line
         assert "(EOF marker not found)" in lines[0]
+    if case == "stats --db a missing file":  # read as "no usage", the folder created
+        assert "no statistics file at" in lines[0] and not (home / "nowhere").exists()
     if case == "a tools file of broken JSON":  # was "invalid YAML"
         assert "tools.json:1: invalid JSON" in lines[0]
     if case == "a GGUF model that is a folder":  # was "not found"
