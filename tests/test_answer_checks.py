@@ -1260,7 +1260,8 @@ def test_an_answer_with_invented_numbers_after_a_refused_call_gives_way_to_the_r
     assert out["final_answer"] == (
         "I could not answer: 'calculator' was called with values that appear nowhere in the "
         "conversation (expression='1.00000000000000001').")
-    assert out["answer_source"] == "loop" and out["tool_events"] == []
+    assert out["answer_source"] == "loop"  # the refused call, given up, is on record:
+    assert [e["outcome"] for e in out["tool_events"]] == ["ungrounded"]
     assert "an answer with invented numbers after a refused call removed" in out["answer_checks"]
     # An answer that states no invented number is the model's to give; so is a figure it
     # worked out itself, not the refused value (found in review), flagged as elsewhere.

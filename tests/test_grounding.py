@@ -211,8 +211,12 @@ INVENTED = 'Action: body_mass_index\nAction Input: {"weight_kg": 70, "height_m":
 
 def test_an_invented_call_gets_one_correction_then_the_answer() -> None:
     out, model = run(INVENTED, "Final Answer: The area is 25.")
-    assert out["tool_events"] == [] and out["final_answer"] == "The area is 25."
-    assert out["problems"] == []  # the corrected reply made no call: nothing was refused
+    assert out["final_answer"] == "The area is 25." and out["status"] == "done"
+    # The corrected reply gave the call up: it is still a call the model made, refused, and
+    # the turn's record says so (it had left none, beside an answer about the refusal).
+    assert [(e["outcome"], e["tool"]) for e in out["tool_events"]] == [
+        ("ungrounded", "body_mass_index")]
+    assert [p["outcome"] for p in out["problems"]] == ["ungrounded"]
     correction = model.requests[1]["messages"][-1].content
     assert "weight_kg=70" in correction and "appear nowhere in the conversation" in correction
 

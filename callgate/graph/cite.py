@@ -26,10 +26,12 @@ from callgate.answer_checks import (
     result_number,
 )
 from callgate.graph.cancellation import end_run, is_cancelled
-from callgate.graph.context import Context
+from callgate.graph.context import Context, limits_of
 from callgate.graph.finalize import cancelled_text, for_user, last_refusals
+from callgate.graph.results import thread_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, Citation, Problem, ToolEvent
+from callgate.graph.summarize import given_up
 from callgate.sanitize import sanitize
 from callgate.tools.grounding import user_texts
 from callgate.tools.relevance import as_arithmetic, in_tool_words
@@ -69,7 +71,10 @@ def make_cite(settings: LoopSettings):
 
     def cite(state: AgentState, runtime: Runtime[Context],
              config: RunnableConfig) -> dict[str, Any]:
-        events = state.get("tool_events") or []
+        # The calls a correction sent back that the reply gave up: the turn's record too.
+        gave_up = given_up(state, runtime.store, thread_of(config),
+                           limits_of(runtime, settings.defaults).summary_char_limit)
+        events = [*(state.get("tool_events") or []), *gave_up]
         turn = events[state.get("turn_start", 0):]
         usable = {e["id"]: e for e in turn if e["outcome"] == "ok"}
         alias = {e["id"]: e["id"] for e in usable.values()}
@@ -150,6 +155,7 @@ def make_cite(settings: LoopSettings):
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         end_run(config, runtime.store)
         return {
+            **({"tool_events": gave_up, "sent_back": []} if gave_up else {}),
             "final_answer": final,
             "citations": citations,
             "problems": problems,
@@ -209,8 +215,12 @@ def _failed_note(problem: Problem) -> str:
 
 
 def _no_answer(problems: list[Problem], refused: list[str]) -> str:
+    # A refusal in the user's words where only refusals stand (a call given up after its
+    # correction is a problem too, its error written for the model).
+    if refused and all(p["outcome"] in ("invalid", "ungrounded", "skipped") for p in problems):
+        return f"I could not answer: {_brief(for_user(refused[-1]))}."
     if not problems:
-        return f"I could not answer: {_brief(for_user(refused[-1]))}." if refused else NO_ANSWER
+        return NO_ANSWER
     first = problems[0]
     return (f"I could not answer: the call to {first['tool']} did not complete "
             f"({first['outcome']}: {_brief(first['error'])}).")

@@ -53,7 +53,8 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
                     settings.stats.record_correction(err.get("name"))
         emit({"event": "status", "phase": "thinking", "step": step})
         return {"messages": messages, "corrected_at": step, "step": step - 1,
-                "pending_calls": [], "validation_errors": []}
+                "pending_calls": [], "validation_errors": [],
+                "sent_back": [c for c in state.get("pending_calls") or [] if c.get("name")]}
 
     return correct
 

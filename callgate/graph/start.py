@@ -59,6 +59,7 @@ def make_start(settings: LoopSettings):
             "turn": state.get("turn", 0) + 1,
             "step": 0,
             "corrected_at": -1,
+            "sent_back": [],
             "repeats": 0,
             "pending_calls": [],
             "validation_errors": [],

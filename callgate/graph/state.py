@@ -156,6 +156,9 @@ class AgentState(InputState, OutputState, total=False):
     turn: int
     step: int
     corrected_at: int
+    # The calls a correction sent back (refused, and their siblings not run), until the
+    # corrected reply: where it makes no call, they become this turn's events.
+    sent_back: list[ToolCall]
     repeats: int
     pending_calls: list[ToolCall]
     validation_errors: list[CallError]

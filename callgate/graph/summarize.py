@@ -13,8 +13,10 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from callgate.graph.context import Context, limits_of
+from callgate.graph.results import numbered
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, CallResult, ToolCall, ToolEvent
 from callgate.graph.writer import emit
@@ -91,6 +93,26 @@ def not_run(call: ToolCall, step: int, turn: int, limit: int) -> ToolEvent:
                      preview="", sources=[], duration_ms=0.0, step=step, turn=turn,
                      dropped=call.get("dropped", []), repeat_of=call.get("repeat_of"),
                      stored=False)
+
+
+def given_up(state: AgentState, store: BaseStore | None, thread_id: str | None,
+             limit: int) -> list[ToolEvent]:
+    """Events for the calls a correction sent back that the corrected reply gave up (it
+    made no call; one that does replaces them, and ``validate`` clears them): so the turn's
+    ``problems`` say the answer came without them, where nothing had recorded them."""
+    calls = [{**call, "outcome": call.get("outcome") or "skipped",
+              "error": call.get("error") or "not run: sent back with a refused call, and the "
+                                            "corrected reply left it out"}
+             for call in state.get("sent_back") or []]
+    step, turn = state.get("step", 0), state.get("turn", 0)
+    events = []
+    for call in numbered(calls, store, thread_id, len(state.get("tool_events") or [])):
+        event = not_run(call, step, turn, limit)
+        emit({"event": "tool_end", "id": call["id"], "result_id": event["id"],
+              "tool": event["tool"], "outcome": event["outcome"], "ok": False,
+              "error": event["error"], "duration_ms": 0.0, "step": step})
+        events.append(event)
+    return events
 
 
 def repeated(event: ToolEvent, twin: ToolEvent | None, limit: int) -> ToolEvent:

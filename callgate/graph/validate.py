@@ -90,12 +90,13 @@ def make_validate(settings: LoopSettings):
         # no correction left is the answer after all (its checks flag its numbers).
         kept = [e["answer"] for e in errors if e.get("kind") == UNSUPPORTED_ANSWER]
         thread = thread_of(config)
-        numbered = _numbered(_mark_repeats(checked, state),
-                             numbered_past(runtime.store, thread,
-                                           len(state.get("tool_events") or [])))
-        if numbered:
-            record_numbered(runtime.store, thread, int(numbered[-1]["result_id"][1:]))
-        return {"pending_calls": numbered,
+        ready = _numbered(_mark_repeats(checked, state),
+                          numbered_past(runtime.store, thread,
+                                        len(state.get("tool_events") or [])))
+        if ready:
+            record_numbered(runtime.store, thread, int(ready[-1]["result_id"][1:]))
+        # A corrected reply that makes calls replaces those sent back (their first form).
+        return {**({"sent_back": []} if checked else {}), "pending_calls": ready,
                 "validation_errors": [e for e in errors if not e.get("id")
                                       and e.get("kind") != UNSUPPORTED_ANSWER],
                 **({"draft_answer": kept[0]} if kept else {})}
