@@ -45,10 +45,10 @@ def numbering_namespace(thread_id: str | None) -> tuple[str, ...]:
     return ("callgate", "numbering", thread_id or NO_THREAD)
 
 
-def numbered_past(store: BaseStore | None, thread_id: str | None, events: int) -> int:
+def _numbered_past(store: BaseStore | None, thread_id: str | None, events: int) -> int:
     """The number a new result id goes on from (``R8`` after 7): past the thread's
     ``events``, and past the last id any run gave out on the thread, which the store
-    records (:func:`record_numbered`). So no run writes over a kept result: a run without
+    records (:func:`_record_numbered`). So no run writes over a kept result: a run without
     a checkpointer starts from empty state (its first call was ``R1`` again, over the
     thread's ``R1``), and so does a fork from an earlier checkpoint."""
     if store is None:
@@ -66,7 +66,7 @@ def numbered(calls: list[Any], store: BaseStore | None, thread_id: str | None,
              events: int) -> list[Any]:
     """``calls`` each with a result id: its own where it has one (``validate`` gave it),
     else the next of the thread's numbering, which the store then records."""
-    base, fresh = numbered_past(store, thread_id, events), 0
+    base, fresh = _numbered_past(store, thread_id, events), 0
     out = []
     for call in calls:
         if not call.get("result_id"):
@@ -74,11 +74,11 @@ def numbered(calls: list[Any], store: BaseStore | None, thread_id: str | None,
             call = {**call, "result_id": f"R{base + fresh}"}
         out.append(call)
     if fresh:
-        record_numbered(store, thread_id, base + fresh)
+        _record_numbered(store, thread_id, base + fresh)
     return out
 
 
-def record_numbered(store: BaseStore | None, thread_id: str | None, last: int) -> None:
+def _record_numbered(store: BaseStore | None, thread_id: str | None, last: int) -> None:
     """Record ``last`` as the highest result number given out on the thread."""
     if store is None:
         return

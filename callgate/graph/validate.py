@@ -24,7 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from callgate.graph.context import Context, limits_of
-from callgate.graph.results import numbered_past, record_numbered, thread_of
+from callgate.graph.results import numbered, thread_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, ToolCall
 from callgate.graph.writer import emit
@@ -89,12 +89,9 @@ def make_validate(settings: LoopSettings):
         # read as any call is left as an error (it ends the loop). An answer sent back with
         # no correction left is the answer after all (its checks flag its numbers).
         kept = [e["answer"] for e in errors if e.get("kind") == UNSUPPORTED_ANSWER]
-        thread = thread_of(config)
-        ready = _numbered(_mark_repeats(checked, state),
-                          numbered_past(runtime.store, thread,
-                                        len(state.get("tool_events") or [])))
-        if ready:
-            record_numbered(runtime.store, thread, int(ready[-1]["result_id"][1:]))
+        ready = _repeats_by_result_id(numbered(_mark_repeats(checked, state), runtime.store,
+                                               thread_of(config),
+                                               len(state.get("tool_events") or [])))
         # A corrected reply that makes calls replaces those sent back (their first form).
         return {**({"sent_back": []} if checked else {}), "pending_calls": ready,
                 "validation_errors": [e for e in errors if not e.get("id")
@@ -145,9 +142,8 @@ def _mark_repeats(calls: list[ToolCall], state: AgentState) -> list[ToolCall]:
     return marked
 
 
-def _numbered(calls: list[ToolCall], base: int) -> list[ToolCall]:
-    """Result ids (``R7``) in call order, going on from ``base`` (``numbered_past``)."""
-    numbered = [{**call, "result_id": f"R{base + n}"} for n, call in enumerate(calls, 1)]
-    ids = {call["id"]: call["result_id"] for call in numbered}
+def _repeats_by_result_id(calls: list[ToolCall]) -> list[ToolCall]:
+    """A repeat within the step names the call it repeats by that call's result id."""
+    ids = {call["id"]: call["result_id"] for call in calls}
     return [{**c, "repeat_of": ids.get(c["repeat_of"], c["repeat_of"])}
-            if c.get("repeat_of") else c for c in numbered]
+            if c.get("repeat_of") else c for c in calls]
