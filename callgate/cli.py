@@ -606,7 +606,7 @@ class Session:
             try:
                 self._stream_once(payload, config)
             except Exception as exc:
-                if isinstance(exc, UserError) or as_user_error(exc) is not None:
+                if isinstance(exc, UserError | Cancelled) or as_user_error(exc) is not None:
                     raise
                 raise RunFailed(f"the run failed: {type(exc).__name__}: {exc}",
                                 f"the thread is saved: --thread {self.thread_id} goes on "

@@ -743,9 +743,10 @@ def test_ctrl_c_while_the_model_generates_stops_within_a_second(home: Path) -> N
     assert cancelled["event"] == "cancelled" and thread.startswith("ask-")
     assert f"cancelled — thread {thread} saved; resume with --thread {thread}" in err
 
-    # The thread goes on (with the scripted model: the thread is what is tested here).
+    # The thread goes on (with the scripted model: the thread is what is tested here), as
+    # an agent again: a run without --mode keeps the thread's "chat".
     resumed = callgate("ask", "What is 17*23?", "--model", "calc", "--thread", thread,
-                       "--json", home=home)
+                       "--mode", "agent", "--json", home=home)
     assert resumed.returncode == 0, resumed.stderr
     out = json.loads(resumed.stdout)
     assert out["status"] == "done" and out["thread_id"] == thread
