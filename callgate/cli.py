@@ -107,7 +107,8 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
         return ConfigError(str(exc))
     if isinstance(exc, ToolChoiceError):
         return UserError(str(exc), "--tool-choice takes required or the name of a tool "
-                                   "(callgate tools lists them)")
+                                   "(callgate tools lists them), for a model with native "
+                                   "tool calling or a llama.cpp model under the grammar")
     if isinstance(exc, PersistenceError):
         return DatabaseError(str(exc))
     if isinstance(exc, ContextOverflowError | ProviderContextOverflow):
@@ -800,7 +801,7 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
     import inspect
 
     from callgate import build_agent
-    from callgate.models.spec import load_model, resolve_tool_format
+    from callgate.models.spec import load_model
     from callgate.tools.stats import UsageStats
     from callgate.toolset import default_toolset
 
@@ -819,12 +820,6 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
             _in_background(lambda: model.loaded, ctrl_c)
         tool_format = config.tool_format if args.tool_format == "auto" else args.tool_format
         grammar = False if args.no_grammar else config.grammar
-        under_grammar = grammar is not False and hasattr(model, "llama")
-        if args.tool_choice and resolve_tool_format(model, tool_format) != "native" and not (
-                under_grammar):
-            raise ModelError(f"--tool-choice needs native tool calling or the grammar, but "
-                             f"{args.model!r} writes ReAct text unforced", "drop --tool-choice, "
-                             "or use --tool-format native with a model that supports it")
     options: dict[str, Any] = {}
     if "store" in inspect.signature(build_agent).parameters:  # the graph keeps results there
         options["store"] = db.store

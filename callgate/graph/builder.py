@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import fields, replace
 from typing import Any, Literal
@@ -80,8 +81,9 @@ def build_agent(
                         f"{tools!r}: put it in a list")
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
+        named = set(inspect.signature(build_agent).parameters) - {"model", "tools", "options"}
         raise TypeError(f"build_agent() got an unexpected keyword argument {unknown[0]!r}; "
-                        f"its options are {', '.join(sorted(_NAMED | _OPTIONS))}")
+                        f"its options are {', '.join(sorted(named | _OPTIONS))}")
     if not (store is None or store is False or isinstance(store, BaseStore)):
         raise TypeError(f"store must be a LangGraph BaseStore, None (an InMemoryStore) or "
                         f"False (none, for LangGraph Server), got {store!r}")
@@ -98,12 +100,9 @@ def build_agent(
     return graph.compile(checkpointer=checkpointer, store=store or None, name=name)
 
 
-# build_agent's keyword options passed on to LoopSettings, and those it names itself.
+# build_agent's keyword options passed on to LoopSettings (those it names itself aside).
 _OPTIONS = frozenset(f.name for f in fields(LoopSettings)) - {
     "registry", "max_steps", "tool_timeout_s", "summary_char_limit", "auto_approve", "stats"}
-_NAMED = frozenset({"max_steps", "tool_timeout_s", "summary_char_limit", "tool_format",
-                    "grammar", "tool_choice", "checkpointer", "store", "auto_approve", "stats",
-                    "name"})
 
 
 def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "auto",

@@ -23,7 +23,8 @@ from callgate.tools.summaries import clip
 
 
 class ToolChoiceError(ValueError):
-    """A ``tool_choice`` that names no tool of the registry."""
+    """A ``tool_choice`` that names no tool of the registry, or that the model cannot be
+    held to (a ReAct model without the grammar)."""
 
 
 def check_tool_choice(tool_choice: str | None, registry: ToolRegistry) -> None:

@@ -39,7 +39,12 @@ from langgraph.runtime import Runtime
 from callgate.answer_checks import invented_numbers
 from callgate.answer_checks import numbers_in as answer_numbers_in
 from callgate.graph.context import Context, limits_of
-from callgate.graph.decide_native import check_tool_choice, model_history, tools_allowed
+from callgate.graph.decide_native import (
+    ToolChoiceError,
+    check_tool_choice,
+    model_history,
+    tools_allowed,
+)
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
 from callgate.graph.streaming import stream_reply
@@ -296,9 +301,9 @@ class ReactStrategy:
         self.grammar = supports if grammar is None else bool(grammar)
         check_tool_choice(tool_choice, registry)
         if tool_choice not in (None, "auto") and len(registry) and not self.grammar:
-            raise ValueError(f"tool_choice {tool_choice!r} needs a model with native tool "
-                             "calling, or a llama.cpp model under the grammar: "
-                             f"{type(model).__name__} writes its calls as text, unforced")
+            raise ToolChoiceError(f"tool_choice {tool_choice!r} needs a model with native "
+                                  "tool calling, or a llama.cpp model under the grammar: "
+                                  f"{type(model).__name__} writes its calls as text, unforced")
         # The turn's first choice as the native path's tool_choice makes it: "required" or
         # "any" a call (among the request's tools, or all where it names none), a tool's
         # name a call of that tool, "none" the answer; the grammar imposes it.

@@ -92,11 +92,18 @@ def _finished(call: ToolCall, run: ToolRun, tool: Any, runtime: Runtime[Context]
             log.warning("could not store result %s of %s: %s: %s", call["result_id"],
                         call["name"], type(exc).__name__, exc,
                         exc_info=log.isEnabledFor(logging.DEBUG))
+    return ok_result(call, run.data, tool.summarizer, limit, duration_ms=duration,
+                     attempts=attempt, stored=stored)
+
+
+def ok_result(call: ToolCall, data: Any, summarizer: Any, limit: int, *, duration_ms: float,
+              attempts: int, stored: bool) -> CallResult:
+    """A call's ``ok`` result from its data: summary, preview and sources."""
     return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
                       error=None,
-                      summary=result_summary(tool.summarizer, call["name"], run.data, limit),
-                      preview=preview(run.data), sources=sources_in(run.data),  # type: ignore[typeddict-item]
-                      duration_ms=duration, attempts=attempt, stored=stored)
+                      summary=result_summary(summarizer, call["name"], data, limit),
+                      preview=preview(data), sources=sources_in(data),  # type: ignore[typeddict-item]
+                      duration_ms=duration_ms, attempts=attempts, stored=stored)
 
 
 def _failed(call: ToolCall, error: str, started: float, attempt: int,

@@ -9,6 +9,7 @@ rest ``cancelled``), so the thread stays valid for any model.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
@@ -17,13 +18,15 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from callgate.graph.context import Context, limits_of
+from callgate.graph.execute import ok_result
 from callgate.graph.results import numbered, results_namespace, thread_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, CallResult, Mode, ToolCall, ToolEvent
 from callgate.graph.summarize import from_result, not_run, tool_message
 from callgate.graph.writer import emit
 from callgate.tools.approval import DANGEROUS_PATTERNS, approval_reason
-from callgate.tools.summaries import preview, result_summary, sources_in
+
+log = logging.getLogger(__name__)
 
 
 def make_start(settings: LoopSettings):
@@ -89,17 +92,18 @@ def stored_result(store: BaseStore | None, thread_id: str | None, call: ToolCall
     the store outlives them, so a call that ran is not reported as not run."""
     if store is None or not call.get("result_id"):
         return None
-    item = store.get(results_namespace(thread_id), call["result_id"])
+    try:
+        item = store.get(results_namespace(thread_id), call["result_id"])
+    except Exception as exc:  # a store that fails: the call is reported as not recorded
+        log.warning("could not read result %s of thread %r: %s", call["result_id"],
+                    thread_id, exc)
+        return None
     value = item.value if item is not None else {}
     if value.get("tool") != call["name"] or value.get("args") != call["args"]:
         return None  # another call's result, or none
     tool = settings.registry.get(call["name"])
-    data = value.get("data")
-    return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
-                      error=None, summary=result_summary(
-                          tool.summarizer if tool else None, call["name"], data, limit),
-                      preview=preview(data), sources=sources_in(data),  # type: ignore[typeddict-item]
-                      duration_ms=0.0, attempts=1, stored=True)
+    return ok_result(call, value.get("data"), tool.summarizer if tool else None, limit,
+                     duration_ms=0.0, attempts=1, stored=True)
 
 
 def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, limit: int,

@@ -224,14 +224,11 @@ def _build_gguf(cfg: ModelConfig) -> BaseChatModel:
     from callgate.models.llamacpp import ChatLlamaCppText
 
     path = cfg.model_path
+    named = f" (model {cfg.name!r})" if cfg.name and cfg.name != str(path) else ""
     if path.is_dir():
-        raise IsADirectoryError(f"a GGUF model is a file, and {path} is a folder"
-                                + (f" (model {cfg.name!r})" if cfg.name and cfg.name != str(path)
-                                   else ""))
+        raise IsADirectoryError(f"a GGUF model is a file, and {path} is a folder{named}")
     if not path.is_file():
-        raise FileNotFoundError(
-            f"GGUF model file not found: {path}"
-            + (f" (model {cfg.name!r})" if cfg.name and cfg.name != str(path) else ""))
+        raise FileNotFoundError(f"GGUF model file not found: {path}{named}")
     return ChatLlamaCppText(model_path=str(path), **_common(cfg))
 
 
