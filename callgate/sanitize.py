@@ -21,6 +21,10 @@ removed only where it is used as markup.
 * an `Observation:` line that follows removed ReAct markup, or whose next non-blank line
   is `Thought:`, `Action Input:`, `Final Answer:` or an `Action:` line that is removed.
   Other `Action:` and `Observation:` lines are prose (minutes, YAML, policies) and stay;
+* after prose on the same line (capitalised as ReAct writes them, after a non-word
+  character): `Action Input:` with the JSON value after it, and `Action: <name>` up to the
+  line's end or its `Action Input:`, when the name is a tool of `tool_names` or an
+  `Action Input:` follows on that line or the next non-blank one. The line break stays;
 * the `Final Answer:` label at a line start (the text after it is kept);
 * `[TOOL_CALLS]` followed by a JSON call list or `name[ARGS]`, or at the very end, with
   the call; `<|python_tag|>` with the call that follows it;
@@ -82,7 +86,9 @@ _ROLE_TOKENS: Final = frozenset({"im_start", "start_header_id"})
 _SPECIAL_NAME_MAX = 64
 _PIPES = "|｜"
 
-_TRIGGER = re.compile(r"[<\[\n]")
+# "A" may open a ReAct label after prose (`Sure! Action: calculator`); see `_mid_line`.
+_TRIGGER = re.compile(r"[<\[\nA]")
+_SAME_LINE_INPUT = re.compile(r"Action[ _][Ii]nput[ \t]*:")
 # A `Final Answer:` later on a Thought line. The spaces before the colon are bounded so
 # that a needle split between chunks always fits in the held-back tail.
 THOUGHT_FINAL = r"final[ _]answer[ \t]{0,2}:"
@@ -297,6 +303,7 @@ class _MarkupRemover:
         self._close_len = 0
         self._json = JsonSpan(newline_ends_string=True)
         self._after_json = _TEXT
+        self._before = ""  # the input character just before the buffer
 
     def feed(self, chunk: str) -> str:
         self._buf += chunk
@@ -316,6 +323,8 @@ class _MarkupRemover:
             if step is None:
                 break
             i = step
+        if i:
+            self._before = text[i - 1]
         self._buf = text[i:]
         return "".join(out)
 
@@ -429,7 +438,10 @@ class _MarkupRemover:
             out.append("\n")
             self._line_start = True
             return p + 1
-        handled = self._inline(text, p, final, resume_line_start=False)
+        if text[p] == "A":
+            handled = self._mid_line(text, p, final)
+        else:
+            handled = self._inline(text, p, final, resume_line_start=False)
         if handled is None:
             # Return the progress made so far; the marker candidate waits at `p`.
             return p if p > i else None
@@ -461,6 +473,45 @@ class _MarkupRemover:
             return True
         return next_action == "action" and self._react_line(text, next_action, next_end, final,
                                                             False)
+
+    def _mid_line(self, text: str, p: int, final: bool) -> int | None:
+        """A ReAct label after prose at `p`: new position, `p` if none, None to wait."""
+        before = text[p - 1] if p else self._before
+        if before.isalnum() or before == "_":
+            return p
+        marker = _match_line_marker(text, p, final)
+        if marker == _PARTIAL:
+            return None
+        if not isinstance(marker, tuple) or marker[0] not in ("action", *_ACTION_INPUT):
+            return p
+        keyword, _, end = marker
+        if keyword in _ACTION_INPUT:
+            j = _skip(text, end, _HWS)
+            if j == len(text):
+                return p if final else None
+            if text[j] not in "{[":
+                return p
+            self._trace, self._resume_line_start = True, False
+            self._json = JsonSpan(newline_ends_string=True)
+            # _LABEL after it: the spaces that followed the call go with it.
+            self._after_json, self._mode = _LABEL, _JSON
+            return j
+        k = text.find("\n", end)
+        if k < 0 and not final:
+            return None
+        line_end = k if k >= 0 else len(text)
+        label = _SAME_LINE_INPUT.search(text, end, line_end)
+        name = _bare_name(text[end : label.start() if label else line_end])
+        if not _NAME.fullmatch(name):
+            return p
+        if label is None and name.casefold() not in self._names:
+            nxt = self._next_label(text, k, final)
+            if nxt is None:
+                return None
+            if not isinstance(nxt, tuple) or nxt[0] not in _ACTION_INPUT:
+                return p
+        self._trace = True
+        return label.start() if label else line_end
 
     def _next_label(self, text: str, k: int, final: bool) -> tuple[str, str, int] | bool | None:
         """The line marker opening the next non-blank line after the newline at `k`:

@@ -217,6 +217,7 @@ FUZZ_PIECES = [
     '{"name": "a", "arguments": {}}', "```json\n", "<thinking>",
     "Action: web_search", "Action: Ana sends", "Observation: x", "<tool_response>",
     "</tool_response>", "x(", "<function=f>", "a[ARGS]", "Action Input: {}", "`",
+    "So. Action: web_search", " Action: calculator ", "A", "Act", "_Action: x",
 ]
 
 
@@ -249,6 +250,17 @@ NAMED_CASES = [
     ("Action: Ana sends the budget.\nObservation: the team agrees.",
      "Action: Ana sends the budget.\nObservation: the team agrees."),
     ("Action: web_searcher\nKept", "Action: web_searcher\nKept"),
+    # After prose on the same line (a small model's "I will check. Action: …").
+    ("I will check. Action: calculator", "I will check."),
+    ("The answer is 4. Action: Calculator.\nKept", "The answer is 4.\nKept"),
+    ('Sure! Action: lookup Action Input: {"q": "a b"}\nIt is sunny.', "Sure!\nIt is sunny."),
+    ("Done. Action: lookup\nAction Input: {}\nObservation: x\nFinal Answer: 4", "Done.\n4"),
+    ('Sure. Action Input: {"q": "}"} and more', "Sure. and more"),
+    ("Minutes. Action: follow up with Bob.", "Minutes. Action: follow up with Bob."),
+    ("Minutes. Action: lookup\nKept", "Minutes. Action: lookup\nKept"),
+    ("ReAction: web_search", "ReAction: web_search"),
+    ("The next action: web_search", "The next action: web_search"),
+    ("Answer: 4. Action Input: none", "Answer: 4. Action Input: none"),
 ]
 
 
