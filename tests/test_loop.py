@@ -15,6 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.memory import InMemoryStore
 
 import callgate
 from callgate import ToolRegistry, build_agent
@@ -249,6 +250,41 @@ def test_a_run_without_a_checkpointer_writes_over_no_kept_result() -> None:
     assert [callgate.get_result(agent, thread, r) for r in ("R1", "R2")] == [3, 10]
     assert second["final_answer"].startswith("10 [R2]")
 
+
+
+class SlowNumberingStore(InMemoryStore):
+    """An in-memory store slow to hand back a thread's result numbering once read: two runs
+    reading it at once both see the same last id, the window a remote store leaves."""
+
+    def get(self, namespace: tuple[str, ...], key: str, **kwargs: Any) -> Any:
+        item = super().get(namespace, key, **kwargs)
+        if namespace[:2] == ("callgate", "numbering"):
+            time.sleep(0.2)
+        return item
+
+
+@pytest.mark.parametrize("config", [{}, {"configurable": {"thread_id": "shared"}}],
+                         ids=["no-thread", "one-thread"])
+def test_concurrent_runs_on_one_thread_take_distinct_result_ids(
+        config: dict[str, Any]) -> None:
+    # Scripted models, one per run; both runs share the store (and the thread id, or none).
+    store = SlowNumberingStore()
+    agents = [build_agent(ScriptedChatModel(script=[tool_call("add", {"a": n, "b": n}),
+                                                    AIMessage(f"{2 * n}")]), [add],
+                          store=store) for n in (1, 5)]
+    outs: list[dict[str, Any]] = [{}, {}]
+
+    def run_one(i: int) -> None:
+        outs[i] = agents[i].invoke(ask("add"), config)
+
+    workers = [threading.Thread(target=run_one, args=(i,)) for i in (0, 1)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    ids = [out["tool_events"][0]["id"] for out in outs]
+    assert sorted(ids) == ["R1", "R2"]
+    assert [callgate.get_result(store, config, rid) for rid in ids] == [2, 10]
 
 
 def test_a_cancelled_runs_unrun_call_and_a_forks_calls_take_fresh_result_ids() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -17,6 +18,12 @@ from langgraph.store.base import BaseStore
 log = logging.getLogger(__name__)
 
 NO_THREAD = "-"
+
+# BaseStore has no compare-and-set, so reading a thread's numbering and recording the next
+# is made one step here: a process's concurrent runs on one thread (or on none: "-") took
+# the same ids and wrote over each other's results. Runs in several processes on one thread
+# are LangGraph Server's to order: it runs a thread's runs one at a time.
+_NUMBERING = threading.Lock()
 
 
 def results_namespace(thread_id: str | None) -> tuple[str, ...]:
@@ -66,14 +73,16 @@ def numbered(calls: list[Any], store: BaseStore | None, thread_id: str | None,
              events: int) -> list[Any]:
     """``calls`` each with a result id: its own where it has one (``validate`` gave it),
     else the next of the thread's numbering, which the store then records."""
-    base, fresh = _numbered_past(store, thread_id, events), 0
-    out = []
-    for call in calls:
-        if not call.get("result_id"):
-            fresh += 1
-            call = {**call, "result_id": f"R{base + fresh}"}
-        out.append(call)
-    if fresh:
+    if all(call.get("result_id") for call in calls):
+        return list(calls)
+    with _NUMBERING:
+        base, fresh = _numbered_past(store, thread_id, events), 0
+        out = []
+        for call in calls:
+            if not call.get("result_id"):
+                fresh += 1
+                call = {**call, "result_id": f"R{base + fresh}"}
+            out.append(call)
         _record_numbered(store, thread_id, base + fresh)
     return out
 
