@@ -52,7 +52,8 @@ def test_shared_data_variable_names_a_larger_corpus(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("CALLGATE_SHARED_DATA", str(tmp_path))
     assert default_corpus() == tmp_path / "model-outputs" / "dev.jsonl"
     assert main(["eval", "outputs"]) == 2
-    assert "corpus not found" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("error: corpus not found:") and err.count("\n") == 1
 
 
 @pytest.mark.shared_data

@@ -274,8 +274,7 @@ def cmd_outputs(args: argparse.Namespace) -> int:
 
     path = args.file or default_corpus()
     if not Path(path).is_file():
-        print(f"corpus not found: {path} (give a JSONL file)", file=sys.stderr)
-        return 2
+        raise UserError(f"corpus not found: {path}", "give a JSONL file of recorded outputs")
     writable_report(args.report)
     try:
         report = run_outputs(path)
