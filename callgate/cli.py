@@ -143,7 +143,11 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
         return error
     httpx = sys.modules.get("httpx")
     if httpx is not None and isinstance(exc, httpx.TransportError):
-        return ServerError(f"cannot reach the model server: {exc}")
+        try:  # httpx raises RuntimeError for an error raised outside a request
+            where = f" at {exc.request.url}"
+        except RuntimeError:
+            where = ""
+        return ServerError(f"cannot reach the model server{where}: {exc}")
     if isinstance(exc, ConnectionRefusedError | ConnectionResetError | ConnectionAbortedError):
         return ServerError(f"cannot reach the model server: {exc}")
     return None

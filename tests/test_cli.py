@@ -412,6 +412,8 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
         "a tool choice naming no tool": ["ask", "hello", "--model",
                                          f"openai:m@http://127.0.0.1:{free_port()}/v1",
                                          "--tool-choice", "nosuch"],
+        "an Ollama server not running": ["ask", "hello", "--model",
+                                         f"ollama:m@http://127.0.0.1:{free_port()}"],
     }
 
 
@@ -425,7 +427,8 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
                                   "eval bfcl --report a folder",
                                   "eval table of a file that is no report",
                                   "ask a blank question", "anthropic without a key",
-                                  "a tool choice naming no tool"])
+                                  "a tool choice naming no tool",
+                                  "an Ollama server not running"])
 def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> None:
     # Each was a traceback (or a late, misleading error: eval bfcl wrote its report only
     # after the whole run; anthropic failed at the first request, as "cannot reach").
@@ -449,6 +452,8 @@ def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> Non
         assert "is a folder (hint: check the path)" in lines[0]
     if case == "an MCP command that is no MCP server":
         assert "'usage: x': is its command an MCP server?" in lines[0]
+    if case == "an Ollama server not running":  # where it looked, as for OpenAI's servers
+        assert "cannot reach the model server at http://127.0.0.1:" in lines[0]
     if case == "a tool choice naming no tool":  # said before any request, with the tools
         assert "'nosuch' is no tool" in lines[0] and "calculator" in lines[0]
 
