@@ -237,6 +237,30 @@ def test_chat_mode_runs_no_call_the_model_still_makes() -> None:
 
 
 
+def test_a_tools_artifact_is_kept_beside_its_content() -> None:
+    # LangChain's response_format="content_and_artifact": the model is shown the content,
+    # the store keeps the artifact too (it came back only for a call with an id).
+    from langchain_core.tools import tool
+
+    @tool(response_format="content_and_artifact")
+    def rows(n: int) -> tuple[str, list[int]]:
+        """Give n rows."""
+        return f"{n} rows", list(range(n))
+
+    agent = build_agent(ScriptedChatModel(script=[tool_call("rows", {"n": 3}),
+                                                  AIMessage("3 rows [R1]")]), [rows])
+    out = agent.invoke(ask("rows"))
+    [event] = out["tool_events"]
+    assert event["ok"] and event["summary"] == "[rows] 3 rows"
+    assert callgate.get_result(agent, None, "R1") == "3 rows"
+    item = agent.store.get(("callgate", "results", "-"), "R1")
+    assert item.value["artifact"] == [0, 1, 2]
+    plain = build_agent(ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}),
+                                                  AIMessage("3 [R1]")]), [add])
+    plain.invoke(ask("1 + 2?"))
+    assert "artifact" not in plain.store.get(("callgate", "results", "-"), "R1").value
+
+
 def test_a_run_without_a_checkpointer_writes_over_no_kept_result() -> None:
     # The README's own example: without a checkpointer each run starts from empty state,
     # and numbered its first call R1 again, over the thread's R1 in the store.

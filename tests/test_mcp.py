@@ -388,6 +388,21 @@ def test_fastmcp_annotations_over_stdio(annotated_server: dict[str, Any]) -> Non
 
 
 @pytest.mark.server
+def test_an_mcp_tools_structured_content_is_kept(annotated_server: dict[str, Any]) -> None:
+    # FastMCP gives count_words' int as structured content too: the adapter's artifact.
+    registry = ToolRegistry()
+    load_mcp_tools_into_sync(registry, {"notes": annotated_server})
+    model = ScriptedChatModel(script=[tool_call("count_words", {"text": "one two three"}),
+                                      AIMessage("Three words [R1].")])
+    agent = build_agent(model, registry)
+    [event] = agent.invoke({"messages": [("user", "count")]})["tool_events"]
+    assert event["ok"] and event["summary"] == "[count_words] 3", event
+    item = agent.store.get(("callgate", "results", "-"), "R1")
+    assert item.value["artifact"] == {"structured_content": {"result": 3}}
+    assert [b["text"] for b in get_result(agent, None, "R1")] == ["3"]
+
+
+@pytest.mark.server
 def test_unannotated_mcp_tool_waits_for_approval(annotated_server: dict[str, Any]) -> None:
     registry = ToolRegistry()
     load_mcp_tools_into_sync(registry, {"notes": annotated_server})

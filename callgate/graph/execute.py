@@ -85,7 +85,7 @@ def _finished(call: ToolCall, run: ToolRun, tool: Any, runtime: Runtime[Context]
     if runtime.store is not None:
         try:
             put_result(runtime.store, task["thread_id"], call["result_id"], call["name"],
-                       call["args"], run.data)
+                       call["args"], run.data, run.artifact)
             stored = True
         except Exception as exc:  # the summary still reaches the model; only the full copy
             # is lost: one line, not a traceback in the user's terminal

@@ -1,8 +1,10 @@
 """Full tool results, kept in LangGraph's store rather than in the checkpoint.
 
 Each result is one store item under the namespace ``("callgate", "results", thread_id)``
-with its result id (``R3``) as key and ``{"tool", "args", "data"}`` as value. Runs without a
-thread id use the thread ``"-"``. Read one back with :func:`get_result`.
+with its result id (``R3``) as key and ``{"tool", "args", "data"}`` as value (and
+``"artifact"`` for a tool that gives one beside its content: an MCP tool's structured
+content). Runs without a thread id use the thread ``"-"``. Read one back with
+:func:`get_result`.
 """
 
 from __future__ import annotations
@@ -36,9 +38,12 @@ def thread_of(config: RunnableConfig | None) -> str | None:
 
 
 def put_result(store: BaseStore, thread_id: str | None, result_id: str, tool: str,
-               args: dict[str, Any], data: Any) -> None:
-    """Keep a result; where the store cannot write it as JSON, :func:`storable`'s copy."""
+               args: dict[str, Any], data: Any, artifact: Any = None) -> None:
+    """Keep a result (with its ``artifact``, where the tool gave one); where the store
+    cannot write it as JSON, :func:`storable`'s copy."""
     namespace, value = results_namespace(thread_id), {"tool": tool, "args": args, "data": data}
+    if artifact is not None:
+        value["artifact"] = artifact
     try:
         # index=False: results are looked up by id, never searched by meaning.
         store.put(namespace, result_id, value, index=False)

@@ -71,13 +71,16 @@ Outcome = Literal["ok", "timeout", "cancelled"]
 class ToolRun:
     """How one call ended. ``data`` is JSON-safe (see :func:`to_jsonable`), None unless ok;
     ``abandoned``: the tool's thread was still running when the run gave up on it; ``note``
-    says so in words (None when ok)."""
+    says so in words (None when ok); ``artifact``: what a tool with
+    ``response_format="content_and_artifact"`` (MCP tools: their structured content) gave
+    beside its content, JSON-safe, or None."""
 
     outcome: Outcome
     data: Any
     duration_ms: float
     abandoned: bool
     note: str | None
+    artifact: Any = None
 
 
 def run_tool(tool: Tool, args: dict[str, Any], *, timeout_s: float,
@@ -128,7 +131,7 @@ def run_tool(tool: Tool, args: dict[str, Any], *, timeout_s: float,
         if call.error is not None:
             error, call.error = call.error, None  # no reference cycle through the traceback
             raise error
-        return ToolRun("ok", call.data, duration_ms, False, None)
+        return ToolRun("ok", call.data, duration_ms, False, None, call.artifact)
     call.stop()
     abandoned = not call.done.wait(grace_s)
     if abandoned:
@@ -207,6 +210,7 @@ class _Call:
         self.config = config
         self.done = threading.Event()
         self.data: Any = None
+        self.artifact: Any = None
         self.error: BaseException | None = None
         self._lock = threading.Lock()
         self._stopping = False
@@ -248,10 +252,12 @@ class _Call:
             if _is_async(self.tool.runnable):
                 value = asyncio.run(self._arun())
             else:
-                value = self.tool.runnable.invoke(self.args, self.config)
+                value = self.tool.runnable.invoke(self._input(), self.config)
             # Converted here, not in the caller: a pathological value (a repr that never
             # returns) then costs this thread, within the timeout, not the run.
             self.data = to_jsonable(_content(value))
+            if isinstance(value, ToolMessage) and value.artifact is not None:
+                self.artifact = to_jsonable(value.artifact)
         except BaseException as exc:  # handed to the caller, who re-raises it
             self.error = exc
         finally:
@@ -271,7 +277,16 @@ class _Call:
             self._task = (asyncio.get_running_loop(), task)
             if self._stopping:
                 task.cancel()  # stopped before the loop started: cancelled at the first await
-        return await self.tool.runnable.ainvoke(self.args, self.config)
+        return await self.tool.runnable.ainvoke(self._input(), self.config)
+
+    def _input(self) -> Any:
+        """The tool's input: its arguments, or a tool call for a tool that gives an artifact
+        beside its content (LangChain hands the artifact back only in the ``ToolMessage`` a
+        call with an id returns)."""
+        if getattr(self.tool.runnable, "response_format", "content") != "content_and_artifact":
+            return self.args
+        return {"type": "tool_call", "name": self.tool.runnable.name, "args": self.args,
+                "id": f"callgate-{self.tool.name}"}
 
 
 def _is_async(runnable: BaseTool) -> bool:
