@@ -456,6 +456,29 @@ def _cut_observation(text: str, names: frozenset[str]) -> str:
 
 # --- detectors: each returns the hits of one format --------------------------------------
 
+# A ReAct label in markdown emphasis at a line start: "**Action:** x", "**Action**: x".
+_EMPHASIZED_LABEL = re.compile(
+    r"^([ \t]*)(\*\*?)(thought|action[ _]input|action|observation|final[ _]answer)"
+    r"(?:\2[ \t]*:|[ \t]*:[ \t]*\2)(?!\*)", re.IGNORECASE | re.MULTILINE)
+_PLAIN_FINAL = re.compile(r"^[ \t]*final[ _]answer[ \t]*:", re.IGNORECASE | re.MULTILINE)
+
+
+def plain_labels(text: str) -> str:
+    """`text` with the ReAct labels a model set in markdown emphasis (chat-tuned models
+    bold them: ``**Action:** web_search``) written plain, as the detectors read them, up
+    to the first final answer label: the answer's own text keeps its emphasis."""
+    plain_final = _PLAIN_FINAL.search(text)
+    stop = plain_final.start() if plain_final else len(text)
+    out: list[str] = []
+    pos = 0
+    for m in _EMPHASIZED_LABEL.finditer(text, 0, stop):
+        out += [text[pos : m.start()], m.group(1), m.group(3), ":"]
+        pos = m.end()
+        if m.group(3).lower().startswith("final"):
+            break
+    return "".join(out) + text[pos:]
+
+
 _ACTION_RE = re.compile(r"^[ \t]*action[ \t]*:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
 _INPUT_RE = re.compile(r"^[ \t]*action[ _]input[ \t]*:", re.IGNORECASE | re.MULTILINE)
 _REACT_NEXT_RE = re.compile(
@@ -807,7 +830,8 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> Pa
     names = frozenset(tool_names or ())
     if not text or not text.strip():
         return ParsedOutput(error=ERR_EMPTY, format="empty")
-    body, thoughts = _split_reasoning(text.replace("\r\n", "\n").replace("\r", "\n"), names)
+    body, thoughts = _split_reasoning(
+        plain_labels(text.replace("\r\n", "\n").replace("\r", "\n")), names)
     body = _cut_observation(body, names)
     if not body.strip():
         return ParsedOutput(

@@ -26,6 +26,8 @@ removed only where it is used as markup.
   line's end or its `Action Input:`, when the name is a tool of `tool_names` or an
   `Action Input:` follows on that line or the next non-blank one. The line break stays;
 * the `Final Answer:` label at a line start (the text after it is kept);
+* the line labels above set in markdown emphasis as chat-tuned models write them
+  (`**Action:** calculator`, `**Thought**: …`, `*Final Answer:*`), by the same rules;
 * `[TOOL_CALLS]` followed by a JSON call list or `name[ARGS]`, or at the very end, with
   the call; `<|python_tag|>` with the call that follows it;
 * `✿FUNCTION✿`, `✿ARGS✿` and `✿RESULT✿` lines, and the `✿RETURN✿` label (Qwen-Agent
@@ -170,6 +172,11 @@ def _skip_space(text: str, i: int) -> int:
 
 def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] | str | None:
     """Match a line marker at `text[i]`: (keyword, action, end), _PARTIAL or None."""
+    stars = 0
+    while stars < 2 and i + stars < len(text) and text[i + stars] == "*":
+        stars += 1
+    if stars:
+        return _match_emphasized_marker(text, i + stars, stars, final)
     partial = False
     best: tuple[str, str, int] | None = None
     for keyword, action, colon_required in _LINE_MARKERS:
@@ -189,6 +196,40 @@ def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] |
             best = (keyword, action, j + 1)
         elif not colon_required:
             best = (keyword, action, i + k)
+    if partial and not final:
+        return _PARTIAL
+    return best
+
+
+_CLOSINGS: Final = {n: re.compile(rf"\*{{{n}}}[ \t]*:|[ \t]*:[ \t]*\*{{{n}}}") for n in (1, 2)}
+_CLOSING_STARTS: Final = {
+    n: re.compile(rf"\*{{0,{n}}}|\*{{{n}}}[ \t]*|[ \t]*(?::[ \t]*\*{{0,{n}}})?") for n in (1, 2)}
+
+
+def _match_emphasized_marker(text: str, i: int, stars: int,
+                             final: bool) -> tuple[str, str, int] | str | None:
+    """Match a colon label set in markdown emphasis (`**Action:**`, `**Action**:`) whose
+    keyword starts at `text[i]`, after `stars` asterisks; its end is past the emphasis."""
+    partial = False
+    best: tuple[str, str, int] | None = None
+    for keyword, action, colon_required in _LINE_MARKERS:
+        if not colon_required:
+            continue
+        fragment = text[i : i + len(keyword)]
+        if len(fragment) < len(keyword):
+            partial = partial or keyword.startswith(fragment.lower())
+            continue
+        if fragment.lower() != keyword:
+            continue
+        after = i + len(keyword)
+        closing = _CLOSINGS[stars].match(text, after)
+        if closing is None:
+            # The text may have run out inside what could still close the label.
+            partial = partial or bool(_CLOSING_STARTS[stars].fullmatch(text, after))
+        elif closing.end() == len(text) and not final:
+            partial = True  # a third asterisk could follow
+        elif not text.startswith("*", closing.end()):
+            best = (keyword, action, closing.end())
     if partial and not final:
         return _PARTIAL
     return best
@@ -477,7 +518,7 @@ class _MarkupRemover:
     def _mid_line(self, text: str, p: int, final: bool) -> int | None:
         """A ReAct label after prose at `p`: new position, `p` if none, None to wait."""
         before = text[p - 1] if p else self._before
-        if before.isalnum() or before == "_":
+        if before.isalnum() or before in "_*":  # not in a word, nor in emphasis (`**Action`)
             return p
         marker = _match_line_marker(text, p, final)
         if marker == _PARTIAL:
@@ -674,7 +715,6 @@ class _AnswerGate:
             return chunk
         text = self._buf + chunk
         i = 0
-        size = len(self._marker)
         while i < len(text):
             if self._close is not None:
                 m = self._close.search(text, i)
@@ -692,12 +732,12 @@ class _AnswerGate:
                     i = opened  # the line start, if any, carries over the block
                     continue
             if self._line_start:
-                fragment = text[j : j + size]
-                if len(fragment) == size and fragment.lower() == self._marker:
-                    self._open, self._buf = True, ""
-                    return text[j + size :]
-                if not final and self._marker.startswith(fragment.lower()):
+                end = self._marker_at(text, j, final)
+                if end == _PARTIAL:
                     break  # could still become the marker (also when nothing follows yet)
+                if isinstance(end, int):
+                    self._open, self._buf = True, ""
+                    return text[end:]
                 self._line_start = False
                 i = j
                 continue
@@ -710,6 +750,33 @@ class _AnswerGate:
                 self._line_start, i = True, i + 1
         self._buf = "" if final else text[i:]
         return ""
+
+    def _marker_at(self, text: str, j: int, final: bool) -> int | str | None:
+        """The end of the marker at `text[j]` (set in markdown emphasis too, as
+        `**Final Answer:**` or `**Final Answer**:`), _PARTIAL, or None."""
+        stars = 0
+        while stars < 2 and j + stars < len(text) and text[j + stars] == "*":
+            stars += 1
+        if not stars:
+            fragment = text[j : j + len(self._marker)]
+            if fragment.lower() == self._marker:
+                return j + len(self._marker)
+            return _PARTIAL if not final and self._marker.startswith(fragment.lower()) else None
+        base = self._marker.removesuffix(":").rstrip()
+        if base == self._marker:
+            return None  # emphasis only around a colon label
+        k = j + stars
+        fragment = text[k : k + len(base)]
+        if fragment.lower() != base:
+            return _PARTIAL if not final and base.startswith(fragment.lower()) and len(
+                fragment) < len(base) else None
+        closing = _CLOSINGS[stars].match(text, k + len(base))
+        if closing is not None and not text.startswith("*", closing.end()):
+            return _PARTIAL if closing.end() == len(text) and not final else closing.end()
+        if closing is None and not final and _CLOSING_STARTS[stars].fullmatch(
+                text, k + len(base)):
+            return _PARTIAL
+        return None
 
     def _think_at(self, text: str, p: int, final: bool) -> int | None:
         """Past the `<think>` opening at `p`, `p` if there is none, None to wait."""
@@ -734,9 +801,10 @@ class StreamSanitizer:
     `flush` returns the rest. The pieces always join up to `sanitize(whole_text)`.
 
     With `answer_marker` (e.g. "Final Answer:" for ReAct models) nothing is shown until
-    the marker appears at a line start (any case, optional leading spaces) outside
-    `<think>` blocks; the pieces then join up to `sanitize(text after the marker)`,
-    i.e. the whitespace right after the marker is dropped like any leading whitespace.
+    the marker appears at a line start (any case, optional leading spaces; a colon label
+    also in markdown emphasis, `**Final Answer:**`) outside `<think>` blocks; the pieces
+    then join up to `sanitize(text after the marker)`, i.e. the whitespace right after the
+    marker is dropped like any leading whitespace.
     Without the marker the stream is empty.
 
     `tool_names` (the registered tools) lets an `Action: name` line count as markup without

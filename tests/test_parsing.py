@@ -97,6 +97,14 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
      None, calls(WEB), "react"),
     ("react-backticked-name", 'Action: `web_search`\nAction Input: {"query": "x"}', None,
      calls(WEB), "react"),
+    # Chat-tuned models set the labels in markdown emphasis.
+    ("react-bold-labels",
+     'Thought: look it up\n**Action:** web_search\n**Action Input:** {"query": "x"}', None,
+     calls(WEB), "react"),
+    ("react-bold-before-colon", '**Thought**: look\n**Action**: web_search\n'
+     '**Action Input**: {"query": "x"}', None, calls(WEB), "react"),
+    ("react-italic-labels", '*Action:* web_search\n*Action Input:* {"query": "x"}', None,
+     calls(WEB), "react"),
     ("react-json5-unquoted-keys", "Action: web_search\nAction Input: {query: 'x',}", None,
      calls(WEB), "react"),
     ("react-python-literals", "Action: f\nAction Input: {'a': True, 'b': None, 'c': False}",
@@ -294,6 +302,10 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
      None, "18."),
     ("echoed-observation-then-prose", "Observation: result is 5\nThe answer is 5.", None,
      "The answer is 5."),
+    ("bold-final-answer-keeps-its-own-emphasis",
+     "**Thought:** done\n**Final Answer:** It is **4**.\n**Action:** Ana sends the budget.",
+     ["web_search"], "It is **4**.\n**Action:** Ana sends the budget."),
+    ("bold-prose-label-is-no-label", "**Action items:** none", None, "**Action items:** none"),
     ("minutes-in-final-answer",
      "Thought: done\nFinal Answer: Minutes:\nAction: Ana sends the budget.\n"
      "Observation: the team agrees.", ["web_search"],

@@ -220,6 +220,22 @@ def test_chat_mode_has_no_tools_in_the_prompt() -> None:
     assert "web_search" not in model.requests[0]["messages"][0].content
 
 
+def test_labels_in_markdown_bold_are_read_and_kept_from_the_user() -> None:
+    # Chat-tuned models bold the labels (scripted text model); streamed and final alike.
+    replies = ('**Thought:** look\n**Action:** web_search\n**Action Input:** {"query": "x"}',
+               "**Thought:** done\n**Final Answer:** X is a **letter** [R1].")
+    tokens = [chunk.content for _ns, (chunk, _meta) in build_agent(
+        text_model(*replies), [web_search]).stream(
+        {"messages": [("user", "q")]}, stream_mode="messages", subgraphs=True)
+        if isinstance(chunk, AIMessageChunk)]
+    assert "".join(tokens).startswith("X is a **letter** [R1]."), tokens
+    out = build_agent(text_model(*replies), [web_search]).invoke({"messages": [("user", "q")]})
+    assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
+        ("web_search", "x", True)]
+    assert out["final_answer"].startswith("X is a **letter** [R1].")
+    assert_clean(out)
+
+
 def test_streamed_tokens_are_sanitized() -> None:
     model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
                        "Thought: done\nFinal Answer: X is <tool_call>nothing</tool_call> "

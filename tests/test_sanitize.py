@@ -154,6 +154,9 @@ OWN_TEXTS = [case[1] for case in REMOVAL_CASES] + PROSE + [
     "Thought: split final answer : with spaces\nkept",
     "✿RETURN✿The answer without colon",
     "✿RETURN✿   : spaced",
+    "**Thought:** x\n**Final Answer:** It is **4**.\n**Action:** y\n**Action Input:** {}",
+    "**Final Answer**: a\n*Final Answer:* b",
+    "**Final Answer:*** no\nFinal Answer: yes",
 ]
 STREAM_TEXTS = CORPUS_OUTPUTS + OWN_TEXTS
 
@@ -173,7 +176,8 @@ def random_chunks(text: str, rng: random.Random) -> list[str]:
 THINK_RE = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL)
 MARKER = "Final Answer:"
 NAMES = ["web_search", "Calculator"]
-MARKER_RE = re.compile(r"^[ \t]*" + re.escape(MARKER), re.IGNORECASE | re.MULTILINE)
+MARKER_RE = re.compile(r"^[ \t]*(?:" + re.escape(MARKER) + r"|(\*\*?)final answer"
+                       r"(?:\1[ \t]*:|[ \t]*:[ \t]*\1)(?!\*))", re.IGNORECASE | re.MULTILINE)
 
 
 def expected_answer_stream(text: str, tool_names: list[str] | None = None) -> str:
@@ -218,6 +222,7 @@ FUZZ_PIECES = [
     "Action: web_search", "Action: Ana sends", "Observation: x", "<tool_response>",
     "</tool_response>", "x(", "<function=f>", "a[ARGS]", "Action Input: {}", "`",
     "So. Action: web_search", " Action: calculator ", "A", "Act", "_Action: x",
+    "**", "*", "**Action:**", "**Action**:", "**Final Answer:**", "*Thought:*", "**Note:**",
 ]
 
 
@@ -261,6 +266,16 @@ NAMED_CASES = [
     ("ReAction: web_search", "ReAction: web_search"),
     ("The next action: web_search", "The next action: web_search"),
     ("Answer: 4. Action Input: none", "Answer: 4. Action Input: none"),
+    # Labels in markdown emphasis, as chat-tuned models write them.
+    ('**Thought:** math\n**Action:** calculator\n**Action Input:** {"e": "2+2"}\nKept',
+     "Kept"),
+    ("**Action**: Calculator\nKept", "Kept"),
+    ("**Thought:** done.\n**Final Answer:** It is **4**.", "It is **4**."),
+    ("*Final Answer:* 4", "4"),
+    ("**Action:** Ana sends the budget.\n**Observation:** ok",
+     "**Action:** Ana sends the budget.\n**Observation:** ok"),
+    ("**Action items:** none\n**Note:** x", "**Action items:** none\n**Note:** x"),
+    ("***Action:*** calculator", "***Action:*** calculator"),
 ]
 
 
