@@ -456,27 +456,91 @@ def _cut_observation(text: str, names: frozenset[str]) -> str:
 
 # --- detectors: each returns the hits of one format --------------------------------------
 
-# A ReAct label in markdown emphasis at a line start: "**Action:** x", "**Action**: x".
+# A ReAct label in markdown emphasis at a line start: "**Action:** x", "**Action**: x"; and
+# a final answer label in emphasis later on a Thought line.
+_EMPHASIS_CLOSE = r"(?:\2[ \t]*:|[ \t]*:[ \t]*\2)(?!\*)"
 _EMPHASIZED_LABEL = re.compile(
     r"^([ \t]*)(\*\*?)(thought|action[ _]input|action|observation|final[ _]answer)"
-    r"(?:\2[ \t]*:|[ \t]*:[ \t]*\2)(?!\*)", re.IGNORECASE | re.MULTILINE)
+    + _EMPHASIS_CLOSE, re.IGNORECASE | re.MULTILINE)
+_EMPHASIZED_THOUGHT_FINAL = re.compile(
+    r"^([ \t]*\**thought\**[ \t]*:\**[^\n]*?)(\*\*?)(final[ _]answer)" + _EMPHASIS_CLOSE,
+    re.IGNORECASE | re.MULTILINE)
 _PLAIN_FINAL = re.compile(r"^[ \t]*final[ _]answer[ \t]*:", re.IGNORECASE | re.MULTILINE)
+# An `Action:` after prose, as the sanitizer takes it for markup (capitalised, after a
+# non-word character), and an `Action Input:` on its Action's line.
+_MID_ACTION = re.compile(r"(?<![\w*])Action[ \t]*:")
+_SAME_LINE_INPUT = re.compile(r"[ \t]*Action[ _][Ii]nput[ \t]*:")
 
 
-def plain_labels(text: str) -> str:
+def _answer_start(text: str) -> int:
+    """Where the first final answer label starts (the end of `text` if none)."""
+    final = _FINAL_RE.search(text)
+    return final.start() if final else len(text)
+
+
+def plain_labels(text: str, names: frozenset[str]) -> str:
     """`text` with the ReAct labels a model set in markdown emphasis (chat-tuned models
-    bold them: ``**Action:** web_search``) written plain, as the detectors read them, up
-    to the first final answer label: the answer's own text keeps its emphasis."""
-    plain_final = _PLAIN_FINAL.search(text)
-    stop = plain_final.start() if plain_final else len(text)
+    bold them: ``**Action:** web_search``) written plain, as the detectors read them, where
+    the reply is ReAct (an `Action Input:` or final answer label, or an `Action:` naming a
+    tool) — bold notes (``**Action:** Approve``, ``**Owner:** Bob``) stay prose — and up to
+    the first final answer label: the answer's own text keeps its emphasis."""
+    inline = _EMPHASIZED_THOUGHT_FINAL.search(text)
+    if inline is not None and inline.start() <= _answer_start(text):
+        text = f"{text[: inline.start()]}{inline.group(1)}{inline.group(3)}:{text[inline.end():]}"
+    stop = _answer_start(text)
+    found: list[re.Match[str]] = []
+    for m in _EMPHASIZED_LABEL.finditer(text, 0, stop):
+        found.append(m)
+        if m.group(3).lower().startswith("final"):
+            stop = m.start()
+            break
+    if not found:
+        return text
+    folded = {n.casefold() for n in names}
+
+    def tool_named(m: re.Match[str]) -> bool:
+        rest = text[m.end() : (text.find("\n", m.end()) + 1 or len(text) + 1) - 1]
+        return rest.strip().strip("`*\"'[] ").rstrip(".").strip().casefold() in folded
+
+    react = inline is not None or stop < len(text) or _INPUT_RE.search(text) or any(
+        not m.group(3).lower().startswith(("thought", "observation"))
+        and (m.group(3).lower() != "action" or tool_named(m)) for m in found)
+    if not react:
+        return text
     out: list[str] = []
     pos = 0
-    for m in _EMPHASIZED_LABEL.finditer(text, 0, stop):
+    for m in found:
         out += [text[pos : m.start()], m.group(1), m.group(3), ":"]
         pos = m.end()
-        if m.group(3).lower().startswith("final"):
-            break
     return "".join(out) + text[pos:]
+
+
+def action_lines(text: str, names: frozenset[str]) -> str:
+    """`text` with an `Action:` that follows prose on its line, and an `Action Input:` on
+    its Action's line, each moved to a line of its own, before the first final answer
+    label — where the sanitizer takes them for markup (the name is a tool's, or an `Action
+    Input:` follows): "I will check. Action: calculator" is the call it shows, not an
+    answer "I will check."."""
+    folded = {n.casefold() for n in names}
+    stop = _answer_start(text)
+    lines = text[:stop].split("\n")
+    for index, line in enumerate(lines):
+        for action in _MID_ACTION.finditer(line):
+            label = _SAME_LINE_INPUT.search(line, action.end())
+            name = line[action.end() : label.start() if label else len(line)]
+            name = name.strip().strip("`*\"'[] ").rstrip(".").strip()
+            following = next((x for x in lines[index + 1 :] if x.strip()), "")
+            if not _NAME_RE.fullmatch(name) or not (
+                    name.casefold() in folded or label or _INPUT_RE.match(following)):
+                continue
+            before = line[: action.start()].rstrip()
+            parts = [before] if before else []
+            parts.append(line[action.start() : label.start() if label else len(line)].rstrip())
+            if label:
+                parts.append(line[label.start() :].lstrip())
+            lines[index] = "\n".join(parts)
+            break
+    return "\n".join(lines) + text[stop:]
 
 
 _ACTION_RE = re.compile(r"^[ \t]*action[ \t]*:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -830,8 +894,8 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> Pa
     names = frozenset(tool_names or ())
     if not text or not text.strip():
         return ParsedOutput(error=ERR_EMPTY, format="empty")
-    body, thoughts = _split_reasoning(
-        plain_labels(text.replace("\r\n", "\n").replace("\r", "\n")), names)
+    body, thoughts = _split_reasoning(text.replace("\r\n", "\n").replace("\r", "\n"), names)
+    body = action_lines(plain_labels(body, names), names)
     body = _cut_observation(body, names)
     if not body.strip():
         return ParsedOutput(

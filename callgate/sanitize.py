@@ -22,9 +22,10 @@ removed only where it is used as markup.
   is `Thought:`, `Action Input:`, `Final Answer:` or an `Action:` line that is removed.
   Other `Action:` and `Observation:` lines are prose (minutes, YAML, policies) and stay;
 * after prose on the same line (capitalised as ReAct writes them, after a non-word
-  character): `Action Input:` with the JSON value after it, and `Action: <name>` up to the
-  line's end or its `Action Input:`, when the name is a tool of `tool_names` or an
-  `Action Input:` follows on that line or the next non-blank one. The line break stays;
+  character): `Action: <name>` up to the line's end or its `Action Input:`, when the name
+  is a tool of `tool_names` or an `Action Input:` follows on that line or the next
+  non-blank one; `Action Input:` with the JSON value after it, or with any value up to the
+  line's end after such an `Action:`. The line break stays;
 * the `Final Answer:` label at a line start (the text after it is kept);
 * the line labels above set in markdown emphasis as chat-tuned models write them
   (`**Action:** calculator`, `**Thought**: …`, `*Final Answer:*`), by the same rules;
@@ -528,14 +529,18 @@ class _MarkupRemover:
         keyword, _, end = marker
         if keyword in _ACTION_INPUT:
             j = _skip(text, end, _HWS)
-            if j == len(text):
-                return p if final else None
-            if text[j] not in "{[":
+            if j == len(text) and not final:
+                return None
+            json_value = j < len(text) and text[j] in "{["
+            if not (json_value or self._trace):
                 return p
+            # After a removed `Action:` any value goes, up to the line's end, as at a line
+            # start; after prose only a JSON one shows it is markup.
             self._trace, self._resume_line_start = True, False
             self._json = JsonSpan(newline_ends_string=True)
             # _LABEL after it: the spaces that followed the call go with it.
-            self._after_json, self._mode = _LABEL, _JSON
+            self._after_json = _LABEL
+            self._mode = _JSON if json_value else _PAYLOAD_LINE
             return j
         k = text.find("\n", end)
         if k < 0 and not final:

@@ -247,14 +247,29 @@ def test_a_tools_artifact_is_kept_beside_its_content() -> None:
         """Give n rows."""
         return f"{n} rows", list(range(n))
 
-    agent = build_agent(ScriptedChatModel(script=[tool_call("rows", {"n": 3}),
-                                                  AIMessage("3 rows [R1]")]), [rows])
+    @tool(response_format="content_and_artifact")
+    def weather(city: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """Weather in a city."""
+        return {"city": city, "temp_c": 21}, {"raw": "21C"}
+
+    @tool(response_format="content_and_artifact")
+    def unpaired(n: int) -> str:
+        """Forgets its artifact."""
+        return "only content"
+
+    agent = build_agent(ScriptedChatModel(script=[
+        tool_call("rows", {"n": 3}), tool_call("weather", {"city": "Oslo"}),
+        tool_call("unpaired", {"n": 1}), AIMessage("3 rows [R1]")]), [rows, weather, unpaired])
     out = agent.invoke(ask("rows"))
-    [event] = out["tool_events"]
-    assert event["ok"] and event["summary"] == "[rows] 3 rows"
+    ran, oslo, failed = out["tool_events"]
+    assert ran["ok"] and ran["summary"] == "[rows] 3 rows"
     assert callgate.get_result(agent, None, "R1") == "3 rows"
     item = agent.store.get(("callgate", "results", "-"), "R1")
     assert item.value["artifact"] == [0, 1, 2]
+    # The content keeps its type (a tool call would have turned the dict into its JSON).
+    assert callgate.get_result(agent, None, "R2") == {"city": "Oslo", "temp_c": 21}
+    assert oslo["summary"] == "[weather] city: Oslo; temp_c: 21"
+    assert not failed["ok"] and "must return a (content, artifact) pair" in failed["error"]
     plain = build_agent(ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}),
                                                   AIMessage("3 [R1]")]), [add])
     plain.invoke(ask("1 + 2?"))

@@ -266,6 +266,8 @@ NAMED_CASES = [
     ("ReAction: web_search", "ReAction: web_search"),
     ("The next action: web_search", "The next action: web_search"),
     ("Answer: 4. Action Input: none", "Answer: 4. Action Input: none"),
+    ("I will compute. Action: Calculator Action Input: 2+2\nNext", "I will compute.\nNext"),
+    ('I will search. Action: web_search Action Input: "weather Paris"', "I will search."),
     # Labels in markdown emphasis, as chat-tuned models write them.
     ('**Thought:** math\n**Action:** calculator\n**Action Input:** {"e": "2+2"}\nKept',
      "Kept"),

@@ -205,6 +205,13 @@ class _Call:
 
     def __init__(self, tool: Tool, args: dict[str, Any], config: RunnableConfig | None) -> None:
         self.tool = tool
+        self.runnable = tool.runnable
+        # A content_and_artifact tool: LangChain hands the artifact back only in the
+        # ToolMessage a tool call returns, whose content it turns into text (a dict became
+        # its JSON), so the tool's (content, artifact) pair is taken as it returns it.
+        self.pair = getattr(tool.runnable, "response_format", "") == "content_and_artifact"
+        if self.pair:
+            self.runnable = tool.runnable.model_copy(update={"response_format": "content"})
         self.token = CancelToken()  # the tool's own: cancelled on timeout or run cancel
         self.args = {**args, tool.cancel_param: self.token} if tool.cancel_param else args
         self.config = config
@@ -249,15 +256,18 @@ class _Call:
 
     def _target(self) -> None:
         try:
-            if _is_async(self.tool.runnable):
+            if _is_async(self.runnable):
                 value = asyncio.run(self._arun())
             else:
-                value = self.tool.runnable.invoke(self._input(), self.config)
+                value = self.runnable.invoke(self.args, self.config)
+            artifact = None
+            if self.pair:
+                value, artifact = _content_and_artifact(self.tool.name, value)
             # Converted here, not in the caller: a pathological value (a repr that never
             # returns) then costs this thread, within the timeout, not the run.
             self.data = to_jsonable(_content(value))
-            if isinstance(value, ToolMessage) and value.artifact is not None:
-                self.artifact = to_jsonable(value.artifact)
+            if artifact is not None:
+                self.artifact = to_jsonable(artifact)
         except BaseException as exc:  # handed to the caller, who re-raises it
             self.error = exc
         finally:
@@ -277,16 +287,16 @@ class _Call:
             self._task = (asyncio.get_running_loop(), task)
             if self._stopping:
                 task.cancel()  # stopped before the loop started: cancelled at the first await
-        return await self.tool.runnable.ainvoke(self._input(), self.config)
+        return await self.runnable.ainvoke(self.args, self.config)
 
-    def _input(self) -> Any:
-        """The tool's input: its arguments, or a tool call for a tool that gives an artifact
-        beside its content (LangChain hands the artifact back only in the ``ToolMessage`` a
-        call with an id returns)."""
-        if getattr(self.tool.runnable, "response_format", "content") != "content_and_artifact":
-            return self.args
-        return {"type": "tool_call", "name": self.tool.runnable.name, "args": self.args,
-                "id": f"callgate-{self.tool.name}"}
+
+def _content_and_artifact(name: str, value: Any) -> tuple[Any, Any]:
+    """A content_and_artifact tool's reply as its two parts (LangChain's own check)."""
+    if not (isinstance(value, tuple) and len(value) == 2):
+        raise ValueError(f"tool {name!r} has response_format='content_and_artifact', so it "
+                         f"must return a (content, artifact) pair; it returned "
+                         f"{type(value).__name__}")
+    return value
 
 
 def _is_async(runnable: BaseTool) -> bool:
