@@ -127,7 +127,7 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
         return ServerError(message, "check the model name and the server's log")
     if openai is not None and isinstance(exc, openai.APIConnectionError):
         request = getattr(exc, "_request", None) or getattr(exc, "request", None)
-        where = f" at {request.url}" if getattr(request, "url", None) else ""
+        where = _where(getattr(request, "url", None))
         return ServerError(f"cannot reach the model server{where}: {_root_reason(exc)}")
     if openai is not None and isinstance(exc, openai.APIError):
         # Any other error of a request: a stream cut off, a reply that does not parse.
@@ -144,13 +144,25 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
     httpx = sys.modules.get("httpx")
     if httpx is not None and isinstance(exc, httpx.TransportError):
         try:  # httpx raises RuntimeError for an error raised outside a request
-            where = f" at {exc.request.url}"
+            where = _where(exc.request.url)
         except RuntimeError:
             where = ""
         return ServerError(f"cannot reach the model server{where}: {exc}")
     if isinstance(exc, ConnectionRefusedError | ConnectionResetError | ConnectionAbortedError):
         return ServerError(f"cannot reach the model server: {exc}")
     return None
+
+
+def _where(url: Any) -> str:
+    """`` at URL`` for a request's (httpx) URL, without the user, password or query a URL
+    may carry a key in; "" without one."""
+    if url is None:
+        return ""
+    try:
+        url = url.copy_with(userinfo=b"", query=None)
+    except (AttributeError, TypeError):
+        return ""
+    return f" at {url}"
 
 
 def _provider_error(exc: BaseException) -> UserError | None:

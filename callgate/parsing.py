@@ -526,6 +526,10 @@ def action_lines(text: str, names: frozenset[str]) -> str:
     lines = text[:stop].split("\n")
     for index, line in enumerate(lines):
         for action in _MID_ACTION.finditer(line):
+            prefix = JsonSpan(newline_ends_string=True)
+            prefix.scan(line[: action.start()], 0, to_line_end=True)
+            if prefix.quote or prefix.depth:
+                continue  # inside a value: an argument's text ("… Action: …")
             label = _SAME_LINE_INPUT.search(line, action.end())
             name = line[action.end() : label.start() if label else len(line)]
             name = name.strip().strip("`*\"'[] ").rstrip(".").strip()

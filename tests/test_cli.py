@@ -413,7 +413,7 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
                                          f"openai:m@http://127.0.0.1:{free_port()}/v1",
                                          "--tool-choice", "nosuch"],
         "an Ollama server not running": ["ask", "hello", "--model",
-                                         f"ollama:m@http://127.0.0.1:{free_port()}"],
+                                         f"ollama:m@http://me:secret@127.0.0.1:{free_port()}"],
     }
 
 
@@ -454,6 +454,7 @@ def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> Non
         assert "'usage: x': is its command an MCP server?" in lines[0]
     if case == "an Ollama server not running":  # where it looked, as for OpenAI's servers
         assert "cannot reach the model server at http://127.0.0.1:" in lines[0]
+        assert "secret" not in lines[0]  # not the password the URL carries
     if case == "a tool choice naming no tool":  # said before any request, with the tools
         assert "'nosuch' is no tool" in lines[0] and "calculator" in lines[0]
 

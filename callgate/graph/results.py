@@ -23,9 +23,10 @@ NO_THREAD = "-"
 
 # BaseStore has no compare-and-set, so reading a thread's numbering and recording the next
 # is made one step here: a process's concurrent runs on one thread (or on none: "-") took
-# the same ids and wrote over each other's results. Runs in several processes on one thread
-# are LangGraph Server's to order: it runs a thread's runs one at a time.
-_NUMBERING = threading.Lock()
+# the same ids and wrote over each other's results. One lock of a fixed set per thread id
+# (by hash), so a slow store holds up few other threads. Runs in several processes on one
+# thread are LangGraph Server's to order: it runs a thread's runs one at a time.
+_NUMBERING = tuple(threading.Lock() for _ in range(64))
 
 
 def results_namespace(thread_id: str | None) -> tuple[str, ...]:
@@ -80,7 +81,7 @@ def numbered(calls: list[Any], store: BaseStore | None, thread_id: str | None,
     else the next of the thread's numbering, which the store then records."""
     if all(call.get("result_id") for call in calls):
         return list(calls)
-    with _NUMBERING:
+    with _NUMBERING[hash(thread_id or NO_THREAD) % len(_NUMBERING)]:
         base, fresh = _numbered_past(store, thread_id, events), 0
         out = []
         for call in calls:
