@@ -43,7 +43,7 @@ from typing import Any
 import json5
 import json_repair
 
-from callgate.sanitize import THOUGHT_FINAL, JsonSpan, call_follows, sanitize
+from callgate.sanitize import THOUGHT_FINAL, JsonSpan, action_target, call_follows, sanitize
 
 __all__ = ["ParsedOutput", "parse_model_output"]
 
@@ -469,7 +469,7 @@ _PLAIN_FINAL = re.compile(r"^[ \t]*final[ _]answer[ \t]*:", re.IGNORECASE | re.M
 # An `Action:` after prose, as the sanitizer takes it for markup (capitalised, after a
 # non-word character), and an `Action Input:` on its Action's line.
 _MID_ACTION = re.compile(r"(?<![\w*])Action[ \t]*:")
-_SAME_LINE_INPUT = re.compile(r"[ \t]*Action[ _][Ii]nput[ \t]*:")
+_WORDS_LINE = re.compile(r"[ \t]*(?:thought|observation)[ \t]*:", re.IGNORECASE)
 
 
 def _answer_start(text: str) -> int:
@@ -520,31 +520,71 @@ def action_lines(text: str, names: frozenset[str]) -> str:
     its Action's line, each moved to a line of its own, before the first final answer
     label — where the sanitizer takes them for markup (the name is a tool's, or an `Action
     Input:` follows): "I will check. Action: calculator" is the call it shows, not an
-    answer "I will check."."""
+    answer "I will check.". A Thought line's words, and what stands inside a value (a
+    bracket or string still open, across lines too), are left alone."""
     folded = {n.casefold() for n in names}
     stop = _answer_start(text)
     lines = text[:stop].split("\n")
+    following = [""] * len(lines)  # the next non-blank line after each
+    for index in range(len(lines) - 2, -1, -1):
+        after = lines[index + 1]
+        following[index] = after if after.strip() else following[index + 1]
+    value = _ValueDepth()
     for index, line in enumerate(lines):
-        for action in _MID_ACTION.finditer(line):
-            prefix = JsonSpan(newline_ends_string=True)
-            prefix.scan(line[: action.start()], 0, to_line_end=True)
-            if prefix.quote or prefix.depth:
-                continue  # inside a value: an argument's text ("… Action: …")
-            label = _SAME_LINE_INPUT.search(line, action.end())
-            name = line[action.end() : label.start() if label else len(line)]
-            name = name.strip().strip("`*\"'[] ").rstrip(".").strip()
-            following = next((x for x in lines[index + 1 :] if x.strip()), "")
-            if not _NAME_RE.fullmatch(name) or not (
-                    name.casefold() in folded or label or _INPUT_RE.match(following)):
+        cuts: list[int] = []
+        pos = 0
+        for action in _MID_ACTION.finditer(line) if not _WORDS_LINE.match(line) else ():
+            pos = value.advance(line, pos, action.start())
+            if value.inside:
+                continue  # an argument's text ("… Action: …"), or prose's open bracket
+            target = action_target(line, action.end())
+            if not isinstance(target, tuple):
                 continue
-            before = line[: action.start()].rstrip()
-            parts = [before] if before else []
-            parts.append(line[action.start() : label.start() if label else len(line)].rstrip())
-            if label:
-                parts.append(line[label.start() :].lstrip())
-            lines[index] = "\n".join(parts)
-            break
+            name, until, label = target
+            if name.casefold() in folded or label or _INPUT_RE.match(following[index]):
+                cuts += [action.start(), until] if label else [action.start()]
+        value.advance(line, pos, len(line))
+        value.line_end()
+        if cuts:
+            parts = [line[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(line)],
+                                                        strict=True)]
+            lines[index] = "\n".join(part for part in parts if part)
     return "\n".join(lines) + text[stop:]
+
+
+class _ValueDepth:
+    """Whether a place in a reply is inside a value: a bracket open, or a double-quoted
+    string (which a line's end closes, as a raw newline cannot be in one)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote = False
+
+    @property
+    def inside(self) -> bool:
+        return bool(self.depth or self.quote)
+
+    def advance(self, line: str, start: int, end: int) -> int:
+        """Read `line[start:end]`; return `end`."""
+        escaped = False
+        for ch in line[start:end]:
+            if self.quote:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    self.quote = False
+            elif ch == '"':
+                self.quote = True
+            elif ch in "{[":
+                self.depth += 1
+            elif ch in "}]":
+                self.depth = max(self.depth - 1, 0)
+        return end
+
+    def line_end(self) -> None:
+        self.quote = False
 
 
 _ACTION_RE = re.compile(r"^[ \t]*action[ \t]*:[ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)

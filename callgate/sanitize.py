@@ -21,11 +21,11 @@ removed only where it is used as markup.
 * an `Observation:` line that follows removed ReAct markup, or whose next non-blank line
   is `Thought:`, `Action Input:`, `Final Answer:` or an `Action:` line that is removed.
   Other `Action:` and `Observation:` lines are prose (minutes, YAML, policies) and stay;
-* after prose on the same line (capitalised as ReAct writes them, after a non-word
-  character): `Action: <name>` up to the line's end or its `Action Input:`, when the name
-  is a tool of `tool_names` or an `Action Input:` follows on that line or the next
-  non-blank one; `Action Input:` with the JSON value after it, or with any value up to the
-  line's end after such an `Action:`. The line break stays;
+* after prose on the same line (written `Action`, after a non-word character):
+  `Action: <name>` up to the line's end or its `Action Input:`, when the name is a tool of
+  `tool_names` or an `Action Input:` follows on that line or the next non-blank one; and
+  that `Action Input:` with its value (JSON, or up to the line's end). The line break
+  stays; an `Action Input:` after prose alone ("e.g. Action Input: {…}") is prose;
 * the `Final Answer:` label at a line start (the text after it is kept);
 * the line labels above set in markdown emphasis as chat-tuned models write them
   (`**Action:** calculator`, `**Thought**: …`, `*Final Answer:*`), by the same rules;
@@ -91,7 +91,36 @@ _PIPES = "|｜"
 
 # "A" may open a ReAct label after prose (`Sure! Action: calculator`); see `_mid_line`.
 _TRIGGER = re.compile(r"[<\[\nA]")
-_SAME_LINE_INPUT = re.compile(r"Action[ _][Ii]nput[ \t]*:")
+# What an `Action:` after prose names: one name (in backticks, quotes or brackets, a period
+# after it), then the line's end or an `Action Input:` label; read a token at a time, so a
+# long line of them costs no more than its length.
+_ACTION_TARGET = re.compile(r"[ \t]*[`*\"'\[]*([A-Za-z_][\w.\-]*)[`*\"'\]]*[ \t]*")
+_TARGET_START = re.compile(r"[ \t]*[`*\"'\[]*")
+_INPUT_LABEL = re.compile(r"Action[ _][Ii]nput[ \t]*:")
+_INPUT_LABEL_START = re.compile(
+    r"A(?:c(?:t(?:i(?:o(?:n(?:[ _](?:[Ii](?:n(?:p(?:u(?:t[ \t]*)?)?)?)?)?)?)?)?)?)?)?")
+
+
+def action_target(text: str, end: int, final: bool = True) -> tuple[str, int, bool] | str | None:
+    """The tool an `Action:` ending at `end` names, where one name stands between it and
+    its line's end or an `Action Input:` label: (name, where the line ends or the label
+    starts, whether a label follows); _PARTIAL when more text could tell; else None."""
+    target = _ACTION_TARGET.match(text, end)
+    if target is None or target.end() == len(text):
+        if not final and (target is not None or _TARGET_START.fullmatch(text, end)):
+            return _PARTIAL
+        if target is None:
+            return None
+        return target.group(1).rstrip("."), len(text), False
+    q = target.end()
+    name = target.group(1).rstrip(".")
+    if text[q] in "\r\n":
+        return name, q, False
+    if _INPUT_LABEL.match(text, q):
+        return name, q, True
+    if not final and _INPUT_LABEL_START.fullmatch(text, q):
+        return _PARTIAL
+    return None
 # A `Final Answer:` later on a Thought line. The spaces before the colon are bounded so
 # that a needle split between chunks always fits in the held-back tail.
 THOUGHT_FINAL = r"final[ _]answer[ \t]{0,2}:"
@@ -519,8 +548,11 @@ class _MarkupRemover:
     def _mid_line(self, text: str, p: int, final: bool) -> int | None:
         """A ReAct label after prose at `p`: new position, `p` if none, None to wait."""
         before = text[p - 1] if p else self._before
-        if before.isalnum() or before in "_*":  # not in a word, nor in emphasis (`**Action`)
+        if before and (before.isalnum() or before in "_*"):  # in a word, or in emphasis
             return p
+        head = text[p : p + len("Action")]
+        if head != "Action":  # as ReAct writes it: "ACTION", "action" after prose are words
+            return None if not final and "Action".startswith(head) and head != "Action" else p
         marker = _match_line_marker(text, p, final)
         if marker == _PARTIAL:
             return None
@@ -528,36 +560,37 @@ class _MarkupRemover:
             return p
         keyword, _, end = marker
         if keyword in _ACTION_INPUT:
+            if not self._trace:  # after prose ("e.g. Action Input: {…}"): the text says it
+                return p
             j = _skip(text, end, _HWS)
             if j == len(text) and not final:
                 return None
+            # After a removed `Action:` its value goes, up to the line's end, as at a line
+            # start.
             json_value = j < len(text) and text[j] in "{["
-            if not (json_value or self._trace):
-                return p
-            # After a removed `Action:` any value goes, up to the line's end, as at a line
-            # start; after prose only a JSON one shows it is markup.
-            self._trace, self._resume_line_start = True, False
+            self._resume_line_start = False
             self._json = JsonSpan(newline_ends_string=True)
             # _LABEL after it: the spaces that followed the call go with it.
             self._after_json = _LABEL
             self._mode = _JSON if json_value else _PAYLOAD_LINE
             return j
-        k = text.find("\n", end)
-        if k < 0 and not final:
+        target = action_target(text, end, final)
+        if target == _PARTIAL:
             return None
-        line_end = k if k >= 0 else len(text)
-        label = _SAME_LINE_INPUT.search(text, end, line_end)
-        name = _bare_name(text[end : label.start() if label else line_end])
-        if not _NAME.fullmatch(name):
+        if not isinstance(target, tuple):
             return p
-        if label is None and name.casefold() not in self._names:
-            nxt = self._next_label(text, k, final)
+        name, stop, label = target
+        if not label and name.casefold() not in self._names:
+            newline = text.find("\n", stop)
+            if newline < 0 and not final:
+                return None
+            nxt = self._next_label(text, newline, final)
             if nxt is None:
                 return None
             if not isinstance(nxt, tuple) or nxt[0] not in _ACTION_INPUT:
                 return p
         self._trace = True
-        return label.start() if label else line_end
+        return stop
 
     def _next_label(self, text: str, k: int, final: bool) -> tuple[str, str, int] | bool | None:
         """The line marker opening the next non-blank line after the newline at `k`:

@@ -157,6 +157,9 @@ OWN_TEXTS = [case[1] for case in REMOVAL_CASES] + PROSE + [
     "**Thought:** x\n**Final Answer:** It is **4**.\n**Action:** y\n**Action Input:** {}",
     "**Final Answer**: a\n*Final Answer:* b",
     "**Final Answer:*** no\nFinal Answer: yes",
+    # Found by a longer fuzz run: a name after backticks, and a line break split at \r.
+    "Thought:AAction Input:Action:```json\nAction Input:<thinking>x",
+    "'x(A(\tSo. Action: web_search\r\nAction Input:|>Action Input: {}",
 ]
 STREAM_TEXTS = CORPUS_OUTPUTS + OWN_TEXTS
 
@@ -260,7 +263,13 @@ NAMED_CASES = [
     ("The answer is 4. Action: Calculator.\nKept", "The answer is 4.\nKept"),
     ('Sure! Action: lookup Action Input: {"q": "a b"}\nIt is sunny.', "Sure!\nIt is sunny."),
     ("Done. Action: lookup\nAction Input: {}\nObservation: x\nFinal Answer: 4", "Done.\n4"),
-    ('Sure. Action Input: {"q": "}"} and more', "Sure. and more"),
+    ('Sure. Action: lookup Action Input: {"q": "}"} and more', "Sure. and more"),
+    # An Action Input after prose alone is the text talking about the format.
+    ('Call it with Action Input: {"q": "x"} and wait.',
+     'Call it with Action Input: {"q": "x"} and wait.'),
+    ("Sure. ACTION: web_search", "Sure. ACTION: web_search"),
+    ('Action: web_search Action Input: {"q": "a"}', ""),
+    ("Action: lookupAction Input: {}", "Action: lookupAction Input: {}"),
     ("Minutes. Action: follow up with Bob.", "Minutes. Action: follow up with Bob."),
     ("Minutes. Action: lookup\nKept", "Minutes. Action: lookup\nKept"),
     ("ReAction: web_search", "ReAction: web_search"),
@@ -329,6 +338,18 @@ def test_answer_marker_mode() -> None:
     s = StreamSanitizer(answer_marker="Final Answer:")
     assert s.feed("Action: a\nAction Input: {}") == ""
     assert s.flush() == ""
+
+
+def test_a_long_line_of_actions_costs_its_length() -> None:
+    # A degenerate reply: each mid-line Action was read to the line's end (quadratic: a
+    # 60 KB line took 10 s in the parser); a guard against that, not a speed measure.
+    from callgate.parsing import parse_model_output
+
+    text = "x. Action: web_search z " * 10_000  # 240 KB on one line
+    started = time.perf_counter()
+    parse_model_output(text, ["web_search"])
+    sanitize(text, tool_names=["web_search"])
+    assert time.perf_counter() - started < 10
 
 
 def test_streaming_cost_is_linear() -> None:
