@@ -465,9 +465,8 @@ _EMPHASIZED_LABEL = re.compile(
 _EMPHASIZED_THOUGHT_FINAL = re.compile(
     r"^([ \t]*\**thought\**[ \t]*:\**[^\n]*?)(\*\*?)(final[ _]answer)" + _EMPHASIS_CLOSE,
     re.IGNORECASE | re.MULTILINE)
-_PLAIN_FINAL = re.compile(r"^[ \t]*final[ _]answer[ \t]*:", re.IGNORECASE | re.MULTILINE)
-# An `Action:` after prose, as the sanitizer takes it for markup (capitalised, after a
-# non-word character), and an `Action Input:` on its Action's line.
+# An `Action:` after prose, as the sanitizer takes it for markup (written `Action`, after a
+# character of no word and no emphasis); a line whose words are the model's own.
 _MID_ACTION = re.compile(r"(?<![\w*])Action[ \t]*:")
 _WORDS_LINE = re.compile(r"[ \t]*(?:thought|observation)[ \t]*:", re.IGNORECASE)
 
@@ -499,8 +498,8 @@ def plain_labels(text: str, names: frozenset[str]) -> str:
     folded = {n.casefold() for n in names}
 
     def tool_named(m: re.Match[str]) -> bool:
-        rest = text[m.end() : (text.find("\n", m.end()) + 1 or len(text) + 1) - 1]
-        return rest.strip().strip("`*\"'[] ").rstrip(".").strip().casefold() in folded
+        target = action_target(text, m.end())
+        return isinstance(target, tuple) and target[0].casefold() in folded
 
     react = inline is not None or stop < len(text) or _INPUT_RE.search(text) or any(
         not m.group(3).lower().startswith(("thought", "observation"))

@@ -552,7 +552,7 @@ class _MarkupRemover:
             return p
         head = text[p : p + len("Action")]
         if head != "Action":  # as ReAct writes it: "ACTION", "action" after prose are words
-            return None if not final and "Action".startswith(head) and head != "Action" else p
+            return None if not final and "Action".startswith(head) else p
         marker = _match_line_marker(text, p, final)
         if marker == _PARTIAL:
             return None
