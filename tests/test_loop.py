@@ -218,6 +218,21 @@ def test_a_tool_result_that_answers_no_call_stays_in_the_thread_and_out_of_the_m
 
 
 
+def test_a_blank_question_is_refused_and_never_reaches_the_model() -> None:
+    # As the CLI refuses one. The refused input stays in the thread (LangGraph keeps a
+    # run's input); the model's input leaves it out, as hosted providers reject it.
+    model = ScriptedChatModel(script=[AIMessage("Hello.")])
+    agent = build_agent(model, [add], checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "blank"}}
+    for question in ("   ", [{"type": "text", "text": " \n"}]):
+        with pytest.raises(ValueError, match="the new user message is blank"):
+            agent.invoke({"messages": [HumanMessage(question)]}, thread)
+    out = agent.invoke(ask("hi"), thread)
+    assert out["final_answer"] == "Hello." and out["status"] == "done"
+    [request] = model.requests
+    assert [m.content for m in request["messages"] if isinstance(m, HumanMessage)] == ["hi"]
+
+
 def test_chat_mode_runs_no_call_the_model_still_makes() -> None:
     # Chat mode binds no tools, but a model that saw them earlier in the thread may call
     # one anyway: it ran, and was cited. Its text is the answer, as on the ReAct path.

@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from callgate.graph.context import Context, limits_of
+from callgate.graph.decide_native import blank
 from callgate.graph.execute import ok_result
 from callgate.graph.results import numbered, results_namespace, thread_of
 from callgate.graph.settings import LoopSettings
@@ -46,6 +47,11 @@ def make_start(settings: LoopSettings):
             raise ValueError("callgate answers a new user message, and the thread's last "
                              "message is not one: invoke the agent with {'messages': "
                              "[('user', 'your question')]}")
+        if blank(last):
+            # Hosted providers refuse a blank message (the model never reads one:
+            # model_history), and a model given none answers the turn before again.
+            raise ValueError("the new user message is blank: invoke the agent with "
+                             "{'messages': [('user', 'your question')]}")
         mode = state.get("mode") or state.get("turn_mode") or "agent"
         if mode not in get_args(Mode):
             raise ValueError(f"unknown mode {mode!r}: callgate's modes are "
