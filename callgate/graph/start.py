@@ -48,8 +48,8 @@ def make_start(settings: LoopSettings):
                              "message is not one: invoke the agent with {'messages': "
                              "[('user', 'your question')]}")
         if blank(last):
-            # Hosted providers refuse a blank message (the model never reads one:
-            # model_history), and a model given none answers the turn before again.
+            # A blank message asks nothing, and hosted providers refuse one (the model
+            # never reads one: model_history).
             raise ValueError("the new user message is blank: invoke the agent with "
                              "{'messages': [('user', 'your question')]}")
         mode = state.get("mode") or state.get("turn_mode") or "agent"
