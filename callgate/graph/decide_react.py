@@ -39,12 +39,8 @@ from langgraph.runtime import Runtime
 from callgate.answer_checks import invented_numbers
 from callgate.answer_checks import numbers_in as answer_numbers_in
 from callgate.graph.context import Context, limits_of
-from callgate.graph.decide_native import (
-    ToolChoiceError,
-    check_tool_choice,
-    model_history,
-    tools_allowed,
-)
+from callgate.graph.decide_native import ToolChoiceError, check_tool_choice, tools_allowed
+from callgate.graph.history import model_history
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
 from callgate.graph.streaming import stream_reply

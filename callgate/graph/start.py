@@ -18,8 +18,8 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from callgate.graph.context import Context, limits_of
-from callgate.graph.decide_native import blank
 from callgate.graph.execute import ok_result
+from callgate.graph.history import blank
 from callgate.graph.results import numbered, results_namespace, thread_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, CallResult, Mode, ToolCall, ToolEvent
