@@ -14,7 +14,8 @@ removed only where it is used as markup.
   unclosed `<tool_call>` followed by prose stays as text;
 * stray closing tags of those blocks;
 * lines starting (after optional spaces, any case) with `Thought:` or `Action Input:`. An
-  `Action Input:` whose JSON spans several lines is removed up to its closing brace. A
+  `Action Input:` whose JSON spans several lines is removed up to its closing brace, a
+  fenced one (```json … ```, on its line or the next) up to its closing fence. A
   `Final Answer:` later on a `Thought:` line survives;
 * an `Action:` line that names a tool of `tool_names` (any case), or whose next non-blank
   line is `Action Input:`, or that follows removed ReAct markup and holds one bare name;
@@ -24,7 +25,7 @@ removed only where it is used as markup.
 * after prose on the same line (written `Action`, after a non-word character):
   `Action: <name>` up to the line's end or its `Action Input:`, when the name is a tool of
   `tool_names` or an `Action Input:` follows on that line or the next non-blank one; and
-  that `Action Input:` with its value (JSON, or up to the line's end). The line break
+  that `Action Input:` with its value (JSON, a fence, or up to the line's end). The line break
   stays; an `Action Input:` after prose alone ("e.g. Action Input: {…}") is prose;
 * the `Final Answer:` label at a line start (the text after it is kept);
 * the line labels above set in markdown emphasis as chat-tuned models write them
@@ -136,7 +137,8 @@ _PARTIAL: Final = "partial"  # "the text so far could still become a marker"
 
 # Engine modes.
 (_TEXT, _BLOCK, _THOUGHT, _LINE, _ARGS, _JSON, _PAYLOAD, _PAYLOAD_LINE, _ROLE, _LABEL,
- _LINE_END) = range(11)
+ _LINE_END, _FENCE) = range(12)
+_FENCE_MARK = "```"
 
 
 class JsonSpan:
@@ -428,6 +430,12 @@ class _MarkupRemover:
             return k + 1
         if mode in (_ARGS, _PAYLOAD):
             return self._step_value(text, i, final)
+        if mode == _FENCE:
+            k = text.find(_FENCE_MARK, i)
+            if k < 0:
+                return self._hold_tail(text, i, len(_FENCE_MARK) - 1, final)
+            self._mode, self._line_start = self._after_json, False
+            return k + len(_FENCE_MARK)
         if mode in (_JSON, _PAYLOAD_LINE):
             end = self._json.scan(text, i, to_line_end=mode == _PAYLOAD_LINE)
             if end is None:
@@ -567,11 +575,16 @@ class _MarkupRemover:
                 return None
             # After a removed `Action:` its value goes, up to the line's end, as at a line
             # start.
+            if self._fenced(text, j, final) is None:
+                return None
             json_value = j < len(text) and text[j] in "{["
             self._resume_line_start = False
             self._json = JsonSpan(newline_ends_string=True)
             # _LABEL after it: the spaces that followed the call go with it.
             self._after_json = _LABEL
+            if self._fenced(text, j, final):
+                self._mode = _FENCE
+                return j + len(_FENCE_MARK)
             self._mode = _JSON if json_value else _PAYLOAD_LINE
             return j
         target = action_target(text, end, final)
@@ -671,6 +684,12 @@ class _MarkupRemover:
         if j == len(text):
             return len(text) if final else None
         gap = text[i:j]
+        fenced = self._fenced(text, j, final) if self._mode == _ARGS else False
+        if fenced is None:
+            return None
+        if fenced:
+            self._after_json, self._mode = _LINE, _FENCE
+            return j + len(_FENCE_MARK)
         if text[j] in "{[":
             self._json = JsonSpan(newline_ends_string=True)
             self._after_json = _LINE if self._mode == _ARGS else _TEXT
@@ -691,6 +710,15 @@ class _MarkupRemover:
         self._after_json = _TEXT
         self._mode = _PAYLOAD_LINE
         return j
+
+
+    @staticmethod
+    def _fenced(text: str, j: int, final: bool) -> bool | None:
+        """Whether an `Action Input:` value at `j` is fenced (```json … ```), as chat-tuned
+        models write it; None when more text could tell."""
+        if text.startswith(_FENCE_MARK, j):
+            return True
+        return None if not final and _FENCE_MARK.startswith(text[j:]) and j < len(text) else False
 
 
 def _collapse(space: str) -> str:

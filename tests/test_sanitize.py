@@ -48,6 +48,11 @@ REMOVAL_CASES = [
      "Kept"),
     ("action-input-next-line", 'Action Input:\n{"q": 1}\nKept', "Kept"),
     ("action-input-empty", "Action Input:\nKept", "Kept"),
+    # A fenced value, as chat-tuned models write JSON, on the label's line or the next.
+    ("action-input-fenced", 'Action: a\nAction Input:\n```json\n{"q": 1}\n```\nKept', "Kept"),
+    ("action-input-fenced-same-line", 'Action Input: ```{"q": 1}```  \nKept', "Kept"),
+    ("action-input-fenced-unclosed", 'Ok.\nAction Input: ```json\n{"q": 1', "Ok."),
+    ("action-input-inline-code", "Action Input: `2+2`\nKept", "Kept"),
     ("observation-in-trace", "Action: a\nAction Input: {}\nObservation: tool said x\nKept",
      "Kept"),
     ("observation-echoed-before-thought", "Observation: tool said x\n\nThought: ok\nKept",
@@ -160,6 +165,8 @@ OWN_TEXTS = [case[1] for case in REMOVAL_CASES] + PROSE + [
     # Found by a longer fuzz run: a name after backticks, and a line break split at \r.
     "Thought:AAction Input:Action:```json\nAction Input:<thinking>x",
     "'x(A(\tSo. Action: web_search\r\nAction Input:|>Action Input: {}",
+    'Thought: t\nAction: a\nAction Input:\n```json\n{"q": "x"}\n```\nFinal Answer: 4',
+    "Prose with ```code``` and `ticks`.\nAction Input: ``\nAction Input: ```a``b```\nend",
 ]
 STREAM_TEXTS = CORPUS_OUTPUTS + OWN_TEXTS
 
@@ -226,6 +233,7 @@ FUZZ_PIECES = [
     "</tool_response>", "x(", "<function=f>", "a[ARGS]", "Action Input: {}", "`",
     "So. Action: web_search", " Action: calculator ", "A", "Act", "_Action: x",
     "**", "*", "**Action:**", "**Action**:", "**Final Answer:**", "*Thought:*", "**Note:**",
+    "```", "``",
 ]
 
 
@@ -276,6 +284,8 @@ NAMED_CASES = [
     ("The next action: web_search", "The next action: web_search"),
     ("Answer: 4. Action Input: none", "Answer: 4. Action Input: none"),
     ("I will compute. Action: Calculator Action Input: 2+2\nNext", "I will compute.\nNext"),
+    ('I will check. Action: lookup Action Input: ```json\n{"q": "a"}\n``` Then\nKept',
+     "I will check. Then\nKept"),
     ('I will search. Action: web_search Action Input: "weather Paris"', "I will search."),
     # Labels in markdown emphasis, as chat-tuned models write them.
     ('**Thought:** math\n**Action:** calculator\n**Action Input:** {"e": "2+2"}\nKept',
