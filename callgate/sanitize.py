@@ -16,7 +16,8 @@ removed only where it is used as markup.
 * lines starting (after optional spaces, any case) with `Thought:` or `Action Input:`. An
   `Action Input:` whose JSON spans several lines is removed up to its closing brace, a
   fenced one (```json … ```, on its line or the next) up to its closing fence. A
-  `Final Answer:` later on a `Thought:` line survives;
+  `Final Answer:` later on a `Thought:` line survives (its label goes, in emphasis too:
+  `**Final Answer:**`);
 * an `Action:` line that names a tool of `tool_names` (any case), or whose next non-blank
   line is `Action Input:`, or that follows removed ReAct markup and holds one bare name;
 * an `Observation:` line that follows removed ReAct markup, or whose next non-blank line
@@ -125,8 +126,12 @@ def action_target(text: str, end: int, final: bool = True) -> tuple[str, int, bo
 # A `Final Answer:` later on a Thought line. The spaces before the colon are bounded so
 # that a needle split between chunks always fits in the held-back tail.
 THOUGHT_FINAL = r"final[ _]answer[ \t]{0,2}:"
-_THOUGHT_END = re.compile(r"\n|" + THOUGHT_FINAL, re.IGNORECASE)
-_THOUGHT_HOLD = len("final answer  :") - 1
+# The label set in emphasis on a Thought line ("Thought: done. **Final Answer:** 42") takes
+# its closing stars along, as at a line start.
+_THOUGHT_END = re.compile(
+    r"\n|(\*{1,3})final[ _]answer(?:[ \t]{0,2}:\1|\1[ \t]{0,2}:)(?!\*)|" + THOUGHT_FINAL,
+    re.IGNORECASE)
+_THOUGHT_HOLD = len("***final answer***  :") - 1
 _RUNS = re.compile(r"(\s+)|(\S+)")
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 _REACT_NEXT: Final = frozenset({"thought", "action input", "action_input", "final answer",
@@ -415,7 +420,8 @@ class _MarkupRemover:
             return self._hold_tail(text, i, self._close_len - 1, final)
         if mode == _THOUGHT:
             m = _THOUGHT_END.search(text, i)
-            if not m:
+            if not m or (m.end() == len(text) and m.group() != "\n" and not final):
+                # (Closing stars may follow the label.)
                 return self._hold_tail(text, i, _THOUGHT_HOLD, final)
             if m.group() == "\n":
                 self._mode, self._line_start = _TEXT, True

@@ -64,6 +64,8 @@ REMOVAL_CASES = [
     ("final-label", "Final Answer: Paris", "Paris"),
     ("final-label-variants", "final answer:Paris\nFINAL_ANSWER : Rome", "Paris\nRome"),
     ("final-on-thought-line", "Thought: sure. Final Answer: 42", "42"),
+    ("bold-final-on-thought-line", "Thought: sure. **Final Answer:** 42", "42"),
+    ("emphasised-final-on-thought-line", "Thought: a **b**. *Final Answer*: **42**", "**42**"),
     ("final-label-own-line", "Final Answer:\nParis", "Paris"),
     ("mistral", '[TOOL_CALLS] [{"name": "a", "arguments": {"q": "]"}}] Then text.', "Then text."),
     ("mistral-next-line", '[TOOL_CALLS]\n[{"name": "a", "arguments": {}}]\nText', "Text"),
@@ -166,6 +168,7 @@ OWN_TEXTS = [case[1] for case in REMOVAL_CASES] + PROSE + [
     "Thought:AAction Input:Action:```json\nAction Input:<thinking>x",
     "'x(A(\tSo. Action: web_search\r\nAction Input:|>Action Input: {}",
     'Thought: t\nAction: a\nAction Input:\n```json\n{"q": "x"}\n```\nFinal Answer: 4',
+    "Thought: done. **Final Answer:** 42\nThought: x ***Final Answer**: y\nThought: *Final",
     "Prose with ```code``` and `ticks`.\nAction Input: ``\nAction Input: ```a``b```\nend",
 ]
 STREAM_TEXTS = CORPUS_OUTPUTS + OWN_TEXTS
@@ -233,7 +236,7 @@ FUZZ_PIECES = [
     "</tool_response>", "x(", "<function=f>", "a[ARGS]", "Action Input: {}", "`",
     "So. Action: web_search", " Action: calculator ", "A", "Act", "_Action: x",
     "**", "*", "**Action:**", "**Action**:", "**Final Answer:**", "*Thought:*", "**Note:**",
-    "```", "``",
+    "```", "``", "Thought: x ", "**Final Answer", "***",
 ]
 
 
