@@ -286,6 +286,35 @@ def test_the_one_member_a_request_names_by_a_word_of_its_own() -> None:
                               "Pay Jamie $50 from my debit account") == ["Debit card"]
 
 
+def test_the_one_member_a_request_names_by_a_word_its_description_says_of_it() -> None:
+    # Hand-written descriptions in the style tool authors write.
+    from callgate.tools.relevance import described_members, member_phrases
+
+    actions = ["add", "delete", "complete"]
+    todo = ("What to do with the list. 'add' to add a new task, 'delete' to remove an "
+            "existing task, or 'complete' to mark a task as done. Required.")
+    assert member_phrases(actions, todo) == {
+        "add": " to add a new task, ", "delete": " to remove an existing task, or ",
+        "complete": " to mark a task as done"}  # the phrase stops at its sentence's end
+    assert described_members(actions, todo, "Please remove 'milk' from my list.") == ["delete"]
+    assert described_members(actions, todo, "Take 'milk' off the list.") == []  # no word
+    assert described_members(actions, todo, "'milk' is done.") == ["complete"]
+    # A word every phrase has ("task") names none; a negated sentence names nothing; a word
+    # after the sentence ("Required") is no member's.
+    assert described_members(actions, todo, "The task 'milk'.") == []
+    assert described_members(actions, todo, "Don't remove 'milk'. Keep it.") == []
+    assert described_members(actions, todo, "It is required.") == []
+    # Two members named: neither wins.
+    assert described_members(actions, todo, "remove 'milk' and mark 'eggs' done") == []
+    order = ["asc", "desc"]
+    sort = "Sort order: `asc` for ascending, `desc` for descending."
+    assert described_members(order, sort, "newest first, in descending order") == ["desc"]
+    # A member the description does not quote has no phrase; one quoted member tells
+    # nothing apart.
+    assert member_phrases(["up", "down"], "Direction, up or down.") == {}
+    assert described_members(["up", "down"], "Use 'up' to climb.", "climb the hill") == []
+
+
 def test_the_enum_members_a_request_names() -> None:
     rooms = ["Living room", "Kitchen", "Patio"]
     assert named_members(rooms, "Play it in the KITCHEN, please") == ["Kitchen"]

@@ -1398,6 +1398,27 @@ def test_a_required_enum_takes_the_one_member_the_request_names_by_a_word() -> N
     assert off == {"type": "Psychiatrist"}
 
 
+def test_a_required_enum_takes_the_member_its_description_pairs_with_the_request() -> None:
+    # Hand-written: the model ranks "add" first for "remove the task"; the description says
+    # 'delete' is "to remove an existing task".
+    schema = {"type": "object", "properties": {
+        "type": {"type": "string", "enum": ["add", "delete", "complete"],
+                 "description": "'add' to add a new task, 'delete' to remove an existing "
+                                "task, or 'complete' to mark a task as completed."},
+        "content": {"type": "string"}},
+        "required": ["type", "content"]}
+    request = "Remove the task 'call mum' from my list."
+    ranker = FixedRanker({"add": -0.2, "delete": -2.0, "complete": -3.0,
+                          "call mum": -0.1})
+    wish = {"type": "add", "content": "call mum"}
+    out = ValueChooser(ranker).choose(PROMPT, "Action Input: ", dict(wish), schema, request,
+                                      [], request=request)
+    assert out == {"type": "delete", "content": "call mum"}
+    assert ValueChooser(ranker, described_members=False).choose(
+        PROMPT, "Action Input: ", dict(wish), schema, request, [], request=request
+    )["type"] == "add"
+
+
 def test_a_restated_call_moves_its_enum_argument_only_to_a_listed_member() -> None:
     # Hand-written: "(AA), (Aa), and (aa)" lists three members of ``genotype``; a further
     # call that restates the first ({"genotype": "AA"}) moves to a member no call took.

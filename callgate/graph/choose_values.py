@@ -74,6 +74,7 @@ from callgate.tools.relevance import (
     PUNCTUATION_END,
     STOP_WORDS,
     affirmed_flags,
+    described_members,
     flag_values,
     mentioned_arguments,
     named_members,
@@ -169,6 +170,11 @@ class ValueChooser:
     # optional one: a word is weaker evidence than the whole name, and "attractions in
     # Paris" asks for no ``category`` "Tourist Attraction" (tune: 3 such downs).
     member_words: bool = True
+    # Where the request names no member of a required enum argument, by its name or a word
+    # of it, the one member it names by a word the argument's description says of that
+    # member alone ("remove the task" names ``delete`` of "'add' to add a new task, 'delete'
+    # to remove an existing task"; ``relevance.described_members``). SmolLM2 wrote "add".
+    described_members: bool = True
     # A place whose argument asks for a two-letter code ("in the format 'City, State', such
     # as 'Berkeley, CA'") and lacks one gets the code the model ranks first among all
     # two-capital-letter codes: "Petaluma" becomes "Petaluma, CA". The model wrote the
@@ -296,6 +302,10 @@ class ValueChooser:
             if (not named and self.member_words and offer.closed and offer.quoted
                     and name in required):
                 named = [m for m in word_named_members(offer.values, request) if m not in held]
+            if (not named and self.described_members and offer.closed and offer.quoted
+                    and name in required):
+                named = [m for m in described_members(offer.values, spec.get("description")
+                                                      or "", request) if m not in held]
             if len(named) == 1:
                 chosen[name] = named[0]
                 continue

@@ -287,7 +287,8 @@ class ReactStrategy:
                  formula_numbers: bool = True, crossed_items: bool = True,
                  earlier_results: bool = True, said_flags: bool = True,
                  ordinal_counts: bool = True, role_words: bool = True,
-                 format_parts: bool = True, tool_choice: str | None = None) -> None:
+                 format_parts: bool = True, described_members: bool = True,
+                 tool_choice: str | None = None) -> None:
         self.model = model
         self.registry = registry
         supports = getattr(model, "text_only", False) and hasattr(model, "llama")
@@ -483,6 +484,9 @@ class ReactStrategy:
         # A value takes the comma parts the request writes after it, as many as the format
         # its argument's description names has (ValueChooser.format_parts).
         self.format_parts = format_parts
+        # A required enum member the request names by a word its argument's description
+        # says of that member alone (ValueChooser.described_members).
+        self.described_members = described_members
         self._plan: tuple[tuple[str, float], list[Ask]] = (("", 0.0), [])
         # Once a turn has results, the answer (under the grammar) states no number but
         # those the results and the user's words hold (callgate.models.grammar).
@@ -1007,7 +1011,8 @@ class ReactStrategy:
                                time_formats=self.time_formats,
                                formula_numbers=self.formula_numbers,
                                said_flags=self.said_flags, role_words=self.role_words,
-                               format_parts=self.format_parts)
+                               format_parts=self.format_parts,
+                               described_members=self.described_members)
         serving = self._serving(state)
         if serving is not None:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)

@@ -29,7 +29,7 @@ __all__ = ["ARITHMETIC_SCORE", "CLAUSE_END", "PERCENT_WORD", "PRESELECT", "PUNCT
            "flag_values", "in_tool_words", "is_arithmetic", "mentioned_arguments",
            "named_members", "names_in", "number_readings", "relevant_tools", "shared_words",
            "tool_scores", "unused_names", "with_earlier_result", "word_named_members",
-           "word_positions"]
+           "word_positions", "described_members", "member_phrases"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
@@ -352,6 +352,54 @@ def word_named_members(members: Iterable[Any], request: str) -> list[str]:
     hits = [m for m in strings if any(
         word_forms(w) & asked for w in words[m]
         if not any(w in words[o] for o in strings if o != m))]
+    return hits if len(hits) == 1 else []
+
+
+# A member the description quotes: 'delete', "Theater", `asc`.
+_QUOTE = "['\"`]"
+_PHRASE_END = re.compile(r"[.;](?:\s|$)")
+
+
+def member_phrases(members: Iterable[Any], description: str) -> dict[str, str]:
+    """What an argument's description says of each string enum member it quotes: "'add' to
+    add a new task, 'delete' to remove an existing task" gives ``delete`` "to remove an
+    existing task" (from the member's first quote to the next member's, within the
+    sentence)."""
+    spots = []
+    for member in members:
+        if isinstance(member, str) and member:
+            quoted = re.search(f"({_QUOTE}){re.escape(member)}\\1", description)
+            if quoted:
+                spots.append((quoted.start(), quoted.end(), member))
+    spots.sort()
+    phrases: dict[str, str] = {}
+    for index, (_, end, member) in enumerate(spots):
+        upto = spots[index + 1][0] if index + 1 < len(spots) else len(description)
+        phrase = description[end:upto]
+        phrases[member] = phrase[:stop.start()] if (stop := _PHRASE_END.search(phrase)) else phrase
+    return phrases
+
+
+def described_members(members: Iterable[Any], description: str, request: str) -> list[str]:
+    """The one string enum member the request names by a word the argument's description
+    says of that member alone (four letters or more, not a stop word, in no other member's
+    phrase or name): "remove the task" names ``delete`` of "'add' to add a new task,
+    'delete' to remove an existing task, or 'complete' to mark a task as completed"; []
+    where the description tells fewer than two members apart, or the request names none
+    or several. Not in a sentence with a negation."""
+    phrases = member_phrases(members, description)
+    if len(phrases) < 2:
+        return []
+    said = [s for s in _CLAUSE.findall(request) if not _NEGATION.search(s)]
+    asked = {f for s in said for w in re.findall(r"[^\W_]+", fold(s)) for f in word_forms(w)}
+
+    def forms(text: str) -> set[str]:
+        return {f for w in re.findall(r"[^\W_]+", fold(text)) if len(w) >= 4
+                and w not in STOP_WORDS for f in word_forms(w)}
+
+    own = {m: forms(p) for m, p in phrases.items()}
+    others = {m: set().union(*(own[o] | forms(o) for o in phrases if o != m)) for m in phrases}
+    hits = [m for m in phrases if own[m] - others[m] & asked]
     return hits if len(hits) == 1 else []
 
 
