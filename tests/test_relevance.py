@@ -313,6 +313,7 @@ def test_the_one_member_a_request_names_by_a_word_its_description_says_of_it() -
     # nothing apart.
     assert member_phrases(["up", "down"], "Direction, up or down.") == {}
     assert described_members(["up", "down"], "Use 'up' to climb.", "climb the hill") == []
+    assert member_phrases(actions, None) == {}  # a schema without a description
 
 
 def test_the_enum_members_a_request_names() -> None:

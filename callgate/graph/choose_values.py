@@ -304,8 +304,8 @@ class ValueChooser:
                 named = [m for m in word_named_members(offer.values, request) if m not in held]
             if (not named and self.described_members and offer.closed and offer.quoted
                     and name in required):
-                named = [m for m in described_members(offer.values, spec.get("description")
-                                                      or "", request) if m not in held]
+                named = [m for m in described_members(offer.values, spec.get("description"),
+                                                      request) if m not in held]
             if len(named) == 1:
                 chosen[name] = named[0]
                 continue

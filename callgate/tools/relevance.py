@@ -360,11 +360,13 @@ _QUOTE = "['\"`]"
 _PHRASE_END = re.compile(r"[.;](?:\s|$)")
 
 
-def member_phrases(members: Iterable[Any], description: str) -> dict[str, str]:
+def member_phrases(members: Iterable[Any], description: str | None) -> dict[str, str]:
     """What an argument's description says of each string enum member it quotes: "'add' to
     add a new task, 'delete' to remove an existing task" gives ``delete`` "to remove an
     existing task" (from the member's first quote to the next member's, within the
     sentence)."""
+    if not isinstance(description, str):  # a malformed schema's description says nothing
+        return {}
     spots = []
     for member in members:
         if isinstance(member, str) and member:
@@ -380,7 +382,8 @@ def member_phrases(members: Iterable[Any], description: str) -> dict[str, str]:
     return phrases
 
 
-def described_members(members: Iterable[Any], description: str, request: str) -> list[str]:
+def described_members(members: Iterable[Any], description: str | None,
+                      request: str) -> list[str]:
     """The one string enum member the request names by a word the argument's description
     says of that member alone (four letters or more, not a stop word, in no other member's
     phrase or name): "remove the task" names ``delete`` of "'add' to add a new task,
