@@ -120,6 +120,19 @@ def test_stated_needs_every_word_of_a_string(value: str, expected: bool) -> None
     assert stated(value, context) is expected
 
 
+@pytest.mark.parametrize(("value", "expected"), [
+    ("chai_tea", True),  # two words: any of the user's
+    ("16_ounces_of_chai_tea", True), ("chai-tea-snack", False),  # a run, or the model's own
+    ("chai_tea_snack_16_ounces_of_chai_tea", False),
+    ("2026-04-15", True)])  # a date is no joined identifier
+def test_an_identifier_joined_from_the_users_words_needs_them_as_a_run(
+        value: str, expected: bool) -> None:
+    # Hand-written after a SmolLM2 call: "food_name": "chai_tea_snack_16_ounces_of_chai_tea".
+    context = ("I enjoyed a cup of chai tea for my snack. Record that I drank 16 ounces of "
+               "chai tea as a snack on 2026-04-15.")
+    assert stated(value, context) is expected
+
+
 @pytest.mark.parametrize(("value", "description", "expected"), [
     ("April 15th, 2023", "The date, in the format 'YYYY-MM-DD'.", "2023-04-15"),
     ("2023.4.17", "Date (yyyy-mm-dd)", "2023-04-17"),

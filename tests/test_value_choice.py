@@ -209,6 +209,19 @@ def test_a_value_only_half_stated_is_ranked_with_word_for_word() -> None:
     assert choose(ranker, args, word_for_word=True)["city"] == "Manhattan"
 
 
+def test_an_identifier_joined_from_scattered_words_is_ranked_with_the_spans() -> None:
+    # "thai_manhattan_slow" takes words from three places of the request: grounding and a
+    # bag of words take it; the words do not stand that way, and a span beats it.
+    ranker = FixedRanker({"thai_manhattan_slow": -3.0, "Manhattan": -1.0})
+    args = {"city": "thai_manhattan_slow", "count": 5, "query": "x"}
+    assert choose(ranker, args)["city"] == "Manhattan"
+    # Words the request writes one after another stay the model's choice, unranked.
+    ranker = FixedRanker({})
+    args = {"city": "thai_restaurants_in_manhattan", "count": 5, "query": "x"}
+    assert choose(ranker, args)["city"] == "thai_restaurants_in_manhattan"
+    assert ranker.calls == []
+
+
 def test_a_placeholder_in_braces_is_no_value_the_user_gave() -> None:
     # The bundled model wrote {"user_id": "{user_id}"} for "My user ID is 123456789" and
     # {"order_id": "{123123}"} for "id was 123123"; grounding read the words inside the

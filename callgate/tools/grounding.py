@@ -872,6 +872,11 @@ def stated(value: str, context: str, *, today: date | None = None) -> bool:
     words = _WORD.findall(fold(value))
     if not words:
         return False
+    if _JOINED.fullmatch(value.strip()) and len(_LETTERED.findall(value)) >= 2:
+        # An identifier the model joined from the user's words ("chai_tea_snack_16_ounces"
+        # for "... chai tea ... as a snack ... 16 ounces"): the words as the user wrote
+        # them, one after another, or it is the model's own.
+        return _in_run(words, context)
     if all(ctx.has_word(w) for w in words):
         return True
     squashed = "".join(words)
@@ -884,6 +889,18 @@ def stated(value: str, context: str, *, today: date | None = None) -> bool:
 @lru_cache(maxsize=32)
 def _spaced_words(context: str) -> str:
     return " ".join(_WORD.findall(fold(context)))
+
+
+# One token of three words or more joined by "_" or "-" ("to-do-with-content"), not a date
+# ("2023-04-22": two of its parts at least have letters).
+_JOINED = re.compile(r"[^\W_]+(?:[_-][^\W_]+){2,}")
+_LETTERED = re.compile(r"(?:^|[_-])[^\W_]*[^\W\d_][^\W_]*")
+
+
+def _in_run(words: list[str], context: str) -> bool:
+    """Whether the conversation writes ``words`` one after another."""
+    return re.search(rf"(?<![^ ]){re.escape(' '.join(words))}(?![^ ])",
+                     _spaced_words(context)) is not None
 
 
 # The date formats a description may name, and how each is written.
