@@ -581,14 +581,15 @@ class _MarkupRemover:
                 return None
             # After a removed `Action:` its value goes, up to the line's end, as at a line
             # start.
-            if self._fenced(text, j, final) is None:
+            fenced = self._fenced(text, j, final)
+            if fenced is None:
                 return None
             json_value = j < len(text) and text[j] in "{["
             self._resume_line_start = False
             self._json = JsonSpan(newline_ends_string=True)
             # _LABEL after it: the spaces that followed the call go with it.
             self._after_json = _LABEL
-            if self._fenced(text, j, final):
+            if fenced:
                 self._mode = _FENCE
                 return j + len(_FENCE_MARK)
             self._mode = _JSON if json_value else _PAYLOAD_LINE
@@ -717,14 +718,15 @@ class _MarkupRemover:
         self._mode = _PAYLOAD_LINE
         return j
 
-
     @staticmethod
     def _fenced(text: str, j: int, final: bool) -> bool | None:
         """Whether an `Action Input:` value at `j` is fenced (```json … ```), as chat-tuned
         models write it; None when more text could tell."""
         if text.startswith(_FENCE_MARK, j):
             return True
-        return None if not final and _FENCE_MARK.startswith(text[j:]) and j < len(text) else False
+        if not final and j < len(text) and _FENCE_MARK.startswith(text[j:]):
+            return None  # "`" or "``" so far
+        return False
 
 
 def _collapse(space: str) -> str:

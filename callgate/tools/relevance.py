@@ -25,11 +25,11 @@ from callgate.tools.grounding import date_form, days_and_times, fold, in_digits,
 from callgate.tools.registry import Tool
 
 __all__ = ["ARITHMETIC_SCORE", "CLAUSE_END", "PERCENT_WORD", "PRESELECT", "PUNCTUATION_END",
-           "SENTENCE_FORMS", "affirmed_flags", "as_arithmetic", "callable_for", "does_arithmetic",
-           "flag_values", "in_tool_words", "is_arithmetic", "mentioned_arguments",
-           "named_members", "names_in", "number_readings", "relevant_tools", "shared_words",
-           "tool_scores", "unused_names", "with_earlier_result", "word_named_members",
-           "word_positions", "described_members", "member_phrases"]
+           "SENTENCE_FORMS", "affirmed_flags", "as_arithmetic", "callable_for",
+           "described_members", "does_arithmetic", "flag_values", "in_tool_words",
+           "is_arithmetic", "member_phrases", "mentioned_arguments", "named_members",
+           "names_in", "number_readings", "relevant_tools", "shared_words", "tool_scores",
+           "unused_names", "with_earlier_result", "word_named_members", "word_positions"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
