@@ -123,6 +123,7 @@ def test_stated_needs_every_word_of_a_string(value: str, expected: bool) -> None
 @pytest.mark.parametrize(("value", "expected"), [
     ("chai_tea", True),  # two words: any of the user's
     ("16_ounces_of_chai_tea", True), ("chai-tea-snack", False),  # a run, or the model's own
+    (" chai-tea-snack ", False),  # spaces around it aside
     ("chai_tea_snack_16_ounces_of_chai_tea", False),
     ("2026-04-15", True)])  # a date is no joined identifier
 def test_an_identifier_joined_from_the_users_words_needs_them_as_a_run(

@@ -858,7 +858,9 @@ def _template_copy(value: str, schema: dict[str, Any], context: _Context) -> boo
 def stated(value: str, context: str, *, today: date | None = None) -> bool:
     """Whether ``context`` states the string ``value`` word for word: every word of it is
     in the conversation, a qualifier after its first comma aside (``Paris, France``), or it
-    is a run of the conversation's words written without their spaces (``LosAngeles``).
+    is a run of the conversation's words written without their spaces (``LosAngeles``); an
+    identifier joined with "_" or "-" of three words or more only where those words stand
+    one after another (``chai_tea_snack`` is not stated by "chai tea for my snack").
     Stricter than grounding, which takes half of the words ("Liverly Football Club" is
     grounded in "Liverpool Football Club", not stated); dates, times and numbers are read
     as grounding reads them."""
@@ -872,7 +874,8 @@ def stated(value: str, context: str, *, today: date | None = None) -> bool:
     words = _WORD.findall(fold(value))
     if not words:
         return False
-    if _JOINED.fullmatch(value.strip()) and len(_LETTERED.findall(value)) >= 2:
+    token = value.strip()
+    if _JOINED.fullmatch(token) and len(_LETTERED.findall(token)) >= 2:
         # An identifier the model joined from the user's words ("chai_tea_snack_16_ounces"
         # for "... chai tea ... as a snack ... 16 ounces"): the words as the user wrote
         # them, one after another, or it is the model's own.
