@@ -43,7 +43,14 @@ from typing import Any
 import json5
 import json_repair
 
-from callgate.sanitize import THOUGHT_FINAL, JsonSpan, action_target, call_follows, sanitize
+from callgate.sanitize import (
+    LINE_DECORATION,
+    THOUGHT_FINAL,
+    JsonSpan,
+    action_target,
+    call_follows,
+    sanitize,
+)
 
 __all__ = ["ParsedOutput", "parse_model_output"]
 
@@ -465,6 +472,11 @@ _EMPHASIZED_LABEL = re.compile(
 _EMPHASIZED_THOUGHT_FINAL = re.compile(
     r"^([ \t]*\**thought\**[ \t]*:\**[^\n]*?)(\*\*?)(final[ _]answer)" + _EMPHASIS_CLOSE,
     re.IGNORECASE | re.MULTILINE)
+# A ReAct label (plain or in emphasis) after a list item's or a quote's mark at a line start.
+_DECORATED_LABEL = re.compile(
+    rf"^([ \t]*)(?P<mark>{LINE_DECORATION.pattern})(?P<label>\*{{0,2}}"
+    r"(?P<keyword>thought|action[ _]input|action|observation|final[ _]answer)"
+    r"(?:\*{0,2}[ \t]*:|[ \t]*:\*{0,2}))", re.IGNORECASE | re.MULTILINE)
 # An `Action:` after prose, as the sanitizer takes it for markup (written `Action`, after a
 # character of no word and no emphasis); a line whose words are the model's own.
 _MID_ACTION = re.compile(r"(?<![\w*])Action[ \t]*:")
@@ -475,6 +487,44 @@ def _answer_start(text: str) -> int:
     """Where the first final answer label starts (the end of `text` if none)."""
     final = _FINAL_RE.search(text)
     return final.start() if final else len(text)
+
+
+def undecorated_labels(text: str, names: frozenset[str]) -> str:
+    """`text` with the list item's or quote's mark before each ReAct label removed, as the
+    sanitizer removes it ("- Action: web_search", "2. Action Input: {…}", "> Thought: …":
+    markdown-minded models set their steps so, and the Action Input was lost), where the
+    reply is ReAct (an `Action Input:` or final answer label, or an `Action:` naming a
+    tool) — a list of notes ("- Action: approve the budget") stays prose — and up to the
+    first final answer label: the answer's own text keeps its marks."""
+    stop = _answer_start(text)
+    found: list[re.Match[str]] = []
+    for m in _DECORATED_LABEL.finditer(text):
+        if m.start() > stop:
+            break
+        if not m.group("mark"):
+            continue  # a plain label, or one in emphasis (``plain_labels``)
+        found.append(m)
+        if m.group("keyword").lower().startswith("final"):
+            break
+    if not found:
+        return text
+    folded = {n.casefold() for n in names}
+
+    def tool_named(m: re.Match[str]) -> bool:
+        target = action_target(text, m.end())
+        return isinstance(target, tuple) and target[0].casefold() in folded
+
+    react = stop < len(text) or _INPUT_RE.search(text) or any(
+        m.group("keyword").lower() != "thought"
+        and (m.group("keyword").lower() != "action" or tool_named(m)) for m in found)
+    if not react:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in found:
+        out += [text[pos : m.start()], m.group(1)]
+        pos = m.start("label")
+    return "".join(out) + text[pos:]
 
 
 def plain_labels(text: str, names: frozenset[str]) -> str:
@@ -938,7 +988,7 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> Pa
     if not text or not text.strip():
         return ParsedOutput(error=ERR_EMPTY, format="empty")
     body, thoughts = _split_reasoning(text.replace("\r\n", "\n").replace("\r", "\n"), names)
-    body = action_lines(plain_labels(body, names), names)
+    body = action_lines(plain_labels(undecorated_labels(body, names), names), names)
     body = _cut_observation(body, names)
     if not body.strip():
         return ParsedOutput(

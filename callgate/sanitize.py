@@ -30,7 +30,9 @@ removed only where it is used as markup.
   stays; an `Action Input:` after prose alone ("e.g. Action Input: {…}") is prose;
 * the `Final Answer:` label at a line start (the text after it is kept);
 * the line labels above set in markdown emphasis as chat-tuned models write them
-  (`**Action:** calculator`, `**Thought**: …`, `*Final Answer:*`), by the same rules;
+  (`**Action:** calculator`, `**Thought**: …`, `*Final Answer:*`), or after a list
+  item's or a quote's mark (`- Action: calculator`, `2. Action Input: {…}`, `> Final
+  Answer: 4`; the mark goes with the label), by the same rules;
 * `[TOOL_CALLS]` followed by a JSON call list or `name[ARGS]`, or at the very end, with
   the call; `<|python_tag|>` with the call that follows it;
 * `✿FUNCTION✿`, `✿ARGS✿` and `✿RESULT✿` lines, and the `✿RETURN✿` label (Qwen-Agent
@@ -208,7 +210,22 @@ def _skip_space(text: str, i: int) -> int:
 
 
 def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] | str | None:
-    """Match a line marker at `text[i]`: (keyword, action, end), _PARTIAL or None."""
+    """Match a line marker at `text[i]`, after a list item's or a quote's mark too ("- Action:
+    calculator", "2. Action Input: {…}", "> Thought: …", as markdown-minded models set
+    their steps): (keyword, action, end), _PARTIAL or None."""
+    decoration = LINE_DECORATION.match(text, i)
+    if decoration is not None and decoration.end() > i:
+        marker = _match_plain_line_marker(text, decoration.end(), final)
+        if marker is not None:
+            return marker
+    if not final and _DECORATION_START.fullmatch(text, i):
+        return _PARTIAL  # a mark the text may go on into ("> -", "12")
+    return _match_plain_line_marker(text, i, final)
+
+
+def _match_plain_line_marker(text: str, i: int,
+                             final: bool) -> tuple[str, str, int] | str | None:
+    """Match a line marker right at `text[i]`: (keyword, action, end), _PARTIAL or None."""
     stars = 0
     while stars < 2 and i + stars < len(text) and text[i + stars] == "*":
         stars += 1
@@ -238,6 +255,10 @@ def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] |
     return best
 
 
+# A list item's or a quote's mark before a line label: "- ", "* ", "+ ", "• ", "2. ", "3) ",
+# "> " (a quote may hold a list item: "> - ").
+LINE_DECORATION: Final = re.compile(r"(?:>[ \t]*)*(?:(?:[-+•*]|\d{1,2}[.)])[ \t]+)?")
+_DECORATION_START: Final = re.compile(r"(?:>[ \t]*)*(?:[-+•*]|\d{1,2}[.)]?)?")
 _CLOSINGS: Final = {n: re.compile(rf"\*{{{n}}}[ \t]*:|[ \t]*:[ \t]*\*{{{n}}}") for n in (1, 2)}
 _CLOSING_STARTS: Final = {
     n: re.compile(rf"\*{{0,{n}}}|\*{{{n}}}[ \t]*|[ \t]*(?::[ \t]*\*{{0,{n}}})?") for n in (1, 2)}
@@ -827,7 +848,19 @@ class _AnswerGate:
 
     def _marker_at(self, text: str, j: int, final: bool) -> int | str | None:
         """The end of the marker at `text[j]` (set in markdown emphasis too, as
-        `**Final Answer:**` or `**Final Answer**:`), _PARTIAL, or None."""
+        `**Final Answer:**` or `**Final Answer**:`, and after a list item's or a quote's
+        mark, as `- Final Answer:`), _PARTIAL, or None."""
+        decoration = LINE_DECORATION.match(text, j)
+        if decoration is not None and decoration.end() > j:
+            end = self._plain_marker_at(text, decoration.end(), final)
+            if end is not None:
+                return end
+        if not final and _DECORATION_START.fullmatch(text, j):
+            return _PARTIAL
+        return self._plain_marker_at(text, j, final)
+
+    def _plain_marker_at(self, text: str, j: int, final: bool) -> int | str | None:
+        """The end of the marker right at `text[j]`, _PARTIAL, or None."""
         stars = 0
         while stars < 2 and j + stars < len(text) and text[j + stars] == "*":
             stars += 1
@@ -876,7 +909,8 @@ class StreamSanitizer:
 
     With `answer_marker` (e.g. "Final Answer:" for ReAct models) nothing is shown until
     the marker appears at a line start (any case, optional leading spaces; a colon label
-    also in markdown emphasis, `**Final Answer:**`) outside `<think>` blocks; the pieces
+    also in markdown emphasis, `**Final Answer:**`, or after a list item's or a quote's
+    mark, `- Final Answer:`) outside `<think>` blocks; the pieces
     then join up to `sanitize(text after the marker)`, i.e. the whitespace right after the
     marker is dropped like any leading whitespace.
     Without the marker the stream is empty.

@@ -110,6 +110,20 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
      '**Action Input:** {"query": "x"}', None, calls(WEB), "react"),
     ("react-bold-tool-without-input", "**Action:** web_search", ["web_search"],
      calls(("web_search", {})), "react"),
+    # Markdown-minded models set their steps as list items or in a quote; the Action Input
+    # after a mark had been lost (the call read with {}).
+    ("react-list-items", '- Thought: look it up\n- Action: web_search\n'
+     '- Action Input: {"query": "x"}', None, calls(WEB), "react"),
+    ("react-numbered-items", '1. Thought: look\n2. Action: web_search\n'
+     '3) Action Input: {"query": "x"}', None, calls(WEB), "react"),
+    ("react-star-items", '* Action: web_search\n* Action Input: {"query": "x"}', None,
+     calls(WEB), "react"),
+    ("react-quoted", '> Thought: look\n> Action: web_search\n> Action Input: {"query": "x"}',
+     None, calls(WEB), "react"),
+    ("react-quoted-list-items-in-bold", '> - **Action:** web_search\n'
+     '> - **Action Input:** {"query": "x"}', None, calls(WEB), "react"),
+    ("react-list-item-tool-without-input", "- Action: web_search", ["web_search"],
+     calls(("web_search", {})), "react"),
     # An Action after prose on its line, as the sanitizer takes it for markup.
     ("react-action-after-prose", "I will check. Action: web_search", ["web_search"],
      calls(("web_search", {})), "react"),
@@ -337,6 +351,12 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
     ("bold-prose-label-is-no-label", "**Action items:** none", None, "**Action items:** none"),
     ("bold-notes-without-react-stay-prose", "Meeting notes\n\n**Action:** Approve\n"
      "**Owner:** Bob", ["web_search"], "Meeting notes\n\n**Action:** Approve\n**Owner:** Bob"),
+    ("listed-final-answer", "- Thought: done\n- Final Answer: It is **4**.\n- Action: x",
+     ["web_search"], "It is **4**.\n- Action: x"),
+    ("listed-notes-without-react-stay-prose", "Notes\n- Action: approve the budget\n"
+     "- Owner: Bob", ["web_search"], "Notes\n- Action: approve the budget\n- Owner: Bob"),
+    ("numbered-answer-keeps-its-marks", "Final Answer: Steps:\n1. Boil water.\n2. Action: "
+     "stir.", ["web_search"], "Steps:\n1. Boil water.\n2. Action: stir."),
     ("bold-final-on-a-bold-thought-line", "**Thought:** sure. **Final Answer:** 42", None, "42"),
     ("action-after-prose-naming-no-tool", "Minutes. Action: follow up with Bob.",
      ["web_search"], "Minutes. Action: follow up with Bob."),

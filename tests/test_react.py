@@ -236,6 +236,23 @@ def test_labels_in_markdown_bold_are_read_and_kept_from_the_user() -> None:
     assert_clean(out)
 
 
+def test_labels_as_list_items_or_quoted_are_read_and_kept_from_the_user() -> None:
+    # Markdown-minded models write their steps as list items or in a quote (scripted text
+    # model); the Action Input after "- " had been lost and the call made with {}.
+    replies = ('- Thought: look\n- Action: web_search\n- Action Input: {"query": "x"}',
+               "> Thought: done\n> Final Answer: X is a letter [R1].")
+    tokens = [chunk.content for _ns, (chunk, _meta) in build_agent(
+        text_model(*replies), [web_search]).stream(
+        {"messages": [("user", "q")]}, stream_mode="messages", subgraphs=True)
+        if isinstance(chunk, AIMessageChunk)]
+    assert "".join(tokens).startswith("X is a letter [R1]."), tokens
+    out = build_agent(text_model(*replies), [web_search]).invoke({"messages": [("user", "q")]})
+    assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
+        ("web_search", "x", True)]
+    assert out["final_answer"].startswith("X is a letter [R1].")
+    assert_clean(out)
+
+
 def test_streamed_tokens_are_sanitized() -> None:
     model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
                        "Thought: done\nFinal Answer: X is <tool_call>nothing</tool_call> "

@@ -170,6 +170,9 @@ OWN_TEXTS = [case[1] for case in REMOVAL_CASES] + PROSE + [
     'Thought: t\nAction: a\nAction Input:\n```json\n{"q": "x"}\n```\nFinal Answer: 4',
     "Thought: done. **Final Answer:** 42\nThought: x ***Final Answer**: y\nThought: *Final",
     "Prose with ```code``` and `ticks`.\nAction Input: ``\nAction Input: ```a``b```\nend",
+    '- Thought: t\n- Action: a\n- Action Input: {"q": "x"}\n- Final Answer: 4\n- kept',
+    '1. Thought: t\n2. Action: a\n3) Action Input: {}\n> Observation: x\n> - **Final Answer:** 4',
+    "1. Buy milk\n12 eggs\n-5 degrees\n- item\n* star\n> quote\n>> deep\n• dot\n1\n-",
 ]
 STREAM_TEXTS = CORPUS_OUTPUTS + OWN_TEXTS
 
@@ -189,7 +192,10 @@ def random_chunks(text: str, rng: random.Random) -> list[str]:
 THINK_RE = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL)
 MARKER = "Final Answer:"
 NAMES = ["web_search", "Calculator"]
-MARKER_RE = re.compile(r"^[ \t]*(?:" + re.escape(MARKER) + r"|(\*\*?)final answer"
+# After optional spaces, a list item's or a quote's mark: "- ", "* ", "+ ", "• ", "2. ",
+# "3) ", "> " (a quote may hold a list item).
+MARKER_RE = re.compile(r"^[ \t]*(?:>[ \t]*)*(?:(?:[-+•*]|\d{1,2}[.)])[ \t]+)?"
+                       r"(?:" + re.escape(MARKER) + r"|(\*\*?)final answer"
                        r"(?:\1[ \t]*:|[ \t]*:[ \t]*\1)(?!\*))", re.IGNORECASE | re.MULTILINE)
 
 
@@ -237,6 +243,7 @@ FUZZ_PIECES = [
     "So. Action: web_search", " Action: calculator ", "A", "Act", "_Action: x",
     "**", "*", "**Action:**", "**Action**:", "**Final Answer:**", "*Thought:*", "**Note:**",
     "```", "``", "Thought: x ", "**Final Answer", "***",
+    "- ", "-", "* ", "> ", ">", "1. ", "2) ", "1", ".", "• ", "12",
 ]
 
 
@@ -300,6 +307,15 @@ NAMED_CASES = [
      "**Action:** Ana sends the budget.\n**Observation:** ok"),
     ("**Action items:** none\n**Note:** x", "**Action items:** none\n**Note:** x"),
     ("***Action:*** calculator", "***Action:*** calculator"),
+    # Labels after a list item's or a quote's mark: the mark goes with the label.
+    ('- Thought: math\n- Action: calculator\n- Action Input: {"e": "2+2"}\nKept', "Kept"),
+    ('Sure.\n1. Action: web_search\n2. Action Input: {"q": "x"}\nDone', "Sure.\nDone"),
+    ('> Action: web_search\n> Action Input: {"q": "x"}\n> Final Answer: 4', "4"),
+    ("- **Thought:** done\n- **Final Answer:** It is **4**.", "It is **4**."),
+    ("- Action: Ana sends the budget.\n- Owner: Bob",
+     "- Action: Ana sends the budget.\n- Owner: Bob"),
+    ("- Action items: none\n1. Buy milk\n-5 degrees",
+     "- Action items: none\n1. Buy milk\n-5 degrees"),
 ]
 
 
