@@ -6,7 +6,9 @@ still a call (the registry rejects it later).
 
 Recognised formats (the `format` field):
 
-* ``react``: ``Thought:`` / ``Action:`` / ``Action Input:`` (any case, CRLF, json5 input);
+* ``react``: ``Thought:`` / ``Action:`` / ``Action Input:`` (any case, CRLF, json5 input;
+  labels in emphasis, after a list item's or a quote's mark, or after prose; plain text
+  as the input of a tool that takes one text argument);
 * ``xml``: ``<tool_call>{json}</tool_call>`` (several; an unclosed last one), also the
   ``<function=name><parameter=k>v</parameter></function>`` body of Qwen3-Coder;
 * ``fenced_json`` / ``json``: a call envelope in a fenced block or inline in prose;
@@ -36,7 +38,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,8 +216,11 @@ def _not_object_error(label: str, got: str) -> str:
     )
 
 
-def _parse_args_text(value: str, label: str) -> dict[str, Any]:
-    """Arguments written after a label such as `Action Input:`; raises _CallError."""
+def _parse_args_text(value: str, label: str, single: str | None = None) -> dict[str, Any]:
+    """Arguments written after a label such as `Action Input:`; raises _CallError. With
+    `single` (the tool's one text argument), plain text or a string is that argument's
+    value, as LangChain's ReAct agents have models write it ("Action Input: weather in
+    Paris")."""
     text = _strip_fence(value)
     if text in ("", "{}"):
         return {}
@@ -238,6 +243,10 @@ def _parse_args_text(value: str, label: str) -> dict[str, Any]:
             inner = None
         if isinstance(inner, str) and inner.strip().startswith("{"):
             return _parse_args_text(inner, label)
+        if single and isinstance(inner, str) and inner.strip():
+            return {single: inner.strip()}
+    elif single:
+        return {single: text}
     raise _CallError(_not_object_error(label, text))
 
 
@@ -663,7 +672,8 @@ def _final_hit(text: str, names: frozenset[str]) -> _Hit | None:
     return _Hit(start, len(text), "final", error=ERR_EMPTY_FINAL)
 
 
-def _react_action(name: str, region: str) -> dict[str, Any] | str:
+def _react_action(name: str, region: str,
+                  single_inputs: Mapping[str, str]) -> dict[str, Any] | str:
     """One ReAct action: a call, or the text of a `Final Answer` action; raises _CallError."""
     name = name.strip().strip("`*\"'[] ").rstrip(".").strip()
     inp = _INPUT_RE.search(region)
@@ -675,7 +685,7 @@ def _react_action(name: str, region: str) -> dict[str, Any] | str:
             decoded = None
         return decoded if isinstance(decoded, str) else value.strip()
     if _NAME_RE.fullmatch(name):
-        args = _parse_args_text(value, "Action Input") if inp else {}
+        args = _parse_args_text(value, "Action Input", single_inputs.get(name)) if inp else {}
         return {"name": name, "args": args}
     call = _python_call(name) if "(" in name else None
     if call is not None:
@@ -686,14 +696,15 @@ def _react_action(name: str, region: str) -> dict[str, Any] | str:
     )
 
 
-def _react_hits(text: str, names: frozenset[str]) -> list[_Hit]:
+def _react_hits(text: str, names: frozenset[str],
+                single_inputs: Mapping[str, str]) -> list[_Hit]:
     hits = []
     for m in _ACTION_RE.finditer(text):
         nxt = _REACT_NEXT_RE.search(text, m.end())
         region_end = nxt.start() if nxt else len(text)
         region = text[m.end() : region_end]
         try:
-            got = _react_action(m.group(1), region)
+            got = _react_action(m.group(1), region, single_inputs)
         except _CallError as exc:
             hits.append(_Hit(m.start(), region_end, "react", error=str(exc)))
             continue
@@ -978,11 +989,14 @@ def _reasoning(thoughts: list[str], before: str, names: frozenset[str]) -> str |
     return joined or None
 
 
-def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> ParsedOutput:
+def parse_model_output(text: str, tool_names: Iterable[str] | None = None, *,
+                       single_inputs: Mapping[str, str] | None = None) -> ParsedOutput:
     """Parse one model reply into tool calls, a final answer, or a correctable error.
 
     `tool_names` (the registered tools) additionally enables Python-style calls
-    `name(k="v")` and `{"name": {args}}` dicts for those names.
+    `name(k="v")` and `{"name": {args}}` dicts for those names. `single_inputs` maps each
+    tool that takes one text argument to that argument (``ToolRegistry.single_inputs``): a
+    ReAct `Action Input:` written as plain text or a string is its value.
     """
     names = frozenset(tool_names or ())
     if not text or not text.strip():
@@ -1002,7 +1016,7 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None) -> Pa
     hits = _select(
         [
             *([final] if final else []),
-            *_react_hits(body, names),
+            *_react_hits(body, names, single_inputs or {}),
             *_xml_hits(body, names),
             *_mistral_hits(body, names),
             *_python_tag_hits(body, names),

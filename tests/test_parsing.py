@@ -532,3 +532,30 @@ def test_action_and_final_order() -> None:
     final_first = 'Final Answer: x\nAction: a\nAction Input: {}'
     assert parse_model_output(action_first).calls == calls(("a", {}))
     assert parse_model_output(final_first).final_answer == "x"
+
+
+SINGLE = {"web_search": "query"}
+
+
+@pytest.mark.parametrize(("text", "args"), [
+    ("Action: web_search\nAction Input: latest Python release", {"query": "latest Python release"}),
+    ('Action: web_search\nAction Input: "latest Python release"',
+     {"query": "latest Python release"}),
+    ("Action: web_search\nAction Input: 'a b'\nObservation: x", {"query": "a b"}),
+    ('Action: web_search\nAction Input: {"query": "x"}', {"query": "x"}),
+    ('Action: web_search\nAction Input: "{\\"query\\": \\"x\\"}"', {"query": "x"}),
+    ("Action: web_search\nAction Input:", {}),
+])
+def test_plain_text_input_is_the_tools_one_text_argument(text: str, args: dict[str, Any]) -> None:
+    parsed = parse_model_output(text, ["web_search", "calculator"], single_inputs=SINGLE)
+    assert parsed.calls == [{"name": "web_search", "args": args}] and parsed.error is None
+
+
+@pytest.mark.parametrize("text", [
+    "Action: calculator\nAction Input: 2+2",  # not a tool of one text argument
+    "Action: web_search\nAction Input: [1, 2]",  # a list is no text
+])
+def test_plain_text_input_stays_an_error_elsewhere(text: str) -> None:
+    parsed = parse_model_output(text, ["web_search", "calculator"], single_inputs=SINGLE)
+    assert parsed.calls == [] and "must be a JSON object" in (parsed.error or "")
+    assert parse_model_output("Action: web_search\nAction Input: x").error

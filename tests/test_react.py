@@ -253,6 +253,17 @@ def test_labels_as_list_items_or_quoted_are_read_and_kept_from_the_user() -> Non
     assert_clean(out)
 
 
+def test_a_plain_text_action_input_is_the_one_text_argument() -> None:
+    # As LangChain's ReAct prompt has models write it (scripted text model): the text is
+    # web_search's query, its only required argument, not an error sent back to correct.
+    out = run(text_model("Thought: search\nAction: web_search\nAction Input: latest Python "
+                         "release", "Final Answer: Python 3.14 [R1]."))
+    assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
+        ("web_search", "latest Python release", True)]
+    assert out["final_answer"].startswith("Python 3.14 [R1].")
+    assert_clean(out)
+
+
 def test_streamed_tokens_are_sanitized() -> None:
     model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
                        "Thought: done\nFinal Answer: X is <tool_call>nothing</tool_call> "

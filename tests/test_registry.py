@@ -606,3 +606,38 @@ def test_synonyms_are_one_word_to_one_word() -> None:
     # Not a mapping: the same clear error from register, not dict()'s own.
     with pytest.raises(ValueError, match="synonyms must map words to words, got list"):
         ToolRegistry().register(stats, synonyms=["ram", "memory"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("schema", "expected"), [
+    ({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}},
+      "required": ["q"]}, "q"),
+    ({"type": "object", "properties": {"q": {"type": "string"}}}, "q"),
+    ({"type": "object", "properties": {"q": {}}, "required": ["q"]}, "q"),
+    ({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}, None),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}},
+     None),
+    ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+      "required": ["a", "b"]}, None),
+    ({"type": "object", "properties": {}}, None),
+])
+def test_single_input_is_the_one_text_argument(schema: dict[str, Any],
+                                               expected: str | None) -> None:
+    from callgate.tools.registry import single_input
+
+    assert single_input(schema) == expected
+
+
+def test_single_inputs_of_a_registry() -> None:
+    registry = ToolRegistry()
+
+    def search(query: str, limit: int = 3) -> str:
+        """Search."""
+        return query
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    registry.register(search)
+    registry.register(add)
+    assert registry.single_inputs == {"search": "query"}

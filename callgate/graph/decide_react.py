@@ -45,7 +45,7 @@ from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
 from callgate.graph.streaming import stream_reply
 from callgate.models.grammar import Values
-from callgate.parsing import parse_model_output
+from callgate.parsing import ParsedOutput, parse_model_output
 from callgate.prompts import react as prompts
 from callgate.prompts.correction import UNSUPPORTED, UNSUPPORTED_ANSWER
 from callgate.tools.asks import (
@@ -761,9 +761,13 @@ class ReactStrategy:
                                            for v in values if v not in taken]
         return left
 
+    def _parsed(self, text: str) -> ParsedOutput:
+        return parse_model_output(text, self.registry.names,
+                                  single_inputs=self.registry.single_inputs)
+
     def calls_so_far(self, state: dict[str, Any]) -> list[Call]:
         """Every call of this turn so far: the earlier steps' and this reply's, in order."""
-        parsed = parse_model_output(state.get("reply_text") or "", self.registry.names)
+        parsed = self._parsed(state.get("reply_text") or "")
         # Only the calls written in full: a chosen tool still waiting for its arguments
         # reads as a call with none.
         written = parsed.calls[:state.get("calls_written") or 0]
@@ -1206,7 +1210,7 @@ class ReactStrategy:
 
     def parse(self, state: dict[str, Any]) -> dict[str, Any]:
         step = state.get("step", 0) + 1
-        parsed = parse_model_output(state.get("reply_text") or "", self.registry.names)
+        parsed = self._parsed(state.get("reply_text") or "")
         if parsed.calls:
             # Every call the model wrote counts, repeats and calls over the step's cap too:
             # validate answers a repeat from the first call and reports what it skips.
@@ -1294,7 +1298,7 @@ class ReactStrategy:
 
     def _final_text(self, raw: str) -> str:
         text = f"{FINAL}{raw}" if self._can_prefill() else raw
-        parsed = parse_model_output(text, self.registry.names)
+        parsed = self._parsed(text)
         return parsed.final_answer or ""
 
     def answer_now(self, messages: list[AnyMessage], instruction: str,

@@ -68,6 +68,21 @@ def synonyms_problem(synonyms: Any) -> str | None:
 _TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 
 
+def single_input(schema: dict[str, Any]) -> str | None:
+    """The one text argument a tool takes, if it takes one: its only required argument, or
+    its only argument, where that is a string (or untyped)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return None
+    required = [n for n in schema.get("required") or [] if n in properties]
+    names = required if len(required) == 1 else list(properties) if not required else []
+    if len(names) != 1:
+        return None
+    spec = properties[names[0]]
+    kind = spec.get("type", "string") if isinstance(spec, dict) else None
+    return names[0] if kind == "string" or kind == ["string"] else None
+
+
 def check_tool_name(name: str) -> None:
     """Raise ``ValueError`` unless model providers accept ``name`` (``[a-zA-Z0-9_-]{1,64}``)."""
     if not isinstance(name, str) or not _TOOL_NAME.fullmatch(name):
@@ -238,6 +253,12 @@ class ToolRegistry:
     @property
     def names(self) -> list[str]:
         return list(self._tools)
+
+    @property
+    def single_inputs(self) -> dict[str, str]:
+        """Each tool that takes one text argument (:func:`single_input`), with its name: a
+        ReAct ``Action Input:`` written as plain text is that argument's value."""
+        return {t.name: arg for t in self._tools.values() if (arg := single_input(t.schema))}
 
     def as_langchain_tools(self) -> list[BaseTool]:
         """The tools as LangChain tools, ready for ``model.bind_tools``."""
