@@ -15,6 +15,8 @@ Recognised formats (the `format` field):
 * ``mistral``: ``[TOOL_CALLS] [...]`` (and ``[TOOL_CALLS]name[ARGS]{...}``);
 * ``python_tag``: Llama 3 ``<|python_tag|>{...}`` (or ``tool.call(k=v)``);
 * ``qwen``: ``✿FUNCTION✿: name`` + ``✿ARGS✿: {...}``;
+* ``deepseek``: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>name`` + a fenced JSON object (or
+  ``name<｜tool▁sep｜>{...}``), up to ``<｜tool▁call▁end｜>``;
 * ``python_call``: ``name(k="v")`` when ``name`` is a known tool;
 * ``final``: an explicit ``Final Answer:`` (or ``✿RETURN✿``); ``prose``: no markers;
 * ``empty``: nothing usable (empty reply, or reasoning only).
@@ -22,7 +24,9 @@ Recognised formats (the `format` field):
 Call envelopes: ``{"name"|"tool"|"tool_name"|"function"|"action": n,
 "arguments"|"args"|"parameters"|"input"|"action_input"|"tool_input"|"params": {...}}``,
 arguments as a JSON string, lists of envelopes, ``{"function": {...}}``,
-``{"tool_calls": [...]}`` and, with known tool names, ``{"tool_name": {...}}``.
+``{"tool_calls": [...]}`` and, with known tool names, ``{"tool_name": {...}}``; under an
+``Action:`` label too, as LangChain's structured chat agents write them, whose
+``{"action": "Final Answer", "action_input": "…"}`` is a final answer.
 
 Rules: ``<think>`` content is never a call (an unclosed ``<think>`` is reasoning only
 when nothing visible comes before it; in prose it is text); an invented ``Observation:``
@@ -36,6 +40,7 @@ repaired.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -696,6 +701,15 @@ def _react_action(name: str, region: str,
     )
 
 
+def _action_blob(region: str, names: frozenset[str]) -> _Hit | None:
+    """The call envelope (fenced or not) that opens `region`, an `Action:` line's
+    following text, as a hit in `region`; None if it opens with none."""
+    start = len(region) - len(region.lstrip())
+    found = [h for h in (*_fenced_hits(region, names, len(region)),
+                         *_json_hits(region, names, len(region))) if h.start == start]
+    return min(found, key=lambda h: h.rank) if found else None
+
+
 def _react_hits(text: str, names: frozenset[str],
                 single_inputs: Mapping[str, str]) -> list[_Hit]:
     hits = []
@@ -703,6 +717,12 @@ def _react_hits(text: str, names: frozenset[str],
         nxt = _REACT_NEXT_RE.search(text, m.end())
         region_end = nxt.start() if nxt else len(text)
         region = text[m.end() : region_end]
+        if m.group(1).strip()[:1] in ("", "{", "[", "`") and (
+                blob := _action_blob(text[m.start(1) : region_end], names)) is not None:
+            # "Action:" over a call envelope, as LangChain's structured chat agents write it.
+            end = len(text) if blob.format == "final" else m.start(1) + blob.end
+            hits.append(dataclasses.replace(blob, start=m.start(), end=end))
+            continue
         try:
             got = _react_action(m.group(1), region, single_inputs)
         except _CallError as exc:
@@ -876,6 +896,34 @@ def _qwen_hits(text: str) -> list[_Hit]:
     return hits
 
 
+# DeepSeek's calls, each between its call tokens: "function<｜tool▁sep｜>name" and the
+# arguments in a fence on the next line (R1, V3), or "name<｜tool▁sep｜>" and the arguments
+# (V3.1); the list's own tokens around them are chat special tokens.
+_DEEPSEEK_CALL_RE = re.compile(
+    r"<｜tool▁call▁begin｜>(?:function<｜tool▁sep｜>)?([^\n<｜]*?)(?:<｜tool▁sep｜>|\n)(.*?)"
+    r"(?:<｜tool▁call▁end｜>|(?=<｜tool▁call▁begin｜>|<｜tool▁calls▁end｜>)|\Z)", re.DOTALL)
+_DEEPSEEK_LIST = "<｜tool▁calls▁begin｜>"
+
+
+def _deepseek_hits(text: str) -> list[_Hit]:
+    hits = []
+    for m in _DEEPSEEK_CALL_RE.finditer(text):
+        # The list's opening token belongs to its first call: no prose before the call.
+        start = m.start() - len(_DEEPSEEK_LIST) if text.endswith(
+            _DEEPSEEK_LIST, 0, m.start()) else m.start()
+
+        def make(m: re.Match[str] = m) -> list[dict[str, Any]]:
+            name = m.group(1).strip()
+            if not _NAME_RE.fullmatch(name):
+                raise _CallError(
+                    "A tool call must name one tool before its arguments. Got: "
+                    f'"{_fragment(name)}".')
+            return [{"name": name, "args": _parse_args_text(m.group(2), "arguments")}]
+
+        hits.append(_hit_from(start, m.end(), "deepseek", make))
+    return hits
+
+
 _FENCED_RE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 # Where an inline call may start: an object whose first key is quoted or a bare word
 # (prose braces such as "{x}" or code blocks are not worth a parse), or a list of them.
@@ -883,6 +931,19 @@ _JSON_OPEN_RE = re.compile(r"""\{(?=\s*(?:["']|[A-Za-z_][\w\-]*\s*:))|\[(?=\s*\{
 # Scans that run to the end of the text without closing cost O(n) each; after this many
 # the rest of a long reply is not searched for inline calls.
 _MAX_OPEN_SCANS = 8
+
+
+def _final_envelope(obj: Any) -> str | None:
+    """The answer of a "Final Answer" action written as a call envelope, as LangChain's
+    structured chat agents write it (``{"action": "Final Answer", "action_input": "…"}``);
+    None for any other value."""
+    if not isinstance(obj, dict):
+        return None
+    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if name is None or name.strip().lower().replace("_", " ") != "final answer":
+        return None
+    answer = next((obj[k] for k in _ARG_KEYS if k in obj), None)
+    return answer if isinstance(answer, str) else None
 
 
 def _envelope_hit(
@@ -893,6 +954,11 @@ def _envelope_hit(
         obj = _loads(text[start:end])
     except ValueError:
         return None
+    answer = _final_envelope(obj)
+    if answer is not None:
+        answer = sanitize(answer, tool_names=names)
+        return _Hit(start, len(text), "final", final=answer or None,
+                    error=None if answer else ERR_EMPTY_FINAL, rank=rank)
     try:
         calls = _to_calls(obj, names)
     except _CallError as exc:
@@ -911,7 +977,10 @@ def _fenced_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit]:
             continue  # left to _json_hits, which knows what a truncated call looks like
         hit = _envelope_hit(body, 0, end, "fenced_json", names, rank=1)
         if hit is not None:
-            hits.append(_Hit(m.start(), m.end(), hit.format, hit.calls, error=hit.error, rank=1))
+            # A final answer runs to the end, as its label does: later calls never count.
+            stop = len(text) if hit.format == "final" else m.end()
+            hits.append(_Hit(m.start(), stop, hit.format, hit.calls, hit.final,
+                             error=hit.error, rank=1))
     return hits
 
 
@@ -1021,6 +1090,7 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None, *,
             *_mistral_hits(body, names),
             *_python_tag_hits(body, names),
             *_qwen_hits(body),
+            *_deepseek_hits(body),
             *_fenced_hits(body, names, limit),
             *_json_hits(body, names, limit),
             *_python_call_hits(body, names, limit),

@@ -37,6 +37,8 @@ removed only where it is used as markup.
   the call; `<|python_tag|>` with the call that follows it;
 * `✿FUNCTION✿`, `✿ARGS✿` and `✿RESULT✿` lines, and the `✿RETURN✿` label (Qwen-Agent
   puts the user-facing reply after it, so that text is kept);
+* DeepSeek's call list `<｜tool▁calls▁begin｜>` … `<｜tool▁calls▁end｜>` (a call, an output
+  list or an output alike) with what it holds, to its closing token or the end;
 * chat special tokens: `<|anything|>`, `<｜anything｜>`, `</s>`, `[INST]`, `[/INST]`;
   `<|im_start|>` and `<|start_header_id|>` also take the role name after them.
 
@@ -87,6 +89,12 @@ _INLINE_MARKERS: Final = (
     ("[inst]", "drop", ""),
     ("[/inst]", "drop", ""),
     ("[tool_calls]", "call_payload", ""),
+    # DeepSeek's call list and tool outputs, special tokens no prose writes: removed to
+    # their closing token, or to the end.
+    ("<｜tool▁calls▁begin｜>", "block", "<｜tool▁calls▁end｜>"),
+    ("<｜tool▁call▁begin｜>", "block", "<｜tool▁call▁end｜>"),
+    ("<｜tool▁outputs▁begin｜>", "block", "<｜tool▁outputs▁end｜>"),
+    ("<｜tool▁output▁begin｜>", "block", "<｜tool▁output▁end｜>"),
 )
 _PAYLOAD_TOKENS: Final = frozenset({"python_tag"})
 _ROLE_TOKENS: Final = frozenset({"im_start", "start_header_id"})

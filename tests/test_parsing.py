@@ -124,6 +124,20 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
      '> - **Action Input:** {"query": "x"}', None, calls(WEB), "react"),
     ("react-list-item-tool-without-input", "- Action: web_search", ["web_search"],
      calls(("web_search", {})), "react"),
+    # LangChain's structured chat agents: "Action:" over a JSON blob naming the tool.
+    ("react-action-over-a-json-blob", 'Thought: look\nAction:\n```\n{"action": "web_search", '
+     '"action_input": {"query": "x"}}\n```\nObservation: y', None, calls(WEB), "fenced_json"),
+    ("react-action-with-an-inline-json-blob",
+     'Action: {"action": "web_search", "action_input": {"query": "x"}}', None, calls(WEB),
+     "json"),
+    # DeepSeek's own call tokens (R1/V3: "function", a fenced object; V3.1: name, object).
+    ("deepseek", 'Let me look.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
+     'web_search\n```json\n{"query": "x"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>', None,
+     calls(WEB), "deepseek"),
+    ("deepseek-v31-two-calls", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>web_search<｜tool▁sep｜>'
+     '{"query": "x"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>system_stats<｜tool▁sep｜>{}'
+     '<｜tool▁call▁end｜><｜tool▁calls▁end｜>', None, calls(WEB, ("system_stats", {})),
+     "deepseek"),
     # An Action after prose on its line, as the sanitizer takes it for markup.
     ("react-action-after-prose", "I will check. Action: web_search", ["web_search"],
      calls(("web_search", {})), "react"),
@@ -287,6 +301,10 @@ FINAL_CASES: list[tuple[str, str, list[str] | None, str, str]] = [
     ("final-crlf", "Thought: ok\r\nFinal Answer: line one\r\nline two\r\n", None,
      "line one\nline two", "final"),
     ("final-on-thought-line", "Thought: I know it. Final Answer: 42", None, "42", "final"),
+    ("final-action-in-a-json-blob", 'Thought: done\nAction:\n```json\n{\n  "action": "Final '
+     'Answer",\n  "action_input": "It is 42"\n}\n```', None, "It is 42", "final"),
+    ("final-action-as-a-json-line", '{"action": "Final Answer", "action_input": "It is 42"}',
+     None, "It is 42", "final"),
     ("final-before-xml",
      'Final Answer: done.\n<tool_call>{"name": "a", "arguments": {}}</tool_call>', None,
      "done.", "final"),
@@ -424,6 +442,10 @@ ERROR_CASES: list[tuple[str, str, list[str] | None, str]] = [
     ("unclosed-think-at-start", "<think>I should call web_search about", None, "reasoning"),
     ("think-only", "<think>hmm</think>\n", None, "reasoning"),
     ("not-json", "Action: web_search\nAction Input: python tutorials", None, "JSON object"),
+    ("action-over-a-blob-that-is-no-call", "Action:\n```\nnot a call\n```", None,
+     "only the name of one tool"),
+    ("deepseek-cut-off", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
+     'web_search\n```json\n{"query": "x', None, "incomplete"),
     ("not-json-shows-example", "Action: web_search\nAction Input: python", None,
      'Action Input: {"query": "..."}'),
     ("input-is-array", "Action: web_search\nAction Input: [1, 2]", None, "JSON object"),

@@ -264,6 +264,21 @@ def test_a_plain_text_action_input_is_the_one_text_argument() -> None:
     assert_clean(out)
 
 
+def test_deepseek_call_tokens_and_a_structured_chat_answer() -> None:
+    # DeepSeek models write their own call tokens, LangChain's structured chat agents a JSON
+    # blob under "Action:" (scripted text model): a call and an answer, no markup shown.
+    replies = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>web_search\n'
+               '```json\n{"query": "x"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+               'Action:\n```json\n{"action": "Final Answer", "action_input": "X is a letter '
+               '[R1]."}\n```')
+    out = build_agent(text_model(*replies), [web_search]).invoke({"messages": [("user", "q")]})
+    assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
+        ("web_search", "x", True)]
+    assert out["final_answer"].startswith("X is a letter [R1].")
+    assert "｜" not in out["final_answer"] and "action_input" not in out["final_answer"]
+    assert_clean(out)
+
+
 def test_streamed_tokens_are_sanitized() -> None:
     model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
                        "Thought: done\nFinal Answer: X is <tool_call>nothing</tool_call> "

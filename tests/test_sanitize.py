@@ -80,6 +80,15 @@ REMOVAL_CASES = [
      "Hello"),
     ("llama-header", "<|start_header_id|>assistant<|end_header_id|>\n\nHi", "Hi"),
     ("deepseek-token", "Hi<｜end▁of▁sentence｜>", "Hi"),
+    # DeepSeek's own call list (R1/V3 and V3.1 forms) and tool outputs go whole.
+    ("deepseek-calls", 'Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
+     'a\n```json\n{"q": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> Done.', "Sure. Done."),
+    ("deepseek-call-v31",
+     'Sure.<｜tool▁call▁begin｜>a<｜tool▁sep｜>{"q": 1}<｜tool▁call▁end｜>\nDone.', "Sure.\nDone."),
+    ("deepseek-calls-cut-off", 'Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function'
+     '<｜tool▁sep｜>a\n```json\n{"q": 1', "Sure."),
+    ("deepseek-outputs", "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>20 C<｜tool▁output▁end｜>"
+     "<｜tool▁outputs▁end｜>It is 20 C.", "It is 20 C."),
     ("inst-tokens", "[INST] q [/INST] a", "q  a"),
     ("think-then-label", "<think>x</think>Final Answer: 4", "4"),
     ("think-hides-markers", "<think>\nFinal Answer: maybe</think>\nFinal Answer: 4", "4"),
@@ -244,6 +253,8 @@ FUZZ_PIECES = [
     "**", "*", "**Action:**", "**Action**:", "**Final Answer:**", "*Thought:*", "**Note:**",
     "```", "``", "Thought: x ", "**Final Answer", "***",
     "- ", "-", "* ", "> ", ">", "1. ", "2) ", "1", ".", "• ", "12",
+    "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
+    "<｜tool▁calls▁end｜>", "<｜tool▁",
 ]
 
 
