@@ -10,14 +10,16 @@ Recognised formats (the `format` field):
   labels in emphasis, after a list item's or a quote's mark, or after prose; plain text
   as the input of a tool that takes one text argument);
 * ``xml``: ``<tool_call>{json}</tool_call>`` (several; an unclosed last one), also the
-  ``<function=name><parameter=k>v</parameter></function>`` body of Qwen3-Coder;
+  ``<function=name><parameter=k>v</parameter></function>`` body of Qwen3-Coder, and
+  Llama 3.1's ``<function=name>{json}</function>`` on its own;
 * ``fenced_json`` / ``json``: a call envelope in a fenced block or inline in prose;
 * ``mistral``: ``[TOOL_CALLS] [...]`` (and ``[TOOL_CALLS]name[ARGS]{...}``);
 * ``python_tag``: Llama 3 ``<|python_tag|>{...}`` (or ``tool.call(k=v)``);
 * ``qwen``: ``✿FUNCTION✿: name`` + ``✿ARGS✿: {...}``;
 * ``deepseek``: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>name`` + a fenced JSON object (or
   ``name<｜tool▁sep｜>{...}``), up to ``<｜tool▁call▁end｜>``;
-* ``python_call``: ``name(k="v")`` when ``name`` is a known tool;
+* ``python_call``: ``name(k="v")`` when ``name`` is a known tool (in Gemma's
+  ```` ```tool_code ```` block, ``print(default_api.name(k="v"))``);
 * ``final``: an explicit ``Final Answer:`` (or ``✿RETURN✿``); ``prose``: no markers;
 * ``empty``: nothing usable (empty reply, or reasoning only).
 
@@ -775,19 +777,29 @@ def _xml_calls(content: str, names: frozenset[str]) -> list[dict[str, Any]]:
         )
     functions = list(_XML_FUNCTION_RE.finditer(body))
     if functions:
-        return [
-            {
-                "name": f.group(1),
-                "args": {p.group(1): _xml_param_value(p.group(2))
-                         for p in _XML_PARAM_RE.finditer(f.group(2))},
-            }
-            for f in functions
-        ]
+        return [_function_call(f.group(1), f.group(2)) for f in functions]
     if body[0] not in "{[":
         call = _python_call(body)
         if call is not None:
             return [call]
     return _calls_from_values(body, "tool call", names)
+
+
+def _function_call(name: str, body: str) -> dict[str, Any]:
+    """A `<function=name>` tag's call: its `<parameter=k>` values (Qwen3-Coder), or the JSON
+    object it holds (Llama 3.1's custom tool format); raises _CallError."""
+    if _XML_PARAM_RE.search(body):
+        return {"name": name, "args": {p.group(1): _xml_param_value(p.group(2))
+                                       for p in _XML_PARAM_RE.finditer(body)}}
+    return {"name": name, "args": _parse_args_text(body, "arguments")}
+
+
+def _function_tag_hits(text: str) -> list[_Hit]:
+    """`<function=name>…</function>` outside a `<tool_call>` (Llama 3.1 writes its custom
+    tools' calls so); an unclosed tag is a mention."""
+    return [_hit_from(m.start(), m.end(), "xml", lambda m=m: [_function_call(m.group(1),
+                                                                           m.group(2))])
+            for m in _XML_FUNCTION_RE.finditer(text) if m.group(0).endswith("</function>")]
 
 
 def _xml_hits(text: str, names: frozenset[str]) -> list[_Hit]:
@@ -1012,7 +1024,8 @@ def _python_call_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit
     if not names:
         return []
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    pattern = re.compile(rf"(?<![\w.])(?:{alternatives})\s*\(")
+    # Gemma's tool code calls them as ``default_api.name(...)``.
+    pattern = re.compile(rf"(?:(?<![\w.])|(?<=\bdefault_api\.))(?:{alternatives})\s*\(")
     # A cut-off call is reported only if it had started its keyword arguments.
     call_start = re.compile(r"\(\s*(?:[A-Za-z_]\w*\s*=|\))")
     hits = []
@@ -1035,6 +1048,22 @@ def _python_call_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit
             if call is not None and call["name"] in names:
                 hits.append(_Hit(m.start(), end, "python_call", calls=[call], rank=3))
         i = end
+    return hits
+
+
+_TOOL_CODE_RE = re.compile(r"```tool_code[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def _tool_code_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit]:
+    """Gemma's ```` ```tool_code ```` block, as one hit for the calls it holds (``print(
+    default_api.name(...))``): the block's own text is no reasoning."""
+    hits = []
+    for m in _TOOL_CODE_RE.finditer(text, 0, limit):
+        inner = _python_call_hits(m.group(1), names, len(m.group(1)))
+        if inner:
+            error = next((h.error for h in inner if h.error), None)
+            hits.append(_Hit(m.start(), m.end(), "python_call", error=error, rank=3,
+                             calls=[] if error else [c for h in inner for c in h.calls]))
     return hits
 
 
@@ -1087,12 +1116,14 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None, *,
             *([final] if final else []),
             *_react_hits(body, names, single_inputs or {}),
             *_xml_hits(body, names),
+            *_function_tag_hits(body),
             *_mistral_hits(body, names),
             *_python_tag_hits(body, names),
             *_qwen_hits(body),
             *_deepseek_hits(body),
             *_fenced_hits(body, names, limit),
             *_json_hits(body, names, limit),
+            *_tool_code_hits(body, names, limit),
             *_python_call_hits(body, names, limit),
         ]
     )

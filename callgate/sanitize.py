@@ -37,6 +37,8 @@ removed only where it is used as markup.
   the call; `<|python_tag|>` with the call that follows it;
 * `✿FUNCTION✿`, `✿ARGS✿` and `✿RESULT✿` lines, and the `✿RETURN✿` label (Qwen-Agent
   puts the user-facing reply after it, so that text is kept);
+* Llama 3.1's `<function=name>{…}</function>` and Gemma's ```` ```tool_code ```` (and
+  ```` ```tool_output ````) blocks, where they close;
 * DeepSeek's call list `<｜tool▁calls▁begin｜>` … `<｜tool▁calls▁end｜>` (a call, an output
   list or an output alike) with what it holds, to its closing token or the end;
 * chat special tokens: `<|anything|>`, `<｜anything｜>`, `</s>`, `[INST]`, `[/INST]`;
@@ -89,6 +91,11 @@ _INLINE_MARKERS: Final = (
     ("[inst]", "drop", ""),
     ("[/inst]", "drop", ""),
     ("[tool_calls]", "call_payload", ""),
+    # Llama 3.1's custom tool call, Gemma's tool code block and the output it is given:
+    # removed where they close.
+    ("<function=", "closed_block", "</function>"),
+    ("```tool_code", "closed_block", "```"),
+    ("```tool_output", "closed_block", "```"),
     # DeepSeek's call list and tool outputs, special tokens no prose writes: removed to
     # their closing token, or to the end.
     ("<｜tool▁calls▁begin｜>", "block", "<｜tool▁calls▁end｜>"),
@@ -102,7 +109,7 @@ _SPECIAL_NAME_MAX = 64
 _PIPES = "|｜"
 
 # "A" may open a ReAct label after prose (`Sure! Action: calculator`); see `_mid_line`.
-_TRIGGER = re.compile(r"[<\[\nA]")
+_TRIGGER = re.compile(r"[<\[\nA`]")
 # What an `Action:` after prose names: one name (in backticks, quotes or brackets, a period
 # after it), then the line's end or an `Action Input:` label; read a token at a time, so a
 # long line of them costs no more than its length.
@@ -515,7 +522,7 @@ class _MarkupRemover:
 
     def _step_text(self, text: str, i: int, final: bool, out: list[str]) -> int | None:
         if self._line_start:
-            if text[i] in "<[":
+            if text[i] in "<[`":
                 # A block at the very start of a line keeps the line start for what follows
                 # it, as if the block were not there: `<think>…</think>Final Answer: x`.
                 handled = self._inline(text, i, final, resume_line_start=True)

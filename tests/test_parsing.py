@@ -130,6 +130,11 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
     ("react-action-with-an-inline-json-blob",
      'Action: {"action": "web_search", "action_input": {"query": "x"}}', None, calls(WEB),
      "json"),
+    # Llama 3.1's custom tool format, and Gemma's tool code.
+    ("llama-function-tag", 'Sure. <function=web_search>{"query": "x"}</function>', None,
+     calls(WEB), "xml"),
+    ("gemma-tool-code", '```tool_code\nprint(default_api.web_search(query="x"))\n```',
+     ["web_search"], calls(WEB), "python_call"),
     # DeepSeek's own call tokens (R1/V3: "function", a fenced object; V3.1: name, object).
     ("deepseek", 'Let me look.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
      'web_search\n```json\n{"query": "x"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>', None,

@@ -80,6 +80,13 @@ REMOVAL_CASES = [
      "Hello"),
     ("llama-header", "<|start_header_id|>assistant<|end_header_id|>\n\nHi", "Hi"),
     ("deepseek-token", "Hi<｜end▁of▁sentence｜>", "Hi"),
+    # Llama 3.1's custom tool call and Gemma's tool code block go where they close.
+    ("llama-function-tag", 'Sure. <function=a>{"q": 1}</function> Done.', "Sure.  Done."),
+    ("llama-function-tag-mentioned", "Write <function=name> tags.", "Write <function=name> tags."),
+    ("gemma-tool-code", 'Sure.\n```tool_code\nprint(default_api.a(q=1))\n```\nDone.',
+     "Sure.\nDone."),
+    ("gemma-tool-output", "It is 20 C.\n```tool_output\n20\n```", "It is 20 C."),
+    ("code-fence-stays", "Run:\n```python\nx = 1\n```", "Run:\n```python\nx = 1\n```"),
     # DeepSeek's own call list (R1/V3 and V3.1 forms) and tool outputs go whole.
     ("deepseek-calls", 'Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
      'a\n```json\n{"q": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> Done.', "Sure. Done."),
@@ -254,7 +261,8 @@ FUZZ_PIECES = [
     "```", "``", "Thought: x ", "**Final Answer", "***",
     "- ", "-", "* ", "> ", ">", "1. ", "2) ", "1", ".", "• ", "12",
     "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
-    "<｜tool▁calls▁end｜>", "<｜tool▁",
+    "<｜tool▁calls▁end｜>", "<｜tool▁", "</function>", "```tool_code\n", "```tool_output",
+    "default_api.a(q=1)", "<function=f>{\"q\": 1}</function>",
 ]
 
 
