@@ -721,3 +721,37 @@ def test_call_cut_off_by_the_token_limit_is_never_run() -> None:
     correction = next(m for m in model.requests[1]["messages"] if isinstance(m, ToolMessage))
     assert "cut off by the token limit" in correction.content
     assert [e["args"] for e in out["tool_events"]] == [{"a": 1, "b": 2}]
+
+
+# --- calls a server left in the text ----------------------------------------------------
+
+
+@pytest.mark.parametrize("content", [
+    '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>',
+    'Let me add. [TOOL_CALLS] [{"name": "add", "arguments": {"a": 2, "b": 3}}]',
+    '{"name": "add", "parameters": {"a": 2, "b": 3}}',
+])
+def test_a_call_left_in_the_text_is_made(content: str) -> None:
+    # A server that does not parse the model's call markup returns it as the text (scripted
+    # native model): the loop reads the call, rather than showing the markup or "no answer"
+    # and saying it was done.
+    model, _agent, out = run([AIMessage(content), AIMessage("It is 5 [R1].")], [add])
+    assert [(e["tool"], e["args"], e["ok"]) for e in out["tool_events"]] == [
+        ("add", {"a": 2, "b": 3}, True)]
+    assert out["status"] == "done" and out["final_answer"].startswith("It is 5 [R1].")
+    assert not any(marker in out["final_answer"] for marker in MARKUP)
+
+
+def test_a_cut_off_call_in_the_text_goes_back_for_correction() -> None:
+    model, _agent, out = run([AIMessage('<tool_call>{"name": "add", "arguments": {"a": 2'),
+                              tool_call("add", {"a": 2, "b": 3}), AIMessage("It is 5 [R1].")],
+                             [add])
+    correction = model.requests[1]["messages"][-1].text
+    assert "incomplete" in correction, correction
+    assert [(e["tool"], e["ok"]) for e in out["tool_events"]] == [("add", True)]
+    assert out["final_answer"].startswith("It is 5 [R1].")
+
+
+def test_a_text_answer_with_a_label_stays_the_answer() -> None:
+    _model, _agent, out = run([AIMessage("Thought: easy.\nThe answer is 5.")], [add])
+    assert out["tool_events"] == [] and out["final_answer"] == "The answer is 5."

@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from callgate.graph.history import model_history
 from callgate.graph.settings import LoopSettings
 from callgate.graph.streaming import stream_reply
+from callgate.parsing import parse_model_output
 from callgate.prompts.system import CHAT_SYSTEM, NATIVE_SYSTEM
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.summaries import clip
@@ -38,6 +39,33 @@ def check_tool_choice(tool_choice: str | None, registry: ToolRegistry) -> None:
 
 def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
     return state.get("turn_mode", "agent") != "chat" and len(registry) > 0
+
+
+# The formats whose errors mean a call was meant (a cut-off ``<tool_call>``); a ReAct label
+# or a final answer label in a native model's text is its answer's business.
+_CALL_MARKUP = frozenset({"xml", "mistral", "python_tag", "qwen", "deepseek", "json",
+                          "fenced_json", "python_call"})
+
+
+def text_calls(ai: AIMessage, raw: str, registry: ToolRegistry) -> AIMessage | dict[str, Any]:
+    """A reply (sanitized; ``raw``: its text as the model wrote it) without structured calls
+    whose text holds calls (a server that did not parse the model's call markup:
+    ``<tool_call>{…}</tool_call>``, ``[TOOL_CALLS] […]``, ``{"name": …, "arguments": …}``),
+    read by the text parser: the reply with those calls, or, where the markup cannot be read
+    (cut off), the correction's state update. The reply as it is otherwise. Without this
+    the loop took the markup for the answer, or its empty remainder for "no answer", and
+    said it was done."""
+    if ai.tool_calls or ai.invalid_tool_calls or not raw.strip():
+        return ai
+    parsed = parse_model_output(raw, registry.names, single_inputs=registry.single_inputs)
+    if parsed.calls:
+        calls = [{"name": c["name"], "args": c["args"], "id": f"call_{uuid.uuid4().hex[:12]}",
+                  "type": "tool_call"} for c in parsed.calls]
+        return ai.model_copy(update={"tool_calls": calls})
+    if parsed.error and parsed.format in _CALL_MARKUP:
+        return {"pending_calls": [], "validation_errors": [
+            {"id": None, "name": None, "error": parsed.error}]}
+    return ai
 
 
 def decision(ai: AIMessage, step: int) -> dict[str, Any]:
@@ -96,12 +124,16 @@ class NativeStrategy:
 
     def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         model, messages = self._inputs(state)
-        reply, _ = stream_reply(model, messages, config, tool_names=self.registry.names)
+        reply, raw = stream_reply(model, messages, config, tool_names=self.registry.names)
         if not tools_allowed(state, self.registry):
             # Chat mode binds no tools, yet a model may still call one the thread shows it
             # (the ReAct path reads no call there either): its text is the answer.
             reply = reply.model_copy(update={"tool_calls": [], "invalid_tool_calls": []})
-        return decision(reply, state.get("step", 0))
+            return decision(reply, state.get("step", 0))
+        read = text_calls(reply, raw, self.registry)
+        if isinstance(read, dict):
+            return {**read, "step": state.get("step", 0) + 1}
+        return decision(read, state.get("step", 0))
 
     def subgraph(self, settings: LoopSettings) -> Any:
         # One model call needs no subgraph: a plain node spares a nested graph run per step.
