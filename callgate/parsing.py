@@ -18,6 +18,8 @@ Recognised formats (the `format` field):
 * ``qwen``: ``✿FUNCTION✿: name`` + ``✿ARGS✿: {...}``;
 * ``deepseek``: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>name`` + a fenced JSON object (or
   ``name<｜tool▁sep｜>{...}``), up to ``<｜tool▁call▁end｜>``;
+* ``harmony``: gpt-oss's messages to ``functions.name`` (the ``analysis`` channel is the
+  reasoning; the ``final`` channel's text is read as any reply);
 * ``python_call``: ``name(k="v")`` when ``name`` is a known tool (in Gemma's
   ```` ```tool_code ```` block, ``print(default_api.name(k="v"))``);
 * ``final``: an explicit ``Final Answer:`` (or ``✿RETURN✿``); ``prose``: no markers;
@@ -1067,6 +1069,46 @@ def _tool_code_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit]:
     return hits
 
 
+# gpt-oss's harmony messages: a header (its channel, a recipient "to=functions.name"), then
+# the message, up to the token that ends it. The first may lack "<|start|>assistant".
+_HARMONY_RE = re.compile(
+    r"(?:<\|start\|>[ \t]*assistant)?(?P<header>[^<]*(?:<\|(?:channel|constrain)\|>[^<]*)*)"
+    r"<\|message\|>(?P<body>.*?)(?:<\|(?:end|call|return)\|>|(?=<\|start\|>)|\Z)",
+    re.DOTALL)
+_HARMONY_CHANNEL = re.compile(r"<\|channel\|>[ \t]*(\w+)")
+_HARMONY_RECIPIENT = re.compile(r"\bto=(?:functions\.)?([A-Za-z_][\w.\-]*)")
+
+
+def _harmony(text: str, names: frozenset[str]) -> ParsedOutput | tuple[str, list[str]] | None:
+    """A reply in gpt-oss's harmony format: the calls its messages to "functions.name" make
+    (with the analysis channel as the reasoning), or the final channel's text to parse as
+    any reply and the reasoning; None when the reply is not in harmony."""
+    if "<|message|>" not in text or "<|channel|>" not in text:
+        return None
+    reasoning: list[str] = []
+    final: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for m in _HARMONY_RE.finditer(text):
+        header, body = m.group("header"), m.group("body").strip()
+        channel = _HARMONY_CHANNEL.search(header)
+        recipient = _HARMONY_RECIPIENT.search(header)
+        if recipient is not None:
+            try:
+                calls.append({"name": recipient.group(1),
+                              "args": _parse_args_text(body, "arguments")})
+            except _CallError as exc:
+                return ParsedOutput(error=str(exc), thought="\n\n".join(reasoning) or None,
+                                    format="harmony")
+        elif channel is not None and channel.group(1).lower() == "analysis":
+            reasoning += [body] if body else []
+        elif body:
+            final.append(body)
+    if calls:
+        return ParsedOutput(calls=calls, thought="\n\n".join(reasoning) or None,
+                            format="harmony")
+    return "\n\n".join(final), reasoning
+
+
 # --- putting it together --------------------------------------------------------------------
 
 
@@ -1099,7 +1141,15 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None, *,
     names = frozenset(tool_names or ())
     if not text or not text.strip():
         return ParsedOutput(error=ERR_EMPTY, format="empty")
-    body, thoughts = _split_reasoning(text.replace("\r\n", "\n").replace("\r", "\n"), names)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    harmony = _harmony(text, names)
+    if isinstance(harmony, ParsedOutput):
+        return harmony
+    if harmony is not None:
+        text, reasoning = harmony
+    body, thoughts = _split_reasoning(text, names)
+    if harmony is not None:
+        thoughts = [*reasoning, *thoughts]
     body = action_lines(plain_labels(undecorated_labels(body, names), names), names)
     body = _cut_observation(body, names)
     if not body.strip():

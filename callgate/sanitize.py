@@ -41,6 +41,9 @@ removed only where it is used as markup.
   ```` ```tool_output ````) blocks, where they close;
 * DeepSeek's call list `<｜tool▁calls▁begin｜>` … `<｜tool▁calls▁end｜>` (a call, an output
   list or an output alike) with what it holds, to its closing token or the end;
+* gpt-oss's harmony headers (`<|start|>assistant<|channel|>final<|message|>`), and the
+  messages that are calls (`to=functions.name`, to `<|call|>`) or reasoning (the analysis
+  channel, to `<|end|>`); a final or commentary message's text is kept;
 * chat special tokens: `<|anything|>`, `<｜anything｜>`, `</s>`, `[INST]`, `[/INST]`;
   `<|im_start|>` and `<|start_header_id|>` also take the role name after them.
 
@@ -105,6 +108,14 @@ _INLINE_MARKERS: Final = (
 )
 _PAYLOAD_TOKENS: Final = frozenset({"python_tag"})
 _ROLE_TOKENS: Final = frozenset({"im_start", "start_header_id"})
+# gpt-oss's harmony message headers: "<|start|>assistant<|channel|>final<|message|>". The
+# header decides what its message is: a call (a recipient "to=…") or reasoning (the analysis
+# channel) goes to its end token; other messages (final, a commentary preamble) are shown.
+_HARMONY_TOKENS: Final = frozenset({"start", "channel"})
+_HARMONY_MESSAGE = "<|message|>"
+_HARMONY_HEADER_MAX = 200  # characters from the token to its message's start
+_HARMONY_RECIPIENT = re.compile(r"\bto=")
+_HARMONY_ANALYSIS = re.compile(r"<\|channel\|>[ \t]*analysis\b|^[ \t]*analysis\b")
 _SPECIAL_NAME_MAX = 64
 _PIPES = "|｜"
 
@@ -355,6 +366,8 @@ def _match_inline(text: str, i: int, final: bool) -> tuple[str, int, str] | str 
                 return "payload", end, ""
             if name in _ROLE_TOKENS:
                 return "role", end, ""
+            if name in _HARMONY_TOKENS:
+                return "harmony", end, ""
             return "drop", end, ""
     if partial and not final:
         return _PARTIAL
@@ -669,6 +682,24 @@ class _MarkupRemover:
         if marker is None:
             return p
         action, end, close = marker
+        if action == "harmony":
+            # Read up to the message's start (within a bound, so that a stream and the whole
+            # text decide alike); without one the token alone goes.
+            window = end + _HARMONY_HEADER_MAX + len(_HARMONY_MESSAGE)
+            k = text.find(_HARMONY_MESSAGE, end, window)
+            if k < 0 and not final and len(text) < window:
+                return None
+            if k < 0:
+                action = "drop"
+            else:
+                header = text[end:k]
+                end = k + len(_HARMONY_MESSAGE)
+                if _HARMONY_RECIPIENT.search(header):
+                    action, close = "block", "<|call|>"
+                elif _HARMONY_ANALYSIS.search(header):
+                    action, close = "block", "<|end|>"
+                else:
+                    action = "drop"
         if action in ("call_block", "call_payload"):
             call = call_follows(text, end, final, mistral=action == "call_payload")
             if call is None:

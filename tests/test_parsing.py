@@ -135,6 +135,14 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
      calls(WEB), "xml"),
     ("gemma-tool-code", '```tool_code\nprint(default_api.web_search(query="x"))\n```',
      ["web_search"], calls(WEB), "python_call"),
+    # gpt-oss's harmony: a message to functions.name is a call (its recipient first too).
+    ("harmony", "<|channel|>analysis<|message|>Look it up.<|end|><|start|>assistant<|channel|>"
+     'commentary to=functions.web_search <|constrain|>json<|message|>{"query": "x"}<|call|>',
+     None, calls(WEB), "harmony"),
+    ("harmony-recipient-first", "<|start|>assistant to=functions.web_search<|channel|>"
+     'commentary json<|message|>{"query": "x"}<|call|>', None, calls(WEB), "harmony"),
+    ("harmony-react-in-the-final-channel", "<|channel|>final<|message|>Thought: look\n"
+     'Action: web_search\nAction Input: {"query": "x"}', None, calls(WEB), "react"),
     # DeepSeek's own call tokens (R1/V3: "function", a fenced object; V3.1: name, object).
     ("deepseek", 'Let me look.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
      'web_search\n```json\n{"query": "x"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>', None,
@@ -380,6 +388,8 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
      "- Owner: Bob", ["web_search"], "Notes\n- Action: approve the budget\n- Owner: Bob"),
     ("numbered-answer-keeps-its-marks", "Final Answer: Steps:\n1. Boil water.\n2. Action: "
      "stir.", ["web_search"], "Steps:\n1. Boil water.\n2. Action: stir."),
+    ("harmony-final-channel", "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant"
+     "<|channel|>final<|message|>It is 42.<|return|>", None, "It is 42."),
     ("bold-final-on-a-bold-thought-line", "**Thought:** sure. **Final Answer:** 42", None, "42"),
     ("action-after-prose-naming-no-tool", "Minutes. Action: follow up with Bob.",
      ["web_search"], "Minutes. Action: follow up with Bob."),
@@ -449,6 +459,8 @@ ERROR_CASES: list[tuple[str, str, list[str] | None, str]] = [
     ("not-json", "Action: web_search\nAction Input: python tutorials", None, "JSON object"),
     ("action-over-a-blob-that-is-no-call", "Action:\n```\nnot a call\n```", None,
      "only the name of one tool"),
+    ("harmony-cut-off", "<|channel|>commentary to=functions.web_search <|constrain|>json"
+     '<|message|>{"query": "x', None, "incomplete"),
     ("deepseek-cut-off", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
      'web_search\n```json\n{"query": "x', None, "incomplete"),
     ("not-json-shows-example", "Action: web_search\nAction Input: python", None,

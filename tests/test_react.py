@@ -279,6 +279,22 @@ def test_deepseek_call_tokens_and_a_structured_chat_answer() -> None:
     assert_clean(out)
 
 
+def test_harmony_messages_of_gpt_oss() -> None:
+    # gpt-oss writes harmony (scripted text model): a message to functions.web_search is the
+    # call, the final channel's text the answer, the analysis channel never shown.
+    replies = ("<|channel|>analysis<|message|>Search it.<|end|><|start|>assistant<|channel|>"
+               'commentary to=functions.web_search <|constrain|>json<|message|>{"query": "x"}'
+               "<|call|>",
+               "<|channel|>analysis<|message|>Done.<|end|><|start|>assistant<|channel|>final"
+               "<|message|>X is a letter [R1].<|return|>")
+    out = build_agent(text_model(*replies), [web_search]).invoke({"messages": [("user", "q")]})
+    assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
+        ("web_search", "x", True)]
+    assert out["final_answer"].startswith("X is a letter [R1].")
+    assert "Done." not in out["final_answer"] and "<|" not in out["final_answer"]
+    assert_clean(out)
+
+
 def test_streamed_tokens_are_sanitized() -> None:
     model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
                        "Thought: done\nFinal Answer: X is <tool_call>nothing</tool_call> "

@@ -87,6 +87,15 @@ REMOVAL_CASES = [
      "Sure.\nDone."),
     ("gemma-tool-output", "It is 20 C.\n```tool_output\n20\n```", "It is 20 C."),
     ("code-fence-stays", "Run:\n```python\nx = 1\n```", "Run:\n```python\nx = 1\n```"),
+    # gpt-oss's harmony: reasoning and calls go, a final message's text stays.
+    ("harmony-answer", "<|channel|>analysis<|message|>Easy.<|end|><|start|>assistant"
+     "<|channel|>final<|message|>It is 20 C.<|return|>", "It is 20 C."),
+    ("harmony-call", "<|channel|>analysis<|message|>Look.<|end|><|start|>assistant<|channel|>"
+     'commentary to=functions.a <|constrain|>json<|message|>{"q": 1}<|call|>', ""),
+    ("harmony-call-recipient-first", "<|start|>assistant to=functions.a<|channel|>commentary "
+     'json<|message|>{"q": 1}<|call|>Kept', "Kept"),
+    ("harmony-reasoning-cut-off", "<|channel|>analysis<|message|>still thinking", ""),
+    ("harmony-token-without-a-message", "Hi <|channel|> there", "Hi  there"),
     # DeepSeek's own call list (R1/V3 and V3.1 forms) and tool outputs go whole.
     ("deepseek-calls", 'Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
      'a\n```json\n{"q": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> Done.', "Sure. Done."),
@@ -262,6 +271,8 @@ FUZZ_PIECES = [
     "- ", "-", "* ", "> ", ">", "1. ", "2) ", "1", ".", "• ", "12",
     "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
     "<｜tool▁calls▁end｜>", "<｜tool▁", "</function>", "```tool_code\n", "```tool_output",
+    "<|start|>assistant", "<|channel|>analysis", "<|channel|>final", "<|message|>", "<|end|>",
+    "<|call|>", " to=functions.a ", "<|return|>", "<|channel|>",
     "default_api.a(q=1)", "<function=f>{\"q\": 1}</function>",
 ]
 
