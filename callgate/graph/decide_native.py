@@ -43,7 +43,7 @@ def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
 
 # The formats whose errors mean a call was meant (a cut-off ``<tool_call>``); a ReAct label
 # or a final answer label in a native model's text is its answer's business.
-_CALL_MARKUP = frozenset({"xml", "mistral", "python_tag", "qwen", "deepseek", "json",
+_CALL_MARKUP = frozenset({"xml", "mistral", "python_tag", "qwen", "deepseek", "harmony", "json",
                           "fenced_json", "python_call"})
 
 
