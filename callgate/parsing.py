@@ -524,18 +524,7 @@ def undecorated_labels(text: str, names: frozenset[str]) -> str:
         found.append(m)
         if m.group("keyword").lower().startswith("final"):
             break
-    if not found:
-        return text
-    folded = {n.casefold() for n in names}
-
-    def tool_named(m: re.Match[str]) -> bool:
-        target = action_target(text, m.end())
-        return isinstance(target, tuple) and target[0].casefold() in folded
-
-    react = stop < len(text) or _INPUT_RE.search(text) or any(
-        m.group("keyword").lower() != "thought"
-        and (m.group("keyword").lower() != "action" or tool_named(m)) for m in found)
-    if not react:
+    if not found or not _is_react(text, names, [(m.group("keyword"), m.end()) for m in found]):
         return text
     out: list[str] = []
     pos = 0
@@ -543,6 +532,26 @@ def undecorated_labels(text: str, names: frozenset[str]) -> str:
         out += [text[pos : m.start()], m.group(1)]
         pos = m.start("label")
     return "".join(out) + text[pos:]
+
+
+def _is_react(text: str, names: frozenset[str], labels: list[tuple[str, int]]) -> bool:
+    """Whether a reply whose labels set apart (by a list's mark, by emphasis) are `labels`,
+    each its keyword and where it ends, is ReAct: it has a plain `Action Input:` or final
+    answer label, or one of `labels` is neither a Thought nor an Observation and, where an
+    `Action:`, names a tool. Notes set so ("- Action: approve the budget") are prose."""
+    if _answer_start(text) < len(text) or _INPUT_RE.search(text):
+        return True
+    folded = {n.casefold() for n in names}
+    for keyword, end in labels:
+        keyword = keyword.lower()
+        if keyword.startswith(("thought", "observation")):
+            continue
+        if keyword != "action":
+            return True
+        target = action_target(text, end)
+        if isinstance(target, tuple) and target[0].casefold() in folded:
+            return True
+    return False
 
 
 def plain_labels(text: str, names: frozenset[str]) -> str:
@@ -561,18 +570,8 @@ def plain_labels(text: str, names: frozenset[str]) -> str:
         if m.group(3).lower().startswith("final"):
             stop = m.start()
             break
-    if not found:
-        return text
-    folded = {n.casefold() for n in names}
-
-    def tool_named(m: re.Match[str]) -> bool:
-        target = action_target(text, m.end())
-        return isinstance(target, tuple) and target[0].casefold() in folded
-
-    react = inline is not None or stop < len(text) or _INPUT_RE.search(text) or any(
-        not m.group(3).lower().startswith(("thought", "observation"))
-        and (m.group(3).lower() != "action" or tool_named(m)) for m in found)
-    if not react:
+    if not found or not (inline is not None or _is_react(
+            text, names, [(m.group(3), m.end()) for m in found])):
         return text
     out: list[str] = []
     pos = 0

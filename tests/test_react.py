@@ -220,78 +220,57 @@ def test_chat_mode_has_no_tools_in_the_prompt() -> None:
     assert "web_search" not in model.requests[0]["messages"][0].content
 
 
-def test_labels_in_markdown_bold_are_read_and_kept_from_the_user() -> None:
-    # Chat-tuned models bold the labels (scripted text model); streamed and final alike.
-    replies = ('**Thought:** look\n**Action:** web_search\n**Action Input:** {"query": "x"}',
-               "**Thought:** done\n**Final Answer:** X is a **letter** [R1].")
+@pytest.mark.parametrize(("replies", "answer"), [
+    # Chat-tuned models bold the labels.
+    (('**Thought:** look\n**Action:** web_search\n**Action Input:** {"query": "x"}',
+      "**Thought:** done\n**Final Answer:** X is a **letter** [R1]."),
+     "X is a **letter** [R1]."),
+    # Markdown-minded models write their steps as list items or in a quote: the Action
+    # Input after "- " had been lost and the call made with {}.
+    (('- Thought: look\n- Action: web_search\n- Action Input: {"query": "x"}',
+      "> Thought: done\n> Final Answer: X is a letter [R1]."), "X is a letter [R1]."),
+], ids=["bold", "list-items-and-quoted"])
+def test_set_apart_labels_are_read_and_kept_from_the_user(replies: tuple[str, str],
+                                                          answer: str) -> None:
+    # Scripted text model; streamed and final alike.
     tokens = [chunk.content for _ns, (chunk, _meta) in build_agent(
         text_model(*replies), [web_search]).stream(
         {"messages": [("user", "q")]}, stream_mode="messages", subgraphs=True)
         if isinstance(chunk, AIMessageChunk)]
-    assert "".join(tokens).startswith("X is a **letter** [R1]."), tokens
+    assert "".join(tokens).startswith(answer), tokens
     out = build_agent(text_model(*replies), [web_search]).invoke({"messages": [("user", "q")]})
     assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
         ("web_search", "x", True)]
-    assert out["final_answer"].startswith("X is a **letter** [R1].")
+    assert out["final_answer"].startswith(answer)
     assert_clean(out)
 
 
-def test_labels_as_list_items_or_quoted_are_read_and_kept_from_the_user() -> None:
-    # Markdown-minded models write their steps as list items or in a quote (scripted text
-    # model); the Action Input after "- " had been lost and the call made with {}.
-    replies = ('- Thought: look\n- Action: web_search\n- Action Input: {"query": "x"}',
-               "> Thought: done\n> Final Answer: X is a letter [R1].")
-    tokens = [chunk.content for _ns, (chunk, _meta) in build_agent(
-        text_model(*replies), [web_search]).stream(
-        {"messages": [("user", "q")]}, stream_mode="messages", subgraphs=True)
-        if isinstance(chunk, AIMessageChunk)]
-    assert "".join(tokens).startswith("X is a letter [R1]."), tokens
-    out = build_agent(text_model(*replies), [web_search]).invoke({"messages": [("user", "q")]})
-    assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
-        ("web_search", "x", True)]
-    assert out["final_answer"].startswith("X is a letter [R1].")
-    assert_clean(out)
-
-
-def test_a_plain_text_action_input_is_the_one_text_argument() -> None:
-    # As LangChain's ReAct prompt has models write it (scripted text model): the text is
-    # web_search's query, its only required argument, not an error sent back to correct.
-    out = run(text_model("Thought: search\nAction: web_search\nAction Input: latest Python "
-                         "release", "Final Answer: Python 3.14 [R1]."))
-    assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
-        ("web_search", "latest Python release", True)]
-    assert out["final_answer"].startswith("Python 3.14 [R1].")
-    assert_clean(out)
-
-
-def test_deepseek_call_tokens_and_a_structured_chat_answer() -> None:
+@pytest.mark.parametrize(("replies", "query", "answer"), [
+    # As LangChain's ReAct prompt has models write it: the text is web_search's query, its
+    # only required argument, not an error sent back to correct.
+    (("Thought: search\nAction: web_search\nAction Input: latest Python release",
+      "Final Answer: Python 3.14 [R1]."), "latest Python release", "Python 3.14 [R1]."),
     # DeepSeek models write their own call tokens, LangChain's structured chat agents a JSON
-    # blob under "Action:" (scripted text model): a call and an answer, no markup shown.
-    replies = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>web_search\n'
-               '```json\n{"query": "x"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
-               'Action:\n```json\n{"action": "Final Answer", "action_input": "X is a letter '
-               '[R1]."}\n```')
-    out = build_agent(text_model(*replies), [web_search]).invoke({"messages": [("user", "q")]})
+    # blob under "Action:".
+    (('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>web_search\n'
+      '```json\n{"query": "x"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+      'Action:\n```json\n{"action": "Final Answer", "action_input": "X is a letter [R1]."}'
+      "\n```"), "x", "X is a letter [R1]."),
+    # gpt-oss writes harmony: a message to functions.web_search is the call, the final
+    # channel's text the answer, the analysis channel never shown.
+    (("<|channel|>analysis<|message|>Search it.<|end|><|start|>assistant<|channel|>"
+      'commentary to=functions.web_search <|constrain|>json<|message|>{"query": "x"}<|call|>',
+      "<|channel|>analysis<|message|>Done.<|end|><|start|>assistant<|channel|>final"
+      "<|message|>X is a letter [R1].<|return|>"), "x", "X is a letter [R1]."),
+], ids=["plain-text-input", "deepseek-and-structured-chat", "harmony"])
+def test_other_models_formats_are_read_and_kept_from_the_user(
+        replies: tuple[str, str], query: str, answer: str) -> None:
+    # Scripted text model: a call and an answer, no markup or reasoning shown.
+    out = run(text_model(*replies))
     assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
-        ("web_search", "x", True)]
-    assert out["final_answer"].startswith("X is a letter [R1].")
-    assert "｜" not in out["final_answer"] and "action_input" not in out["final_answer"]
-    assert_clean(out)
-
-
-def test_harmony_messages_of_gpt_oss() -> None:
-    # gpt-oss writes harmony (scripted text model): a message to functions.web_search is the
-    # call, the final channel's text the answer, the analysis channel never shown.
-    replies = ("<|channel|>analysis<|message|>Search it.<|end|><|start|>assistant<|channel|>"
-               'commentary to=functions.web_search <|constrain|>json<|message|>{"query": "x"}'
-               "<|call|>",
-               "<|channel|>analysis<|message|>Done.<|end|><|start|>assistant<|channel|>final"
-               "<|message|>X is a letter [R1].<|return|>")
-    out = build_agent(text_model(*replies), [web_search]).invoke({"messages": [("user", "q")]})
-    assert [(e["tool"], e["args"]["query"], e["ok"]) for e in out["tool_events"]] == [
-        ("web_search", "x", True)]
-    assert out["final_answer"].startswith("X is a letter [R1].")
-    assert "Done." not in out["final_answer"] and "<|" not in out["final_answer"]
+        ("web_search", query, True)]
+    assert out["final_answer"].startswith(answer)
+    assert not any(mark in out["final_answer"] for mark in ("｜", "<|", "action_input", "Done."))
     assert_clean(out)
 
 
