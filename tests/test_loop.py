@@ -730,6 +730,8 @@ def test_call_cut_off_by_the_token_limit_is_never_run() -> None:
     '<tool_call>{"name": "add", "arguments": {"a": 2, "b": 3}}</tool_call>',
     'Let me add. [TOOL_CALLS] [{"name": "add", "arguments": {"a": 2, "b": 3}}]',
     '{"name": "add", "parameters": {"a": 2, "b": 3}}',
+    '```json\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n```',
+    '<|channel|>commentary to=functions.add <|constrain|>json<|message|>{"a": 2, "b": 3}<|call|>',
 ])
 def test_a_call_left_in_the_text_is_made(content: str) -> None:
     # A server that does not parse the model's call markup returns it as the text (scripted
@@ -752,6 +754,13 @@ def test_a_cut_off_call_in_the_text_goes_back_for_correction() -> None:
     assert out["final_answer"].startswith("It is 5 [R1].")
 
 
-def test_a_text_answer_with_a_label_stays_the_answer() -> None:
-    _model, _agent, out = run([AIMessage("Thought: easy.\nThe answer is 5.")], [add])
-    assert out["tool_events"] == [] and out["final_answer"] == "The answer is 5."
+@pytest.mark.parametrize(("content", "answer"), [
+    ("Thought: easy.\nThe answer is 5.", "The answer is 5."),
+    # A call named in prose, or shown as an example, is the answer's text, not a call.
+    ("You could call add(a=2, b=3) yourself.", "You could call add(a=2, b=3) yourself."),
+    ('A call looks like {"name": "add", "arguments": {"a": 2, "b": 3}} in JSON.',
+     'A call looks like {"name": "add", "arguments": {"a": 2, "b": 3}} in JSON.'),
+])
+def test_a_text_answer_stays_the_answer(content: str, answer: str) -> None:
+    _model, _agent, out = run([AIMessage(content)], [add])
+    assert out["tool_events"] == [] and out["final_answer"] == answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -41,24 +42,38 @@ def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
     return state.get("turn_mode", "agent") != "chat" and len(registry) > 0
 
 
-# The formats whose errors mean a call was meant (a cut-off ``<tool_call>``); a ReAct label
-# or a final answer label in a native model's text is its answer's business.
-_CALL_MARKUP = frozenset({"xml", "mistral", "python_tag", "qwen", "deepseek", "harmony", "json",
-                          "fenced_json", "python_call"})
+# Call markup no prose writes: a server left it in the text. A JSON call envelope counts
+# only as the whole reply (Llama 3.x writes one so); a call named in prose ("call
+# add(a=2, b=3)", a JSON example in an explanation) and ReAct labels are the answer's text.
+_CALL_MARKUP = frozenset({"xml", "mistral", "python_tag", "qwen", "deepseek", "harmony"})
+
+
+def _whole_json(raw: str) -> bool:
+    """Whether the reply is one JSON value and nothing else (a fence around it aside)."""
+    text = raw.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[-1].rstrip().removesuffix("```")
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def text_calls(ai: AIMessage, raw: str, registry: ToolRegistry) -> AIMessage | dict[str, Any]:
     """A reply (sanitized; ``raw``: its text as the model wrote it) without structured calls
-    whose text holds calls (a server that did not parse the model's call markup:
-    ``<tool_call>{…}</tool_call>``, ``[TOOL_CALLS] […]``, ``{"name": …, "arguments": …}``),
-    read by the text parser: the reply with those calls, or, where the markup cannot be read
-    (cut off), the correction's state update. The reply as it is otherwise. Without this
-    the loop took the markup for the answer, or its empty remainder for "no answer", and
-    said it was done."""
+    whose text holds call markup (a server that did not parse it: ``<tool_call>{…}
+    </tool_call>``, ``[TOOL_CALLS] […]``, a reply that is a JSON call envelope), read by the
+    text parser: the reply with those calls, or, where the markup cannot be read (cut off),
+    the correction's state update. The reply as it is otherwise. Without this the loop took
+    the markup for the answer, or its empty remainder for "no answer", and said it was
+    done."""
     if ai.tool_calls or ai.invalid_tool_calls or not raw.strip():
         return ai
     parsed = parse_model_output(raw, registry.names, single_inputs=registry.single_inputs)
-    if parsed.calls:
+    markup = parsed.format in _CALL_MARKUP or (
+        parsed.format in ("json", "fenced_json") and _whole_json(raw))
+    if parsed.calls and markup:
         calls = [{"name": c["name"], "args": c["args"], "id": f"call_{uuid.uuid4().hex[:12]}",
                   "type": "tool_call"} for c in parsed.calls]
         return ai.model_copy(update={"tool_calls": calls})
