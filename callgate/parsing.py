@@ -63,7 +63,7 @@ from callgate.sanitize import (
     sanitize,
 )
 
-__all__ = ["ParsedOutput", "parse_model_output"]
+__all__ = ["ParsedOutput", "parse_model_output", "whole_json"]
 
 EXAMPLE_ARGS = '{"query": "..."}'
 
@@ -216,6 +216,19 @@ def _json_values(text: str, what: str) -> list[Any]:
                 f'{{"name": "tool_name", "arguments": {EXAMPLE_ARGS}}}.'
             ) from None
         i = end
+
+
+def whole_json(text: str) -> bool:
+    """Whether `text` is one JSON value (JSON5 too) and nothing else, a fence around it
+    aside."""
+    body = _strip_fence(text)
+    if body[:1] not in ("{", "[") or _value_end(body, 0) != len(body):
+        return False
+    try:
+        _loads(body)
+    except ValueError:
+        return False
+    return True
 
 
 def _not_object_error(label: str, got: str) -> str:
@@ -1078,12 +1091,12 @@ _HARMONY_CHANNEL = re.compile(r"<\|channel\|>[ \t]*(\w+)")
 _HARMONY_RECIPIENT = re.compile(r"\bto=(?:functions\.)?([A-Za-z_][\w.\-]*)")
 
 
-def _harmony(text: str, names: frozenset[str]) -> ParsedOutput | tuple[str, list[str]] | None:
+def _harmony(text: str) -> ParsedOutput | tuple[str, list[str]]:
     """A reply in gpt-oss's harmony format: the calls its messages to "functions.name" make
     (with the analysis channel as the reasoning), or the final channel's text to parse as
-    any reply and the reasoning; None when the reply is not in harmony."""
+    any reply and the reasoning; a reply not in harmony as it is, without reasoning."""
     if "<|message|>" not in text or "<|channel|>" not in text:
-        return None
+        return text, []
     reasoning: list[str] = []
     final: list[str] = []
     calls: list[dict[str, Any]] = []
@@ -1141,14 +1154,12 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None, *,
     if not text or not text.strip():
         return ParsedOutput(error=ERR_EMPTY, format="empty")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    harmony = _harmony(text, names)
+    harmony = _harmony(text)
     if isinstance(harmony, ParsedOutput):
         return harmony
-    if harmony is not None:
-        text, reasoning = harmony
+    text, reasoning = harmony
     body, thoughts = _split_reasoning(text, names)
-    if harmony is not None:
-        thoughts = [*reasoning, *thoughts]
+    thoughts = [*reasoning, *thoughts]
     body = action_lines(plain_labels(undecorated_labels(body, names), names), names)
     body = _cut_observation(body, names)
     if not body.strip():

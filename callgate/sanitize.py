@@ -55,8 +55,8 @@ become one blank line, and the result is stripped.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Callable, Iterable
+from typing import Final, TypeVar
 
 __all__ = ["StreamSanitizer", "sanitize"]
 
@@ -235,18 +235,28 @@ def _skip_space(text: str, i: int) -> int:
     return i
 
 
-def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] | str | None:
-    """Match a line marker at `text[i]`, after a list item's or a quote's mark too ("- Action:
-    calculator", "2. Action Input: {…}", "> Thought: …", as markdown-minded models set
-    their steps): (keyword, action, end), _PARTIAL or None."""
+_Found = TypeVar("_Found")
+
+
+def _after_mark(match: Callable[[str, int, bool], _Found | str | None], text: str, i: int,
+                final: bool) -> _Found | str | None:
+    """`match` after a list item's or a quote's mark at `text[i]` ("- Action: calculator",
+    "2. Action Input: {…}", "> Final Answer: 4", as markdown-minded models set their
+    steps), else right at `text[i]`; _PARTIAL while the text may still go on into a mark."""
     decoration = LINE_DECORATION.match(text, i)
     if decoration is not None and decoration.end() > i:
-        marker = _match_plain_line_marker(text, decoration.end(), final)
-        if marker is not None:
-            return marker
+        found = match(text, decoration.end(), final)
+        if found is not None:
+            return found
     if not final and _DECORATION_START.fullmatch(text, i):
-        return _PARTIAL  # a mark the text may go on into ("> -", "12")
-    return _match_plain_line_marker(text, i, final)
+        return _PARTIAL  # "> -", "12"
+    return match(text, i, final)
+
+
+def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] | str | None:
+    """Match a line marker at `text[i]`, after a list item's or a quote's mark too:
+    (keyword, action, end), _PARTIAL or None."""
+    return _after_mark(_match_plain_line_marker, text, i, final)
 
 
 def _match_plain_line_marker(text: str, i: int,
@@ -896,14 +906,7 @@ class _AnswerGate:
         """The end of the marker at `text[j]` (set in markdown emphasis too, as
         `**Final Answer:**` or `**Final Answer**:`, and after a list item's or a quote's
         mark, as `- Final Answer:`), _PARTIAL, or None."""
-        decoration = LINE_DECORATION.match(text, j)
-        if decoration is not None and decoration.end() > j:
-            end = self._plain_marker_at(text, decoration.end(), final)
-            if end is not None:
-                return end
-        if not final and _DECORATION_START.fullmatch(text, j):
-            return _PARTIAL
-        return self._plain_marker_at(text, j, final)
+        return _after_mark(self._plain_marker_at, text, j, final)
 
     def _plain_marker_at(self, text: str, j: int, final: bool) -> int | str | None:
         """The end of the marker right at `text[j]`, _PARTIAL, or None."""

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from callgate.eval.outputs import PACKAGED_CORPUS
-from callgate.parsing import ParsedOutput, parse_model_output
+from callgate.parsing import ParsedOutput, parse_model_output, whole_json
 from callgate.sanitize import sanitize
 
 CORPUS = [
@@ -598,3 +598,16 @@ def test_plain_text_input_stays_an_error_elsewhere(text: str) -> None:
     parsed = parse_model_output(text, ["web_search", "calculator"], single_inputs=SINGLE)
     assert parsed.calls == [] and "must be a JSON object" in (parsed.error or "")
     assert parse_model_output("Action: web_search\nAction Input: x").error
+
+
+@pytest.mark.parametrize(("text", "whole"), [
+    ('{"name": "add", "arguments": {"a": 2}}', True),
+    ('```json\n{"name": "add"}\n```', True),
+    ("[{'name': 'add'}]", True),  # JSON5, as the parser reads it
+    ('Here: {"name": "add"}', False),
+    ('{"name": "add"} and more', False),
+    ('{"name": "add"', False),
+    ("42", False),
+])
+def test_whole_json(text: str, whole: bool) -> None:
+    assert whole_json(text) is whole

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
@@ -18,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from callgate.graph.history import model_history
 from callgate.graph.settings import LoopSettings
 from callgate.graph.streaming import stream_reply
-from callgate.parsing import parse_model_output
+from callgate.parsing import parse_model_output, whole_json
 from callgate.prompts.system import CHAT_SYSTEM, NATIVE_SYSTEM
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.summaries import clip
@@ -48,18 +47,6 @@ def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
 _CALL_MARKUP = frozenset({"xml", "mistral", "python_tag", "qwen", "deepseek", "harmony"})
 
 
-def _whole_json(raw: str) -> bool:
-    """Whether the reply is one JSON value and nothing else (a fence around it aside)."""
-    text = raw.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[-1].rstrip().removesuffix("```")
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
 def text_calls(ai: AIMessage, raw: str, registry: ToolRegistry) -> AIMessage | dict[str, Any]:
     """A reply (sanitized; ``raw``: its text as the model wrote it) without structured calls
     whose text holds call markup (a server that did not parse it: ``<tool_call>{…}
@@ -72,7 +59,7 @@ def text_calls(ai: AIMessage, raw: str, registry: ToolRegistry) -> AIMessage | d
         return ai
     parsed = parse_model_output(raw, registry.names, single_inputs=registry.single_inputs)
     markup = parsed.format in _CALL_MARKUP or (
-        parsed.format in ("json", "fenced_json") and _whole_json(raw))
+        parsed.format in ("json", "fenced_json") and whole_json(raw))
     if parsed.calls and markup:
         calls = [{"name": c["name"], "args": c["args"], "id": f"call_{uuid.uuid4().hex[:12]}",
                   "type": "tool_call"} for c in parsed.calls]
