@@ -3,8 +3,9 @@
 The suite must pass on a fresh clone with nothing beside it. Everything it reads ships in the
 repository (the model-output corpus and the BFCL slice in ``callgate/eval/data``), and an
 audit hook (``sys.addaudithook``) records every file this pytest process opens or lists under
-the checkout's parent folder but outside the checkout — ``../shared`` above all. Any such
-read fails the session, unless the test is marked ``shared_data`` (it compares a vendored copy
+the checkout's parent folder but outside the checkout — ``../shared`` above all (under
+pytest-xdist, each worker's reads are sent to the controller). Any such read fails the
+session, unless the test is marked ``shared_data`` (it compares a vendored copy
 with the optional ``../shared/data`` and skips without it). Subprocesses are not audited; the
 environment pinned below keeps them on the vendored data too.
 """
@@ -83,8 +84,19 @@ def _violations() -> list[tuple[str, str]]:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if _violations() and session.exitstatus == pytest.ExitCode.OK:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: its reads go to the controller
+        workeroutput["outside_reads"] = _violations()
+    elif _violations() and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a worker has finished
+def pytest_testnodedown(node: object, error: object) -> None:
+    # The workers ran the tests, so their audit hooks saw the reads; this controller process
+    # reports them and fails the session (pytest-xdist's documented workeroutput channel).
+    reads = getattr(node, "workeroutput", {}).get("outside_reads", [])
+    OUTSIDE_READS.extend((test, path) for test, path in reads)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CONFTEST = Path(__file__).with_name("conftest.py")
 
 INSIDE = '''
@@ -50,7 +52,13 @@ def test_uses_what_was_read_at_import() -> None:
 '''
 
 
-def run_suite(tmp_path: Path, tests: dict[str, str]) -> subprocess.CompletedProcess[str]:
+# In one process, and as the README's command runs it: two pytest-xdist workers, whose reads
+# the controller must still report.
+WORKERS = pytest.mark.parametrize("workers", ["0", "2"], ids=["one process", "two workers"])
+
+
+def run_suite(tmp_path: Path, tests: dict[str, str],
+              workers: str) -> subprocess.CompletedProcess[str]:
     """A checkout at tmp_path/repo with shared/data beside it; run its tests."""
     (tmp_path / "shared" / "data").mkdir(parents=True)
     (tmp_path / "shared" / "data" / "note.txt").write_text("beside")
@@ -63,20 +71,23 @@ def run_suite(tmp_path: Path, tests: dict[str, str]) -> subprocess.CompletedProc
         (repo / "tests" / name).write_text(text)
     env = {k: v for k, v in os.environ.items()
            if k not in {"PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "CALLGATE_SHARED_DATA"}}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "-n", workers],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_reads_inside_and_marked_comparisons_pass(tmp_path: Path) -> None:
-    done = run_suite(tmp_path, {"test_inside.py": INSIDE})
+@WORKERS
+def test_reads_inside_and_marked_comparisons_pass(tmp_path: Path, workers: str) -> None:
+    done = run_suite(tmp_path, {"test_inside.py": INSIDE}, workers)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
     assert "read outside the repository" not in done.stdout
 
 
-def test_a_read_beside_the_checkout_fails_the_session(tmp_path: Path) -> None:
+@WORKERS
+def test_a_read_beside_the_checkout_fails_the_session(tmp_path: Path, workers: str) -> None:
     done = run_suite(tmp_path, {"test_inside.py": INSIDE, "test_beside.py": BESIDE,
-                                "test_at_import.py": AT_IMPORT})
+                                "test_at_import.py": AT_IMPORT}, workers)
     # Every test passes on its own; the audit alone fails the run, naming each read.
     assert "4 passed" in done.stdout, done.stdout + done.stderr
     assert done.returncode == 1
