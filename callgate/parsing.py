@@ -18,6 +18,8 @@ Recognised formats (the `format` field):
 * ``qwen``: ``✿FUNCTION✿: name`` + ``✿ARGS✿: {...}``;
 * ``deepseek``: ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>name`` + a fenced JSON object (or
   ``name<｜tool▁sep｜>{...}``), up to ``<｜tool▁call▁end｜>``;
+* ``functions``: llama-cpp-python's chatml-function-calling ``functions.name:`` line, its
+  JSON arguments after it (several calls in a row);
 * ``harmony``: gpt-oss's messages to ``functions.name`` (the ``analysis`` channel is the
   reasoning; the ``final`` channel's text is read as any reply);
 * ``python_call``: ``name(k="v")`` when ``name`` is a known tool (in Gemma's
@@ -922,6 +924,36 @@ def _qwen_hits(text: str) -> list[_Hit]:
     return hits
 
 
+# llama-cpp-python's chatml-function-calling format, which its prompt teaches and its server
+# reads only when its grammar wrote it: "functions.name:" on a line of its own, the arguments
+# as a JSON object on the next; a model writing it unasked ("function.name:" too) leaves it in
+# the reply's text. The label is a call where a JSON object follows it or nothing does; before
+# prose it is not.
+_FUNCTIONS_LABEL_RE = re.compile(r"^[ \t]*functions?\.([A-Za-z_][\w.\-]*)[ \t]*:", re.MULTILINE)
+_SPACE_RE = re.compile(r"\s*")
+
+
+def _functions_hits(text: str) -> list[_Hit]:
+    hits = []
+    for m in _FUNCTIONS_LABEL_RE.finditer(text):
+        name = m.group(1).rstrip(".")
+        start = _SPACE_RE.match(text, m.end()).end()
+        if start == len(text):  # the label alone: the call, its arguments left to validation
+            hits.append(_Hit(m.start(), start, "functions", calls=[_make_call(name, {})]))
+        elif text[start] == "{":
+            end = _value_end(text, start)
+            if end is None:
+                hits.append(_Hit(m.start(), len(text), "functions",
+                                 error=_truncated_error("arguments")))
+                break
+
+            def make(name: str = name, value: str = text[start:end]) -> list[dict[str, Any]]:
+                return [{"name": name, "args": _parse_args_text(value, "arguments")}]
+
+            hits.append(_hit_from(m.start(), end, "functions", make))
+    return hits
+
+
 # DeepSeek's calls, each between its call tokens: "function<｜tool▁sep｜>name" and the
 # arguments in a fence on the next line (R1, V3), or "name<｜tool▁sep｜>" and the arguments
 # (V3.1); the list's own tokens around them are chat special tokens.
@@ -1181,6 +1213,7 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None, *,
             *_python_tag_hits(body, names),
             *_qwen_hits(body),
             *_deepseek_hits(body),
+            *_functions_hits(body),
             *_fenced_hits(body, names, limit),
             *_json_hits(body, names, limit),
             *_tool_code_hits(body, names, limit),

@@ -41,6 +41,9 @@ removed only where it is used as markup.
   ```` ```tool_output ````) blocks, where they close;
 * DeepSeek's call list `<｜tool▁calls▁begin｜>` … `<｜tool▁calls▁end｜>` (a call, an output
   list or an output alike) with what it holds, to its closing token or the end;
+* llama-cpp-python's chatml-function-calling calls: a `functions.name:` (or `function.name:`)
+  label at a line start with the JSON object after it (on its line or the next), or alone at
+  the end; before prose the label is text;
 * gpt-oss's harmony headers (`<|start|>assistant<|channel|>final<|message|>`), and the
   messages that are calls (`to=functions.name`, to `<|call|>`) or reasoning (the analysis
   channel, to `<|end|>`); a final or commentary message's text is kept;
@@ -329,6 +332,26 @@ def _match_emphasized_marker(text: str, i: int, stars: int,
     return best
 
 
+# llama-cpp-python's chatml-function-calling call label ("functions.name:", as its prompt
+# teaches; "function.name:" too) at a line start. The name is bounded so that a stream and
+# the whole text decide alike.
+_FUNCTIONS_LABEL = re.compile(r"functions?\.[A-Za-z_][\w.\-]{0,63}[ \t]*:")
+_FUNCTIONS_LABEL_START = re.compile(
+    r"f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s?(?:\.(?:[A-Za-z_][\w.\-]{0,63}[ \t]*)?)?)?)?)?)?)?)?)?)?")
+
+
+def _match_functions_label(text: str, i: int, final: bool) -> int | str | None:
+    """The end of a `functions.name:` label at `text[i]` that a JSON object or nothing
+    follows (before prose it is text); _PARTIAL while more text could tell; else None."""
+    label = _FUNCTIONS_LABEL.match(text, i)
+    if label is None:
+        return _PARTIAL if not final and _FUNCTIONS_LABEL_START.fullmatch(text, i) else None
+    j = _skip_space(text, label.end())
+    if j == len(text):
+        return label.end() if final else _PARTIAL
+    return label.end() if text[j] == "{" else None
+
+
 def _match_special_token(text: str, i: int) -> tuple[int, str] | str | None:
     """Match `<|name|>` (or the full-width `<｜name｜>`) at `text[i]`."""
     n = len(text)
@@ -569,6 +592,13 @@ class _MarkupRemover:
                 if action:
                     self._enter_line_mode(action)
                     return end
+            elif marker is None:
+                label = _match_functions_label(text, j, final)
+                if label == _PARTIAL:
+                    return None
+                if isinstance(label, int):
+                    self._enter_line_mode("args")  # the label, then its object like a value
+                    return label
             self._emit(out, text[i:j])
             self._line_start = False
             return j

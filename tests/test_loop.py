@@ -732,6 +732,7 @@ def test_call_cut_off_by_the_token_limit_is_never_run() -> None:
     '{"name": "add", "parameters": {"a": 2, "b": 3}}',
     '```json\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n```',
     '<|channel|>commentary to=functions.add <|constrain|>json<|message|>{"a": 2, "b": 3}<|call|>',
+    'functions.add:\n{"a": 2, "b": 3}',  # llama-cpp-python's chatml-function-calling
 ])
 def test_a_call_left_in_the_text_is_made(content: str) -> None:
     # A server that does not parse the model's call markup returns it as the text (scripted
@@ -752,6 +753,17 @@ def test_a_cut_off_call_in_the_text_goes_back_for_correction() -> None:
     assert "incomplete" in correction, correction
     assert [(e["tool"], e["ok"]) for e in out["tool_events"]] == [("add", True)]
     assert out["final_answer"].startswith("It is 5 [R1].")
+
+
+def test_the_issues_native_answer_goes_back_for_correction() -> None:
+    # The accuracy issue's native-path answer, a call label over an HTML-escaped object that
+    # is no JSON (scripted native model): a correction, never the answer.
+    model, _agent, out = run([AIMessage("function.add:\n{&#34;a=2 &#34;}"),
+                              tool_call("add", {"a": 2, "b": 3}), AIMessage("It is 5 [R1].")],
+                             [add])
+    assert "JSON object" in model.requests[1]["messages"][-1].text
+    assert [(e["tool"], e["ok"]) for e in out["tool_events"]] == [("add", True)]
+    assert out["final_answer"].startswith("It is 5 [R1].") and "&#34;" not in out["final_answer"]
 
 
 @pytest.mark.parametrize(("content", "answer"), [

@@ -151,6 +151,14 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
      '{"query": "x"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>system_stats<｜tool▁sep｜>{}'
      '<｜tool▁call▁end｜><｜tool▁calls▁end｜>', None, calls(WEB, ("system_stats", {})),
      "deepseek"),
+    # llama-cpp-python's chatml-function-calling format: "functions.name:", the object after.
+    ("functions-label", 'functions.web_search:\n{"query": "x"}', None, calls(WEB), "functions"),
+    ("functions-labels-in-a-row", 'functions.web_search:\n{"query": "x"}\nfunctions.'
+     "system_stats:\n{}", None, calls(WEB, ("system_stats", {})), "functions"),
+    ("function-label-singular-same-line", 'function.web_search: {"query": "x"}', None,
+     calls(WEB), "functions"),
+    ("functions-label-alone", "functions.web_search:", None, calls(("web_search", {})),
+     "functions"),
     # An Action after prose on its line, as the sanitizer takes it for markup.
     ("react-action-after-prose", "I will check. Action: web_search", ["web_search"],
      calls(("web_search", {})), "react"),
@@ -461,6 +469,10 @@ ERROR_CASES: list[tuple[str, str, list[str] | None, str]] = [
      "only the name of one tool"),
     ("harmony-cut-off", "<|channel|>commentary to=functions.web_search <|constrain|>json"
      '<|message|>{"query": "x', None, "incomplete"),
+    ("functions-label-cut-off", 'functions.web_search:\n{"query": "x', None, "incomplete"),
+    # The issue's native-path answer: a label over an HTML-escaped object that is no JSON.
+    ("functions-label-over-no-object", "function.get_weather:\n{&#34;city=Celsius &#34;}",
+     None, "JSON object"),
     ("deepseek-cut-off", '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>'
      'web_search\n```json\n{"query": "x', None, "incomplete"),
     ("not-json-shows-example", "Action: web_search\nAction Input: python", None,

@@ -105,6 +105,14 @@ REMOVAL_CASES = [
      '<｜tool▁sep｜>a\n```json\n{"q": 1', "Sure."),
     ("deepseek-outputs", "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>20 C<｜tool▁output▁end｜>"
      "<｜tool▁outputs▁end｜>It is 20 C.", "It is 20 C."),
+    # llama-cpp-python's chatml-function-calling calls go with their objects; before prose,
+    # or mid-line, the label is text.
+    ("functions-label", 'Sure.\nfunctions.a:\n{"q": 1}\nfunctions.b:\n{}\nDone.', "Sure.\nDone."),
+    ("functions-label-html-escaped", "function.get_weather:\n{&#34;city=Celsius &#34;}", ""),
+    ("functions-label-alone-at-the-end", "Let me check.\nfunctions.a:", "Let me check."),
+    ("functions-label-before-prose", "functions.a: gives the weather",
+     "functions.a: gives the weather"),
+    ("functions-label-mid-line", 'Call functions.a: {"q": 1}', 'Call functions.a: {"q": 1}'),
     ("inst-tokens", "[INST] q [/INST] a", "q  a"),
     ("think-then-label", "<think>x</think>Final Answer: 4", "4"),
     ("think-hides-markers", "<think>\nFinal Answer: maybe</think>\nFinal Answer: 4", "4"),
@@ -274,6 +282,7 @@ FUZZ_PIECES = [
     "<|start|>assistant", "<|channel|>analysis", "<|channel|>final", "<|message|>", "<|end|>",
     "<|call|>", " to=functions.a ", "<|return|>", "<|channel|>",
     "default_api.a(q=1)", "<function=f>{\"q\": 1}</function>",
+    "functions.a:", "function.", "functions.web_search: ", "func", "f",
 ]
 
 
