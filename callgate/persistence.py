@@ -6,8 +6,10 @@
 - a file path, ``sqlite:///path`` or ``:memory:`` → ``SqliteSaver`` + ``SqliteStore``;
 - ``postgresql://…`` (or ``postgres://…``) → ``PostgresSaver`` + ``PostgresStore``.
 
-Tables are created on open (``.setup()``). ``open_async_persistence`` is the same for
-``ainvoke``/``astream`` users (``AsyncSqliteSaver``/``AsyncPostgresSaver`` and their stores).
+Tables are created on open (``.setup()``); on a SQLite file under a lock file beside it
+(``threads.sqlite.lock``), so that processes opening a new file at once do not run its
+migrations twice. ``open_async_persistence`` is the same for ``ainvoke``/``astream`` users
+(``AsyncSqliteSaver``/``AsyncPostgresSaver`` and their stores).
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from filelock import AsyncFileLock, BaseAsyncFileLock, BaseFileLock, FileLock
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
@@ -40,6 +43,7 @@ HOME_ENV = "CALLGATE_HOME"
 DB_ENV = "CALLGATE_DB"
 DB_FILE = "threads.sqlite"
 _CONNECT_TIMEOUT_S = 10
+_SETUP_LOCK_TIMEOUT_S = 60
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 Backend = Literal["sqlite", "postgres"]
@@ -144,6 +148,23 @@ def _postgres_target(url: str) -> _Target:
     return _Target("postgres", conn, _redact(url))
 
 
+def _setup_lock(target: _Target) -> BaseFileLock | nullcontext[None]:
+    """The lock a SQLite file's setup runs under. LangGraph's SQLite saver and store read
+    their migration version, then apply what is missing, outside a transaction: two
+    processes opening a new file at once (two `callgate ask` at first use) both added the
+    store's ttl_minutes column, and one failed with "duplicate column name"."""
+    if target.backend != "sqlite" or target.conn == ":memory:":
+        return nullcontext()
+    return FileLock(f"{target.conn}.lock", timeout=_SETUP_LOCK_TIMEOUT_S)
+
+
+def _async_setup_lock(target: _Target) -> BaseAsyncFileLock | nullcontext[None]:
+    """:func:`_setup_lock` for async code: waits without blocking the event loop."""
+    if target.backend != "sqlite" or target.conn == ":memory:":
+        return nullcontext()
+    return AsyncFileLock(f"{target.conn}.lock", timeout=_SETUP_LOCK_TIMEOUT_S)
+
+
 def _error(target: _Target, exc: BaseException) -> PersistenceError:
     reason = " ".join(str(exc).split()) or type(exc).__name__
     where = "PostgreSQL server" if target.backend == "postgres" else "SQLite database"
@@ -185,8 +206,9 @@ def _opened(target: _Target) -> Iterator[Persistence]:
             from langgraph.store.sqlite import SqliteStore as Store  # type: ignore[assignment]
         with Saver.from_conn_string(target.conn) as saver, \
                 Store.from_conn_string(target.conn) as store:
-            saver.setup()
-            store.setup()
+            with _setup_lock(target):
+                saver.setup()
+                store.setup()
             opened = True
             yield Persistence(saver, store, target.backend, target.shown)
     except errors as exc:
@@ -214,8 +236,9 @@ async def open_async_persistence(url: str | None = None) -> AsyncIterator[Persis
             )
         async with Saver.from_conn_string(target.conn) as saver, \
                 Store.from_conn_string(target.conn) as store:
-            await saver.setup()
-            await store.setup()
+            async with _async_setup_lock(target):
+                await saver.setup()
+                await store.setup()
             opened = True
             yield Persistence(saver, store, target.backend, target.shown)
     except errors as exc:
