@@ -6,24 +6,27 @@
 - a file path, ``sqlite:///path`` or ``:memory:`` → ``SqliteSaver`` + ``SqliteStore``;
 - ``postgresql://…`` (or ``postgres://…``) → ``PostgresSaver`` + ``PostgresStore``.
 
-Tables are created on open (``.setup()``); on a SQLite file under a lock file beside it
-(``threads.sqlite.lock``), so that processes opening a new file at once do not run its
-migrations twice. ``open_async_persistence`` is the same for ``ainvoke``/``astream`` users
-(``AsyncSqliteSaver``/``AsyncPostgresSaver`` and their stores).
+Tables are created on open (``.setup()``), one process at a time (a lock file beside a
+SQLite file, ``threads.sqlite.lock``; an advisory lock on PostgreSQL), so that processes
+opening a new database at once do not run its migrations twice. ``open_async_persistence``
+is the same for ``ainvoke``/``astream`` users (``AsyncSqliteSaver``/``AsyncPostgresSaver``
+and their stores).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from filelock import AsyncFileLock, BaseAsyncFileLock, BaseFileLock, FileLock
+from filelock import AsyncFileLock, FileLock
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
@@ -44,6 +47,11 @@ DB_ENV = "CALLGATE_DB"
 DB_FILE = "threads.sqlite"
 _CONNECT_TIMEOUT_S = 10
 _SETUP_LOCK_TIMEOUT_S = 60
+_PG_SETUP_LOCK = int.from_bytes(b"callgate", "big") >> 1  # the advisory lock's key (a bigint)
+# Polled, not waited for: a session waiting in pg_advisory_lock is an open transaction, which
+# the store's CREATE INDEX CONCURRENTLY in the lock holder waits for (a deadlock).
+_PG_TRY_LOCK = "SELECT pg_try_advisory_lock(%s)"
+_PG_LOCK_POLL_S = 0.05
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
 
 Backend = Literal["sqlite", "postgres"]
@@ -148,21 +156,58 @@ def _postgres_target(url: str) -> _Target:
     return _Target("postgres", conn, _redact(url))
 
 
-def _setup_lock(target: _Target) -> BaseFileLock | nullcontext[None]:
-    """The lock a SQLite file's setup runs under. LangGraph's SQLite saver and store read
-    their migration version, then apply what is missing, outside a transaction: two
-    processes opening a new file at once (two `callgate ask` at first use) both added the
-    store's ttl_minutes column, and one failed with "duplicate column name"."""
-    if target.backend != "sqlite" or target.conn == ":memory:":
-        return nullcontext()
-    return FileLock(f"{target.conn}.lock", timeout=_SETUP_LOCK_TIMEOUT_S)
+@contextmanager
+def _setup_lock(target: _Target, saver: BaseCheckpointSaver) -> Iterator[None]:
+    """Make the tables one process at a time. LangGraph's savers and stores read their
+    migration version, then apply what is missing, outside a transaction: processes opening
+    a new database at once (two `callgate ask` at first use) both added the SQLite store's
+    ttl_minutes column, and one failed with "duplicate column name". SQLite: a lock file
+    beside the database; PostgreSQL: a session advisory lock on the saver's connection."""
+    if target.backend == "postgres":
+        from psycopg.rows import tuple_row
+
+        conn = saver.conn  # type: ignore[attr-defined]  # PostgresSaver's own, autocommit
+        deadline = time.monotonic() + _SETUP_LOCK_TIMEOUT_S
+        while not conn.cursor(row_factory=tuple_row).execute(
+                _PG_TRY_LOCK, (_PG_SETUP_LOCK,)).fetchone()[0]:
+            if time.monotonic() > deadline:
+                raise TimeoutError("another process has been making the tables for "
+                                   f"{_SETUP_LOCK_TIMEOUT_S} s")
+            time.sleep(_PG_LOCK_POLL_S)
+        try:
+            yield
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SETUP_LOCK,))
+    elif target.conn == ":memory:":
+        yield
+    else:
+        with FileLock(f"{target.conn}.lock", timeout=_SETUP_LOCK_TIMEOUT_S):
+            yield
 
 
-def _async_setup_lock(target: _Target) -> BaseAsyncFileLock | nullcontext[None]:
+@asynccontextmanager
+async def _async_setup_lock(target: _Target, saver: BaseCheckpointSaver) -> AsyncIterator[None]:
     """:func:`_setup_lock` for async code: waits without blocking the event loop."""
-    if target.backend != "sqlite" or target.conn == ":memory:":
-        return nullcontext()
-    return AsyncFileLock(f"{target.conn}.lock", timeout=_SETUP_LOCK_TIMEOUT_S)
+    if target.backend == "postgres":
+        from psycopg.rows import tuple_row
+
+        conn = saver.conn  # type: ignore[attr-defined]
+        deadline = time.monotonic() + _SETUP_LOCK_TIMEOUT_S
+        while not (await (await conn.cursor(row_factory=tuple_row).execute(
+                _PG_TRY_LOCK, (_PG_SETUP_LOCK,))).fetchone())[0]:
+            if time.monotonic() > deadline:
+                raise TimeoutError("another process has been making the tables for "
+                                   f"{_SETUP_LOCK_TIMEOUT_S} s")
+            await asyncio.sleep(_PG_LOCK_POLL_S)
+        try:
+            yield
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SETUP_LOCK,))
+    elif target.conn == ":memory:":
+        yield
+    else:
+        async with AsyncFileLock(f"{target.conn}.lock", timeout=_SETUP_LOCK_TIMEOUT_S):
+            yield
 
 
 def _error(target: _Target, exc: BaseException) -> PersistenceError:
@@ -206,7 +251,7 @@ def _opened(target: _Target) -> Iterator[Persistence]:
             from langgraph.store.sqlite import SqliteStore as Store  # type: ignore[assignment]
         with Saver.from_conn_string(target.conn) as saver, \
                 Store.from_conn_string(target.conn) as store:
-            with _setup_lock(target):
+            with _setup_lock(target, saver):
                 saver.setup()
                 store.setup()
             opened = True
@@ -236,7 +281,7 @@ async def open_async_persistence(url: str | None = None) -> AsyncIterator[Persis
             )
         async with Saver.from_conn_string(target.conn) as saver, \
                 Store.from_conn_string(target.conn) as store:
-            async with _async_setup_lock(target):
+            async with _async_setup_lock(target, saver):
                 await saver.setup()
                 await store.setup()
             opened = True

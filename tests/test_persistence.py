@@ -18,6 +18,7 @@ from callgate.persistence import (
     open_persistence,
     resolve_url,
 )
+from tests.concurrent_open import open_at_once
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -151,43 +152,13 @@ def test_a_result_json_cannot_hold_is_stored_as_text(home: Path) -> None:
         assert get_result(db.store, config, "R3") == "<an integer of 16610 bits>"
 
 
-OPENER = """
-import asyncio, sys, time
-from pathlib import Path
-from callgate.persistence import open_async_persistence, open_persistence
-
-db, ready, go, mode = sys.argv[1:]
-Path(ready).touch()
-while not Path(go).exists():  # every process opens the new file at the same moment
-    time.sleep(0.001)
-if mode == "sync":
-    with open_persistence(db) as p:
-        p.store.put(("t",), ready, {"ok": 1})
-else:
-    async def main() -> None:
-        async with open_async_persistence(db) as p:
-            await p.store.aput(("t",), ready, {"ok": 1})
-    asyncio.run(main())
-"""
-
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_processes_opening_a_new_file_at_once_all_open_it(tmp_path: Path, mode: str) -> None:
-    # Real processes: LangGraph's SQLite setup applies its migrations outside a transaction,
-    # and two `callgate ask` at first use had failed with "duplicate column name".
-    db, go = tmp_path / "threads.sqlite", tmp_path / "go"
-    ready = [tmp_path / f"ready-{k}" for k in range(6)]
-    procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(db), str(r), str(go), mode],
-                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for r in ready]
-    try:
-        while not all(r.exists() for r in ready):
-            assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
-        go.touch()
-        results = [(p.wait(timeout=120), p.communicate()[1]) for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
-    assert [code for code, _ in results] == [0] * len(procs), results
+    # LangGraph's SQLite setup applies its migrations outside a transaction, and two
+    # `callgate ask` at first use had failed with "duplicate column name".
+    db = tmp_path / "threads.sqlite"
+    results = open_at_once(str(db), mode, tmp_path)
+    assert [code for code, _ in results] == [0] * len(results), results
     with open_persistence(str(db)) as p:
-        assert len(p.store.search(("t",), limit=10)) == len(procs)
+        assert len(p.store.search(("t",), limit=10)) == len(results)

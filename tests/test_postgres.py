@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -30,6 +31,7 @@ from callgate.persistence import (
     open_async_persistence,
     open_persistence,
 )
+from tests.concurrent_open import open_at_once
 from tests.needs import unavailable
 from tests.servers import PostgresUnavailable, free_port, postgres_server
 
@@ -345,3 +347,30 @@ async def test_async_persistence_on_postgres(postgres_url: str) -> None:
         item = await db.store.aget(namespace, "k")
         assert item is not None and item.value == {"v": [1, 2]}
         await db.store.adelete(namespace, "k")
+
+
+@pytest.fixture
+def new_database(postgres_url: str) -> Iterator[str]:
+    """A database of its own on the server, with no tables yet."""
+    import psycopg
+
+    name = f"callgate_new_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield urlunsplit(urlsplit(postgres_url)._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_processes_opening_a_new_database_at_once_all_open_it(new_database: str, mode: str,
+                                                              tmp_path: Path) -> None:
+    # LangGraph's saver and store apply their migrations outside a transaction; the setup
+    # runs under an advisory lock, one process at a time.
+    results = open_at_once(new_database, mode, tmp_path)
+    assert [code for code, _ in results] == [0] * len(results), results
+    with open_persistence(new_database) as db:
+        assert db.backend == "postgres"
+        assert len(db.store.search(("t",), limit=10)) == len(results)
