@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -53,6 +54,7 @@ _PG_SETUP_LOCK = int.from_bytes(b"callgate", "big") >> 1  # the advisory lock's 
 _PG_TRY_LOCK = "SELECT pg_try_advisory_lock(%s)"
 _PG_LOCK_POLL_S = 0.05
 _POSTGRES_SCHEMES = ("postgresql", "postgres")
+_CONNINFO_KEYWORD = re.compile(r"(?:^|\s)(?:host|hostaddr|dbname|user|password|port)\s*=")
 
 Backend = Literal["sqlite", "postgres"]
 
@@ -127,6 +129,11 @@ def _target(url: str | None) -> _Target:
         raise PersistenceError(
             f"unsupported database URL scheme {scheme!r} in {_redact(raw)!r}; "
             "use a SQLite file path or postgresql://user@host:port/dbname")
+    if _CONNINFO_KEYWORD.search(raw):
+        # Not echoed: it may hold a password. As a path it became a SQLite file of that name.
+        raise PersistenceError(
+            "the database is a PostgreSQL keyword/value string (host=… dbname=…); give it as "
+            "a URL: postgresql://user@host:port/dbname")
     return _sqlite_target(raw)
 
 

@@ -75,6 +75,10 @@ def test_env_and_url_forms(home: Path, tmp_path: Path, monkeypatch: pytest.Monke
     ("mysql://u:pw@host/db", "unsupported database URL scheme 'mysql' in 'mysql://u:***@host/db'"),
     ("sqlite:///", "no file in database URL 'sqlite:///'"),
     ("/proc/no-such-dir/x.sqlite", "cannot create /proc/no-such-dir for the SQLite database"),
+    # A libpq keyword/value string had become a SQLite file of that name; its password is
+    # not repeated.
+    ("host=127.0.0.1 dbname=cg user=u password=secret",
+     "the database is a PostgreSQL keyword/value string (host=… dbname=…); give it as a URL"),
 ])
 def test_unusable_urls_are_one_line_errors(url: str, message: str) -> None:
     with pytest.raises(PersistenceError) as caught, open_persistence(url):
