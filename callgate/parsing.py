@@ -929,7 +929,8 @@ def _qwen_hits(text: str) -> list[_Hit]:
 # as a JSON object on the next; a model writing it unasked ("function.name:" too) leaves it in
 # the reply's text. The label is a call where a JSON object follows it or nothing does; before
 # prose it is not.
-_FUNCTIONS_LABEL_RE = re.compile(r"^[ \t]*functions?\.([A-Za-z_][\w.\-]*)[ \t]*:", re.MULTILINE)
+_FUNCTIONS_LABEL_RE = re.compile(r"^[ \t]*functions?\.([A-Za-z_][\w.\-]{0,63})[ \t]*:",
+                                 re.MULTILINE)  # the name bounded as the sanitizer bounds it
 _SPACE_RE = re.compile(r"\s*")
 
 

@@ -163,6 +163,15 @@ def _postgres_target(url: str) -> _Target:
     return _Target("postgres", conn, _redact(url))
 
 
+def _lock_wait(deadline: float) -> float:
+    """Seconds to wait before asking for the PostgreSQL setup lock again; raises once the
+    deadline has passed (a one-line error on open)."""
+    if time.monotonic() > deadline:
+        raise TimeoutError(f"another process has been making the tables for "
+                           f"{_SETUP_LOCK_TIMEOUT_S} s")
+    return _PG_LOCK_POLL_S
+
+
 @contextmanager
 def _setup_lock(target: _Target, saver: BaseCheckpointSaver) -> Iterator[None]:
     """Make the tables one process at a time. LangGraph's savers and stores read their
@@ -177,10 +186,7 @@ def _setup_lock(target: _Target, saver: BaseCheckpointSaver) -> Iterator[None]:
         deadline = time.monotonic() + _SETUP_LOCK_TIMEOUT_S
         while not conn.cursor(row_factory=tuple_row).execute(
                 _PG_TRY_LOCK, (_PG_SETUP_LOCK,)).fetchone()[0]:
-            if time.monotonic() > deadline:
-                raise TimeoutError("another process has been making the tables for "
-                                   f"{_SETUP_LOCK_TIMEOUT_S} s")
-            time.sleep(_PG_LOCK_POLL_S)
+            time.sleep(_lock_wait(deadline))
         try:
             yield
         finally:
@@ -202,10 +208,7 @@ async def _async_setup_lock(target: _Target, saver: BaseCheckpointSaver) -> Asyn
         deadline = time.monotonic() + _SETUP_LOCK_TIMEOUT_S
         while not (await (await conn.cursor(row_factory=tuple_row).execute(
                 _PG_TRY_LOCK, (_PG_SETUP_LOCK,))).fetchone())[0]:
-            if time.monotonic() > deadline:
-                raise TimeoutError("another process has been making the tables for "
-                                   f"{_SETUP_LOCK_TIMEOUT_S} s")
-            await asyncio.sleep(_PG_LOCK_POLL_S)
+            await asyncio.sleep(_lock_wait(deadline))
         try:
             yield
         finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +40,7 @@ def open_at_once(db: str, mode: str, tmp_path: Path, count: int = 6) -> list[tup
     try:
         while not all(r.exists() for r in ready):
             assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+            time.sleep(0.01)
         go.touch()
         return [(p.wait(timeout=120), p.communicate()[1]) for p in procs]
     finally:
