@@ -719,12 +719,19 @@ def _react_action(name: str, region: str,
     )
 
 
+# A fence's opening on the line of the object it holds ("```json {…}```").
+_INLINE_FENCE_RE = re.compile(r"`{1,3}(?:json)?[ \t]*(?=[{\[])", re.IGNORECASE)
+
+
 def _action_blob(region: str, names: frozenset[str]) -> _Hit | None:
-    """The call envelope (fenced or not) that opens `region`, an `Action:` line's
-    following text, as a hit in `region`; None if it opens with none."""
+    """The call envelope (fenced or not, the fence on the object's line too) that opens
+    `region`, an `Action:` line's following text, as a hit in `region`; None if it opens
+    with none."""
     start = len(region) - len(region.lstrip())
+    fence = _INLINE_FENCE_RE.match(region, start)
+    opening = {start, fence.end()} if fence else {start}
     found = [h for h in (*_fenced_hits(region, names, len(region)),
-                         *_json_hits(region, names, len(region))) if h.start == start]
+                         *_json_hits(region, names, len(region))) if h.start in opening]
     return min(found, key=lambda h: h.rank) if found else None
 
 
@@ -952,6 +959,47 @@ def _functions_hits(text: str) -> list[_Hit]:
                 return [{"name": name, "args": _parse_args_text(value, "arguments")}]
 
             hits.append(_hit_from(m.start(), end, "functions", make))
+    return hits
+
+
+# Functionary's formats, which a server without its handler leaves in the text. v3.2: each
+# call is ">>>name" and a line break before its JSON object, also right after prose
+# ("Let me check.>>>get_weather\n{…}"); the reply's first call has no ">>>" (the prompt
+# ends with it), so a tool's name alone on the reply's first line over an object is one
+# too. v2: "<|from|>assistant\n<|recipient|>name\n<|content|>{…}". The recipient "all" is
+# the reply's text, no call; a name over anything but an object is text too, and so is
+# ">>> name", as Python's prompt writes it.
+_FUNCTIONARY_RE = re.compile(
+    r"(?:<\|from\|>[ \t]*assistant[ \t]*\n?)?<\|recipient\|>[ \t]*([A-Za-z_][\w.\-]{0,63})"
+    r"[ \t]*\n?[ \t]*<\|content\|>|>>>([A-Za-z_][\w.\-]{0,63})[ \t]*\n")
+_FIRST_NAME_RE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,63})[ \t]*\n")
+
+
+def _functionary_hits(text: str, names: frozenset[str]) -> list[_Hit]:
+    starts = [(m.start(), m.end(), (m.group(1) or m.group(2)).rstrip("."))
+              for m in _FUNCTIONARY_RE.finditer(text)]
+    first = _FIRST_NAME_RE.match(text)
+    if first is not None and (name := first.group(1).rstrip(".")).casefold() in {
+            n.casefold() for n in names}:
+        starts.insert(0, (first.start(1), first.end(), name))
+    hits = []
+    for begin, after, name in starts:
+        if name == "all":
+            continue
+        start = _SPACE_RE.match(text, after).end()
+        if start == len(text):  # the name alone: the call, its arguments left to validation
+            hits.append(_Hit(begin, start, "functionary", calls=[_make_call(name, {})]))
+        elif text[start] == "{":
+            end = _value_end(text, start)
+            if end is None:
+                hits.append(_Hit(begin, len(text), "functionary",
+                                 error=_truncated_error("arguments")))
+                break
+
+            def make(name: str = name, value: str = text[start:end]) -> list[dict[str, Any]]:
+                return [{"name": name, "args": _parse_args_text(value, "arguments")}]
+
+            hits.append(_hit_from(begin, end, "functionary", make))
     return hits
 
 
@@ -1215,6 +1263,7 @@ def parse_model_output(text: str, tool_names: Iterable[str] | None = None, *,
             *_qwen_hits(body),
             *_deepseek_hits(body),
             *_functions_hits(body),
+            *_functionary_hits(body, names),
             *_fenced_hits(body, names, limit),
             *_json_hits(body, names, limit),
             *_tool_code_hits(body, names, limit),

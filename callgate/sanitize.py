@@ -44,11 +44,17 @@ removed only where it is used as markup.
 * llama-cpp-python's chatml-function-calling calls: a `functions.name:` (or `function.name:`)
   label at a line start with the JSON object after it (on its line or the next), or alone at
   the end; before prose the label is text;
+* Functionary's calls: v3.2's `>>>name` and a line break before a JSON object (after prose
+  too; no space after `>>>`, which Python's prompt has), or alone at the end, with the
+  object; on the reply's first line, where v3.2 writes no `>>>`, a tool of `tool_names`
+  alone over an object; v2's `<|recipient|>name` to `<|content|>` with the object after it.
+  The recipient `all` heads the reply's text (`>>>all`, `all` on the first line): the head
+  goes, the text stays. A name over prose is text;
 * gpt-oss's harmony headers (`<|start|>assistant<|channel|>final<|message|>`), and the
   messages that are calls (`to=functions.name`, to `<|call|>`) or reasoning (the analysis
   channel, to `<|end|>`); a final or commentary message's text is kept;
 * chat special tokens: `<|anything|>`, `<｜anything｜>`, `</s>`, `[INST]`, `[/INST]`;
-  `<|im_start|>` and `<|start_header_id|>` also take the role name after them.
+  `<|im_start|>`, `<|start_header_id|>` and `<|from|>` also take the role name after them.
 
 Markup that filled a whole line takes that line's break along. Then the whitespace is
 tidied: line endings become `\\n`, spaces before a line break go, runs of blank lines
@@ -110,7 +116,8 @@ _INLINE_MARKERS: Final = (
     ("<｜tool▁output▁begin｜>", "block", "<｜tool▁output▁end｜>"),
 )
 _PAYLOAD_TOKENS: Final = frozenset({"python_tag"})
-_ROLE_TOKENS: Final = frozenset({"im_start", "start_header_id"})
+# Functionary v2's "<|from|>assistant" names the role too.
+_ROLE_TOKENS: Final = frozenset({"im_start", "start_header_id", "from"})
 # gpt-oss's harmony message headers: "<|start|>assistant<|channel|>final<|message|>". The
 # header decides what its message is: a call (a recipient "to=…") or reasoning (the analysis
 # channel) goes to its end token; other messages (final, a commentary preamble) are shown.
@@ -123,7 +130,7 @@ _SPECIAL_NAME_MAX = 64
 _PIPES = "|｜"
 
 # "A" may open a ReAct label after prose (`Sure! Action: calculator`); see `_mid_line`.
-_TRIGGER = re.compile(r"[<\[\nA`]")
+_TRIGGER = re.compile(r"[<\[\nA`>]")
 # What an `Action:` after prose names: one name (in backticks, quotes or brackets, a period
 # after it), then the line's end or an `Action Input:` label; read a token at a time, so a
 # long line of them costs no more than its length.
@@ -352,6 +359,40 @@ def _match_functions_label(text: str, i: int, final: bool) -> int | str | None:
     return label.end() if text[j] == "{" else None
 
 
+# Functionary's call heads (see `parsing`): v3.2's ">>>name" and a line break, after prose
+# too (no space after ">>>", which Python's prompt has); v2's "<|recipient|>name" up to
+# "<|content|>" (after the recipient token). The name is bounded so that a stream and the
+# whole text decide alike.
+_NAME_PART = r"[A-Za-z_][\w.\-]{0,63}"
+_FUNCTIONARY_HEAD = re.compile(rf">>>({_NAME_PART})[ \t]*\n")
+_FUNCTIONARY_HEAD_START = re.compile(rf">(?:>(?:>(?:{_NAME_PART}[ \t]*)?)?)?")
+_CONTENT_TOKEN = "<|content|>"
+_RECIPIENT = re.compile(rf"[ \t]*({_NAME_PART})[ \t]*\n?[ \t]*{re.escape(_CONTENT_TOKEN)}")
+_RECIPIENT_PREFIX = re.compile(rf"[ \t]*(?:{_NAME_PART}[ \t]*(?:\n[ \t]*)?)?")
+# The reply's first line, where v3.2's first call has no ">>>": a tool's name alone on it
+# over a JSON object, or "all" over the text.
+_FIRST_LINE = re.compile(rf"({_NAME_PART})[ \t]*\n")
+_FIRST_LINE_START = re.compile(rf"(?:{_NAME_PART}[ \t]*)?")
+
+
+def _functionary_head(head: re.Pattern[str], text: str, i: int,
+                      final: bool) -> tuple[str, int] | str | None:
+    """(name, end) of a Functionary call head matching `head` at `text[i]`, _PARTIAL while
+    more text could still make one, else None."""
+    m = head.match(text, i)
+    if m is not None:
+        return m.group(1).rstrip("."), m.end()
+    if final:
+        return None
+    if head is _RECIPIENT:
+        prefix = _RECIPIENT_PREFIX.match(text, i)
+        could = _CONTENT_TOKEN.startswith(text[prefix.end():]) if prefix else False
+    else:
+        could = bool((_FUNCTIONARY_HEAD_START if head is _FUNCTIONARY_HEAD
+                      else _FIRST_LINE_START).fullmatch(text, i))
+    return _PARTIAL if could else None
+
+
 def _match_special_token(text: str, i: int) -> tuple[int, str] | str | None:
     """Match `<|name|>` (or the full-width `<｜name｜>`) at `text[i]`."""
     n = len(text)
@@ -401,6 +442,8 @@ def _match_inline(text: str, i: int, final: bool) -> tuple[str, int, str] | str 
                 return "role", end, ""
             if name in _HARMONY_TOKENS:
                 return "harmony", end, ""
+            if name == "recipient":
+                return "recipient", end, ""
             return "drop", end, ""
     if partial and not final:
         return _PARTIAL
@@ -579,6 +622,12 @@ class _MarkupRemover:
             j = _skip(text, i, _HWS)
             if j == len(text) and not final:
                 return None
+            if j < len(text) and (text[j] == ">" or not self._emitted):
+                # Functionary's call heads: ">>>name" (before the quote marks "> " open),
+                # or on the reply's first line a tool's name alone over a JSON object.
+                handled = self._functionary(text, j, final, out, line_start=True)
+                if handled != j:
+                    return handled
             marker = _match_line_marker(text, j, final)
             if marker == _PARTIAL:
                 return None
@@ -614,6 +663,8 @@ class _MarkupRemover:
             return p + 1
         if text[p] == "A":
             handled = self._mid_line(text, p, final)
+        elif text[p] == ">":
+            handled = self._functionary(text, p, final, out, line_start=False)
         else:
             handled = self._inline(text, p, final, resume_line_start=False)
         if handled is None:
@@ -623,6 +674,53 @@ class _MarkupRemover:
             self._emit(out, text[p])
             return p + 1
         return handled
+
+    def _functionary(self, text: str, p: int, final: bool, out: list[str],
+                     line_start: bool) -> int | None:
+        """A Functionary call head at `p` ("all" too): new position, `p` if none, None to
+        wait. On the reply's first line, without ">>>", only a tool's name or "all"."""
+        first = text[p] != ">"
+        head = self._functionary_call(_FIRST_LINE if first else _FUNCTIONARY_HEAD, text, p,
+                                      final, first_line=first)
+        if head is None:
+            return None
+        end, call = head
+        if end == p:
+            return p
+        self._resume_line_start = line_start
+        if not call:  # "all": the reply's text follows on its own line
+            if not line_start:
+                out.append("\n")
+            self._mode, self._line_start = _TEXT, True
+            return end
+        self._trace = True
+        self._json = JsonSpan(newline_ends_string=True)
+        self._mode, self._after_json = _JSON, _TEXT
+        return end
+
+    def _functionary_call(self, pattern: re.Pattern[str], text: str, p: int, final: bool,
+                          first_line: bool = False) -> tuple[int, bool] | None:
+        """The head `pattern` matches at `p`: (where its call's object starts, True) for a
+        call — a name over a JSON object, or alone at the end —, (past the head, False) for
+        "all", (`p`, False) when there is none (a name over prose); None to wait."""
+        found = _functionary_head(pattern, text, p, final)
+        if found == _PARTIAL:
+            word = text[p:].rstrip(_HWS)
+            if first_line and not ("all".startswith(word) or any(
+                    n.startswith(word.casefold()) for n in self._names)):
+                return p, False  # the reply's first word, which names no tool
+            return None
+        if found is None:
+            return p, False
+        name, end = found
+        if name == "all":
+            return end, False
+        if first_line and name.casefold() not in self._names:
+            return p, False
+        j = _skip_space(text, end)
+        if j == len(text):
+            return None if not final else (j, True)
+        return (j, True) if text[j] == "{" else (p, False)  # a name over prose is text
 
     def _react_line(self, text: str, action: str, end: int, final: bool,
                     trace: bool) -> bool | None:
@@ -740,6 +838,12 @@ class _MarkupRemover:
                     action, close = "block", "<|end|>"
                 else:
                     action = "drop"
+        if action == "recipient":
+            head = self._functionary_call(_RECIPIENT, text, end, final)
+            if head is None:
+                return None
+            end, call = head
+            action = "payload" if call else "drop"
         if action in ("call_block", "call_payload"):
             call = call_follows(text, end, final, mistral=action == "call_payload")
             if call is None:

@@ -733,6 +733,9 @@ def test_call_cut_off_by_the_token_limit_is_never_run() -> None:
     '```json\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n```',
     '<|channel|>commentary to=functions.add <|constrain|>json<|message|>{"a": 2, "b": 3}<|call|>',
     'functions.add:\n{"a": 2, "b": 3}',  # llama-cpp-python's chatml-function-calling
+    'Let me add.>>>add\n{"a": 2, "b": 3}',  # Functionary v3.2
+    'add\n{"a": 2, "b": 3}',  # its first call, without ">>>"
+    '<|from|>assistant\n<|recipient|>add\n<|content|>{"a": 2, "b": 3}<|stop|>',  # v2
 ])
 def test_a_call_left_in_the_text_is_made(content: str) -> None:
     # A server that does not parse the model's call markup returns it as the text (scripted

@@ -130,6 +130,12 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
     ("react-action-with-an-inline-json-blob",
      'Action: {"action": "web_search", "action_input": {"query": "x"}}', None, calls(WEB),
      "json"),
+    ("react-action-with-a-fenced-blob-on-its-line",
+     'Action: ```{"action": "web_search", "action_input": {"query": "x"}}```', None,
+     calls(WEB), "json"),
+    ("react-action-with-a-json-fence-on-its-line",
+     'Action: ```json {"action": "web_search", "action_input": {"query": "x"}}```\n'
+     "Observation: y", None, calls(WEB), "json"),
     # Llama 3.1's custom tool format, and Gemma's tool code.
     ("llama-function-tag", 'Sure. <function=web_search>{"query": "x"}</function>', None,
      calls(WEB), "xml"),
@@ -159,6 +165,19 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
      calls(WEB), "functions"),
     ("functions-label-alone", "functions.web_search:", None, calls(("web_search", {})),
      "functions"),
+    # Functionary's formats, as a server without its handler leaves them in the text: v3.2's
+    # ">>>name" over the object (after prose too; the first call has no ">>>"), v2's
+    # "<|recipient|>name" and "<|content|>".
+    ("functionary-v32-after-prose", 'Let me check.>>>web_search\n{"query": "x"}', None,
+     calls(WEB), "functionary"),
+    ("functionary-v32-first-call-unmarked", 'web_search\n{"query": "x"}>>>system_stats\n{}',
+     ["web_search", "system_stats"], calls(WEB, ("system_stats", {})), "functionary"),
+    ("functionary-v32-text-then-call", '>>>all\nLet me look.>>>web_search\n{"query": "x"}',
+     None, calls(WEB), "functionary"),
+    ("functionary-v32-name-alone", ">>>system_stats\n", None, calls(("system_stats", {})),
+     "functionary"),
+    ("functionary-v2", '<|from|>assistant\n<|recipient|>web_search\n<|content|>{"query": "x"}'
+     "<|stop|>", None, calls(WEB), "functionary"),
     # An Action after prose on its line, as the sanitizer takes it for markup.
     ("react-action-after-prose", "I will check. Action: web_search", ["web_search"],
      calls(("web_search", {})), "react"),
@@ -326,6 +345,9 @@ FINAL_CASES: list[tuple[str, str, list[str] | None, str, str]] = [
      'Answer",\n  "action_input": "It is 42"\n}\n```', None, "It is 42", "final"),
     ("final-action-as-a-json-line", '{"action": "Final Answer", "action_input": "It is 42"}',
      None, "It is 42", "final"),
+    ("final-action-in-a-fenced-blob-on-its-line",
+     'Action: ```{"action": "Final Answer", "action_input": "It is 42"}```', None, "It is 42",
+     "final"),
     ("final-before-xml",
      'Final Answer: done.\n<tool_call>{"name": "a", "arguments": {}}</tool_call>', None,
      "done.", "final"),
@@ -354,6 +376,9 @@ FINAL_CASES: list[tuple[str, str, list[str] | None, str, str]] = [
     ("name-only-needs-tool-names", '{"name": "system_stats"}', None, "system_stats", "prose"),
     ("code-block-not-a-call", "Use this:\n```python\nprint(data)\n```", ["print"],
      "print(data)", "prose"),
+    # A line naming no tool over an object is the answer's text.
+    ("first-line-names-no-tool", 'Paris\n{"q": 1}', ["web_search"], 'Paris\n{"q": 1}',
+     "prose"),
 ]
 
 
@@ -426,6 +451,11 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
      "Mistral writes [TOOL_CALLS] first, then the JSON."),
     ("tool-response-tag-in-prose", "An echo comes in a <tool_response> tag; it goes on.", None,
      "An echo comes in a <tool_response> tag; it goes on."),
+    # Functionary's text message: the recipient "all" (v3.2's first without ">>>").
+    ("functionary-v32-all", ">>>all\nIt is sunny.", None, "It is sunny."),
+    ("functionary-v32-all-first", "all\nIt is sunny.", ["web_search"], "It is sunny."),
+    ("functionary-v2-all", "<|from|>assistant\n<|recipient|>all\n<|content|>It is sunny."
+     "<|stop|>", None, "It is sunny."),
 ]
 
 
@@ -470,6 +500,7 @@ ERROR_CASES: list[tuple[str, str, list[str] | None, str]] = [
     ("harmony-cut-off", "<|channel|>commentary to=functions.web_search <|constrain|>json"
      '<|message|>{"query": "x', None, "incomplete"),
     ("functions-label-cut-off", 'functions.web_search:\n{"query": "x', None, "incomplete"),
+    ("functionary-cut-off", '>>>web_search\n{"query": "x', None, "incomplete"),
     # The issue's native-path answer: a label over an HTML-escaped object that is no JSON.
     ("functions-label-over-no-object", "function.get_weather:\n{&#34;city=Celsius &#34;}",
      None, "JSON object"),

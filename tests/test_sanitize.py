@@ -113,6 +113,16 @@ REMOVAL_CASES = [
     ("functions-label-before-prose", "functions.a: gives the weather",
      "functions.a: gives the weather"),
     ("functions-label-mid-line", 'Call functions.a: {"q": 1}', 'Call functions.a: {"q": 1}'),
+    # Functionary's calls go with their objects ("all" heads the text), after prose too;
+    # ">>>" as a quote's marks or in prose is text.
+    ("functionary-v32", 'Sure.>>>a\n{"q": 1}>>>b\n{}\nDone.', "Sure.\nDone."),
+    ("functionary-v32-all", '>>>all\nLet me look.>>>a\n{"q": 1}', "Let me look."),
+    ("functionary-v32-all-after-text", "Hi.>>>all\nThere.", "Hi.\nThere."),
+    ("functionary-v32-cut-off", 'Sure.\n>>>a\n{"q": 1', "Sure."),
+    ("functionary-v32-name-over-prose", ">>>a\nis the tool.", ">>>a\nis the tool."),
+    ("functionary-v2", '<|from|>assistant\n<|recipient|>a\n<|content|>{"q": 1}<|stop|>\n'
+     "<|from|>assistant\n<|recipient|>all\n<|content|>It is 4.<|stop|>", "It is 4."),
+    ("quote-marks-and-arrows", ">>> print(1)\na >>> b\n>>>", ">>> print(1)\na >>> b\n>>>"),
     ("inst-tokens", "[INST] q [/INST] a", "q  a"),
     ("think-then-label", "<think>x</think>Final Answer: 4", "4"),
     ("think-hides-markers", "<think>\nFinal Answer: maybe</think>\nFinal Answer: 4", "4"),
@@ -283,6 +293,9 @@ FUZZ_PIECES = [
     "<|call|>", " to=functions.a ", "<|return|>", "<|channel|>",
     "default_api.a(q=1)", "<function=f>{\"q\": 1}</function>",
     "functions.a:", "function.", "functions.web_search: ", "func", "f",
+    ">>>", ">>>all\n", ">>>web_search\n", ">>", "web_search\n", "all\n", "al", "web_",
+    "<|from|>assistant\n", "<|recipient|>", "<|recipient|>all\n", "web_search\n<|content|>",
+    "<|content|>", "<|stop|>", '{"q": 1}',
 ]
 
 
@@ -356,6 +369,24 @@ NAMED_CASES = [
     ("- Action items: none\n1. Buy milk\n-5 degrees",
      "- Action items: none\n1. Buy milk\n-5 degrees"),
 ]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # Functionary v3.2's first call has no ">>>": a tool's name alone on the reply's first
+    # line over an object; "all" there heads the text. Elsewhere such a line is text.
+    ('web_search\n{"q": "x"}>>>calculator\n{}', ""),
+    ("<think>x</think>\nweb_search\n{}\nDone.", "Done."),
+    ("all\nIt is 4.", "It is 4."),
+    ('Paris\n{"q": 1}', 'Paris\n{"q": 1}'),
+    ("web_search\nis the tool.", "web_search\nis the tool."),
+    ('It is 4.\nweb_search\n{"q": "x"}', 'It is 4.\nweb_search\n{"q": "x"}'),
+    ("Parisian\nall\nweb", "Parisian\nall\nweb"),
+])
+def test_functionary_first_call_without_its_mark(text: str, expected: str) -> None:
+    assert sanitize(text, tool_names=NAMES) == expected
+    for cut in range(len(text) + 1):
+        assert stream([text[:cut], text[cut:]], tool_names=NAMES) == expected, cut
+    assert stream(list(text), None, NAMES) == expected
 
 
 @pytest.mark.parametrize(("text", "expected"), NAMED_CASES)

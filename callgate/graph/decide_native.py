@@ -45,7 +45,7 @@ def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
 # only as the whole reply (Llama 3.x writes one so); a call named in prose ("call
 # add(a=2, b=3)", a JSON example in an explanation) and ReAct labels are the answer's text.
 _CALL_MARKUP = frozenset({"xml", "mistral", "python_tag", "qwen", "deepseek", "harmony",
-                          "functions"})
+                          "functions", "functionary"})
 
 
 def text_calls(ai: AIMessage, raw: str, registry: ToolRegistry) -> AIMessage | dict[str, Any]:
