@@ -451,6 +451,12 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
      "Mistral writes [TOOL_CALLS] first, then the JSON."),
     ("tool-response-tag-in-prose", "An echo comes in a <tool_response> tag; it goes on.", None,
      "An echo comes in a <tool_response> tag; it goes on."),
+    # A structured chat agent's "Final Answer" envelope written after the label too.
+    ("final-answer-envelope-after-the-label", 'Final Answer: {"action": "Final Answer", '
+     '"action_input": "It is 4."}', None, "It is 4."),
+    ("final-answer-fenced-envelope-after-the-label", 'Thought: done\nFinal Answer: ```json\n'
+     '{"action": "Final Answer", "action_input": "It is 4."}\n```', None, "It is 4."),
+    ("final-answer-other-json-stays", 'Final Answer: {"a": 1}', None, '{"a": 1}'),
     # Functionary's text message: the recipient "all" (v3.2's first without ">>>").
     ("functionary-v32-all", ">>>all\nIt is sunny.", None, "It is sunny."),
     ("functionary-v32-all-first", "all\nIt is sunny.", ["web_search"], "It is sunny."),

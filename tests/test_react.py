@@ -262,7 +262,15 @@ def test_set_apart_labels_are_read_and_kept_from_the_user(replies: tuple[str, st
       'commentary to=functions.web_search <|constrain|>json<|message|>{"query": "x"}<|call|>',
       "<|channel|>analysis<|message|>Done.<|end|><|start|>assistant<|channel|>final"
       "<|message|>X is a letter [R1].<|return|>"), "x", "X is a letter [R1]."),
-], ids=["plain-text-input", "deepseek-and-structured-chat", "harmony"])
+    # Functionary v3.2 (its first call without ">>>"), then its text message; a structured
+    # chat agent's answer envelope after the label.
+    (('web_search\n{"query": "x"}', ">>>all\nX is a letter [R1]."), "x",
+     "X is a letter [R1]."),
+    (('Thought: look\nAction: ```{"action": "web_search", "action_input": {"query": "x"}}```',
+      'Final Answer: {"action": "Final Answer", "action_input": "X is a letter [R1]."}'), "x",
+     "X is a letter [R1]."),
+], ids=["plain-text-input", "deepseek-and-structured-chat", "harmony", "functionary",
+        "structured-chat-on-the-labels-lines"])
 def test_other_models_formats_are_read_and_kept_from_the_user(
         replies: tuple[str, str], query: str, answer: str) -> None:
     # Scripted text model: a call and an answer, no markup or reasoning shown.
