@@ -270,8 +270,23 @@ def _parse_args_text(value: str, label: str, single: str | None = None) -> dict[
         if single and isinstance(inner, str) and inner.strip():
             return {single: inner.strip()}
     elif single:
-        return {single: text}
+        return {single: _named_value(text, single)}
     raise _CallError(_not_object_error(label, text))
+
+
+_NAMED_VALUE_RE = re.compile(r"([A-Za-z_]\w*)[ \t]*[=:][ \t]*(.+)", re.DOTALL)
+
+
+def _named_value(text: str, name: str) -> str:
+    """Plain text for the argument `name`, without that name written before it as a key:
+    "city=Paris", "city: Paris", 'city="Paris"' are "Paris"."""
+    m = _NAMED_VALUE_RE.fullmatch(text)
+    if m is None or m.group(1).casefold() != name.casefold():
+        return text
+    value = m.group(2).strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1].strip()
+    return value or text
 
 
 def _jsonable(value: Any) -> Any:

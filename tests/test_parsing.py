@@ -633,6 +633,12 @@ SINGLE = {"web_search": "query"}
     ('Action: web_search\nAction Input: {"query": "x"}', {"query": "x"}),
     ('Action: web_search\nAction Input: "{\\"query\\": \\"x\\"}"', {"query": "x"}),
     ("Action: web_search\nAction Input:", {}),
+    # The argument's name written before its value, as a key.
+    ("Action: web_search\nAction Input: query=latest Python release",
+     {"query": "latest Python release"}),
+    ('Action: web_search\nAction Input: Query: "latest Python"', {"query": "latest Python"}),
+    ("Action: web_search\nAction Input: note: the latest", {"query": "note: the latest"}),
+    ("Action: web_search\nAction Input: query=", {"query": "query="}),
 ])
 def test_plain_text_input_is_the_tools_one_text_argument(text: str, args: dict[str, Any]) -> None:
     parsed = parse_model_output(text, ["web_search", "calculator"], single_inputs=SINGLE)
