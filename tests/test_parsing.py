@@ -376,9 +376,10 @@ FINAL_CASES: list[tuple[str, str, list[str] | None, str, str]] = [
     ("name-only-needs-tool-names", '{"name": "system_stats"}', None, "system_stats", "prose"),
     ("code-block-not-a-call", "Use this:\n```python\nprint(data)\n```", ["print"],
      "print(data)", "prose"),
-    # A line naming no tool over an object is the answer's text.
+    # A line naming no tool over an object is the answer's text; so is Python's prompt.
     ("first-line-names-no-tool", 'Paris\n{"q": 1}', ["web_search"], 'Paris\n{"q": 1}',
      "prose"),
+    ("python-prompt-not-a-call", '>>> web_search\n{"q": 1}', None, '>>> web_search', "prose"),
 ]
 
 
