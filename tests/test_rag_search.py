@@ -132,6 +132,12 @@ def test_a_binary_file_is_refused_and_a_utf16_one_read(index: DocumentIndex,
     assert index.add_file(notes).chunks == 1
     assert index.search("turbine")[0]["source"].endswith("notes.txt")
     assert index.count() == 1
+    # Without a byte order mark too, either byte order: it had been refused for its NULs.
+    for encoding, part in (("utf-16-le", "gearbox"), ("utf-16-be", "propeller")):
+        bare = tmp_path / f"bare-{encoding}.txt"
+        bare.write_bytes(f"Notes on the {part} of the café's mill.".encode(encoding))
+        assert index.add_file(bare).chunks == 1
+        assert index.search(part)[0]["source"].endswith(bare.name)
 
 
 def test_scopes(index: DocumentIndex, tmp_path: Path) -> None:

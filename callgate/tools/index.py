@@ -226,6 +226,8 @@ def read_document(file: Path, data: bytes) -> list[tuple[str, str | None]]:
         return [(text, f"page {n}") for n, text in enumerate(_pdf_pages(file), start=1)]
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # a UTF-16 byte order mark
         return [(data.decode("utf-16", errors="replace"), None)]
+    if (text := _utf16_without_bom(data)) is not None:
+        return [(text, None)]
     if b"\0" in data[:8000]:
         # A NUL byte: a binary file (git's test), which latin-1 would decode as junk text.
         raise ValueError(f"{file.name} is not a text file (it holds NUL bytes)")
@@ -235,6 +237,24 @@ def read_document(file: Path, data: bytes) -> list[tuple[str, str | None]]:
         except UnicodeDecodeError:
             continue
     raise ValueError(f"cannot decode {file}")  # unreachable: latin-1 decodes any bytes
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """``data`` as UTF-16 text without a byte order mark, else None: Latin text so written
+    has a NUL in every other byte, on one side only (little- or big-endian), and decodes
+    into text without NULs; a binary file's NULs fall anywhere."""
+    sample = data[:8000]
+    if len(data) % 2 or len(sample) < 2:
+        return None
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    for nuls, others, encoding in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        if others == 0 and nuls * 2 >= len(sample) // 2:
+            try:
+                text = data.decode(encoding)
+            except UnicodeDecodeError:
+                return None
+            return None if "\0" in text else text
+    return None
 
 
 def _pdf_pages(file: Path) -> list[str]:
