@@ -979,9 +979,27 @@ _THINK_OPEN: Final = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
 _GATE_TRIGGER = re.compile(r"[<\n]")
 
 
+# A Thought line, on which a final answer label may follow the thought ("Thought: I know
+# it. Final Answer: 42", as the parser reads it); where else its words end for the gate
+# (its break, a `<think>` block's opening); a prefix of its label.
+_THOUGHT_LINE = re.compile(r"thought[ \t]*:", re.IGNORECASE)
+_THOUGHT_LINE_END = re.compile("|".join(["\n", *(re.escape(o) for o, _ in _THINK_OPEN)]),
+                               re.IGNORECASE)
+_THOUGHT_LINE_START = re.compile(r"t(?:h(?:o(?:u(?:g(?:h(?:t[ \t]*)?)?)?)?)?)?", re.IGNORECASE)
+
+
+def _later_marker(marker: str) -> re.Pattern[str]:
+    """`marker` as a Thought line may hold it later on: its words joined by a space or "_",
+    up to two spaces before a closing colon (THOUGHT_FINAL for "Final Answer:")."""
+    words = marker.removesuffix(":").split()
+    colon = r"[ \t]{0,2}:" if marker.endswith(":") else ""
+    return re.compile("[ _]".join(map(re.escape, words)) + colon, re.IGNORECASE)
+
+
 class _AnswerGate:
-    """Swallow text until `marker` appears at a line start outside `<think>` blocks (an
-    unclosed one runs to the end); then pass the rest through untouched.
+    """Swallow text until `marker` appears at a line start, or later on a line that a
+    `Thought:` label opens, outside `<think>` blocks (an unclosed one runs to the end); then
+    pass the rest through untouched.
 
     The blocks are skipped only before the marker: after it, the answer goes to the markup
     remover, which keeps a `<think>` mentioned in prose.
@@ -994,6 +1012,13 @@ class _AnswerGate:
         self._line_start = True
         self._close: re.Pattern[str] | None = None
         self._close_len = 0
+        # On a Thought line: what ends the search there (the marker, the line's break, a
+        # `<think>` block, which the gate skips as it does elsewhere: a marker after it is
+        # no longer the Thought line's), and the longest of them, less one.
+        self._thought = False
+        self._thought_end = re.compile(f"(?P<marker>{_later_marker(marker).pattern})|"
+                                       + _THOUGHT_LINE_END.pattern, re.IGNORECASE)
+        self._thought_hold = max(len(marker) + 2, *(len(o) for o, _ in _THINK_OPEN)) - 1
 
     def feed(self, chunk: str, final: bool = False) -> str:
         if self._open:
@@ -1008,6 +1033,20 @@ class _AnswerGate:
                     break
                 self._close, i = None, m.end()
                 continue
+            if self._thought:
+                m = self._thought_end.search(text, i)
+                if m is None:
+                    i = len(text) if final else max(i, len(text) - self._thought_hold)
+                    break
+                if m.group("marker") is not None:
+                    self._open, self._buf = True, ""
+                    return text[m.end():]
+                self._thought = False
+                if text[m.start()] == "\n":
+                    self._line_start, i = True, m.end()
+                else:
+                    i = m.start()  # the block's opening, read below
+                continue
             j = _skip(text, i, _HWS) if self._line_start else i
             if j < len(text) and text[j] == "<":
                 opened = self._think_at(text, j, final)
@@ -1018,8 +1057,15 @@ class _AnswerGate:
                     continue
             if self._line_start:
                 end = self._marker_at(text, j, final)
+                if end is None:
+                    label = _THOUGHT_LINE.match(text, j)
+                    if label is not None:
+                        self._thought, self._line_start, i = True, False, label.end()
+                        continue
+                    if not final and _THOUGHT_LINE_START.fullmatch(text, j):
+                        end = _PARTIAL
                 if end == _PARTIAL:
-                    break  # could still become the marker (also when nothing follows yet)
+                    break  # could still become a marker (also when nothing follows yet)
                 if isinstance(end, int):
                     self._open, self._buf = True, ""
                     return text[end:]
@@ -1093,9 +1139,10 @@ class StreamSanitizer:
     With `answer_marker` (e.g. "Final Answer:" for ReAct models) nothing is shown until
     the marker appears at a line start (any case, optional leading spaces; a colon label
     also in markdown emphasis, `**Final Answer:**`, or after a list item's or a quote's
-    mark, `- Final Answer:`) outside `<think>` blocks; the pieces
-    then join up to `sanitize(text after the marker)`, i.e. the whitespace right after the
-    marker is dropped like any leading whitespace.
+    mark, `- Final Answer:`), or later on a line a `Thought:` label opens (its words
+    joined by a space or "_", `Thought: done. Final Answer: 4`), outside `<think>` blocks;
+    the pieces then join up to `sanitize(text after the marker)`, i.e. the whitespace right
+    after the marker is dropped like any leading whitespace.
     Without the marker the stream is empty.
 
     `tool_names` (the registered tools) lets an `Action: name` line count as markup without

@@ -296,6 +296,20 @@ def test_streamed_tokens_are_sanitized() -> None:
     assert not any(marker in streamed for marker in MARKUP)
 
 
+def test_an_answer_after_a_thought_on_its_line_streams() -> None:
+    # Scripted text model: the final answer label later on the Thought line, as the parser
+    # reads it; its text had come only whole, in the final state.
+    model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
+                       "Thought: I know it now. Final Answer: X is a letter [R1].")
+    agent = build_agent(model, [web_search])
+    tokens = [chunk.content for _ns, (chunk, _meta) in agent.stream(
+        {"messages": [("user", "q")]}, stream_mode="messages", subgraphs=True)
+        if isinstance(chunk, AIMessageChunk)]
+    streamed = "".join(tokens)
+    assert "X is a letter" in streamed and "I know it now" not in streamed
+    assert not any(marker in streamed for marker in MARKUP)
+
+
 # --- parallel calls: the request's numbers decide whether a further call is due ------------
 
 

@@ -242,10 +242,15 @@ MARKER_RE = re.compile(r"^[ \t]*(?:>[ \t]*)*(?:(?:[-+•*]|\d{1,2}[.)])[ \t]+)?"
                        r"(?:\1[ \t]*:|[ \t]*:[ \t]*\1)(?!\*))", re.IGNORECASE | re.MULTILINE)
 
 
+# The marker later on a line a Thought label opens ("Thought: done. Final Answer: 4").
+THOUGHT_MARKER_RE = re.compile(r"^[ \t]*thought[ \t]*:[^\n]*?final[ _]answer[ \t]{0,2}:",
+                               re.IGNORECASE | re.MULTILINE)
+
+
 def expected_answer_stream(text: str, tool_names: list[str] | None = None) -> str:
     """The documented answer-marker semantics, written independently of the implementation:
-    the first marker at a line start outside `<think>` blocks (which are skipped only before
-    it), then the sanitized raw text after it."""
+    the first marker at a line start, or later on a Thought line, outside `<think>` blocks
+    (which are skipped only before it), then the sanitized raw text after it."""
     visible: list[str] = []
     origin: list[int] = []
     pos = 0
@@ -255,7 +260,9 @@ def expected_answer_stream(text: str, tool_names: list[str] | None = None) -> st
         origin.extend(range(pos, stop))
         pos = block.end() if block else pos
     joined = "".join(visible)
-    for m in MARKER_RE.finditer(joined):
+    markers = sorted([*MARKER_RE.finditer(joined), *THOUGHT_MARKER_RE.finditer(joined)],
+                     key=lambda m: m.start())
+    for m in markers:
         first, last = origin[m.start()], origin[m.end() - 1]
         if last - first == m.end() - 1 - m.start():  # not split by a block
             return sanitize(text[last + 1 :], tool_names=tool_names)
@@ -437,6 +444,29 @@ def test_answer_marker_mode() -> None:
     s = StreamSanitizer(answer_marker="Final Answer:")
     assert s.feed("Action: a\nAction Input: {}") == ""
     assert s.flush() == ""
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    # The label later on a Thought line, as the parser reads it: the answer streams too.
+    ("Thought: I know it. Final Answer: 42 is it.", "42 is it."),
+    ("thought: done. final_answer  : Paris\nmore", "Paris\nmore"),
+    ("Thought: x <think>Final Answer: no</think> Final Answer: no\nFinal Answer: yes", "yes"),
+    ("Thoughts: x Final Answer: no\nNote: Final Answer: no", ""),
+])
+def test_answer_marker_later_on_a_thought_line(text: str, answer: str) -> None:
+    assert expected_answer_stream(text) == answer
+    for cut in range(len(text) + 1):
+        assert stream([text[:cut], text[cut:]], MARKER) == answer, cut
+    assert stream(list(text), MARKER) == answer
+
+
+def test_a_long_thought_line_is_read_once() -> None:
+    # A degenerate Thought line streamed a few characters at a time: read once, not once per
+    # chunk (quadratic); a guard against that, not a speed measure.
+    text = "Thought: " + "the answer might be near " * 8_000 + "Final Answer: 42"
+    started = time.perf_counter()
+    assert stream([text[i : i + 4] for i in range(0, len(text), 4)], MARKER) == "42"
+    assert time.perf_counter() - started < 5
 
 
 def test_a_long_line_of_actions_costs_its_length() -> None:
