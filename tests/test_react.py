@@ -282,32 +282,28 @@ def test_other_models_formats_are_read_and_kept_from_the_user(
     assert_clean(out)
 
 
-def test_streamed_tokens_are_sanitized() -> None:
-    model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
-                       "Thought: done\nFinal Answer: X is <tool_call>nothing</tool_call> "
-                       "a letter [R1].")
-    agent = build_agent(model, [web_search])
+def streamed_answer(*replies: str) -> str:
+    """The text a scripted text model's run streams in LangGraph's messages mode."""
+    agent = build_agent(text_model(*replies), [web_search])
     # Tokens of model calls inside the decide subgraph come with subgraphs=True.
-    tokens = [chunk.content for _ns, (chunk, _meta) in agent.stream(
+    return "".join(chunk.content for _ns, (chunk, _meta) in agent.stream(
         {"messages": [("user", "q")]}, stream_mode="messages", subgraphs=True)
-        if isinstance(chunk, AIMessageChunk)]
-    streamed = "".join(tokens)
-    assert "X is" in streamed and "a letter" in streamed
-    assert not any(marker in streamed for marker in MARKUP)
+        if isinstance(chunk, AIMessageChunk))
 
 
-def test_an_answer_after_a_thought_on_its_line_streams() -> None:
-    # Scripted text model: the final answer label later on the Thought line, as the parser
-    # reads it; its text had come only whole, in the final state.
-    model = text_model('Thought: look\nAction: web_search\nAction Input: {"query": "x"}',
-                       "Thought: I know it now. Final Answer: X is a letter [R1].")
-    agent = build_agent(model, [web_search])
-    tokens = [chunk.content for _ns, (chunk, _meta) in agent.stream(
-        {"messages": [("user", "q")]}, stream_mode="messages", subgraphs=True)
-        if isinstance(chunk, AIMessageChunk)]
-    streamed = "".join(tokens)
-    assert "X is a letter" in streamed and "I know it now" not in streamed
-    assert not any(marker in streamed for marker in MARKUP)
+@pytest.mark.parametrize(("answer", "shown", "hidden"), [
+    ("Thought: done\nFinal Answer: X is <tool_call>nothing</tool_call> a letter [R1].",
+     ["X is", "a letter"], ["nothing"]),
+    # The label later on the Thought line, as the parser reads it: its text had come only
+    # whole, in the final state.
+    ("Thought: I know it now. Final Answer: X is a letter [R1].", ["X is a letter"],
+     ["I know it now"]),
+])
+def test_streamed_tokens_are_sanitized(answer: str, shown: list[str], hidden: list[str]) -> None:
+    streamed = streamed_answer(
+        'Thought: look\nAction: web_search\nAction Input: {"query": "x"}', answer)
+    assert all(text in streamed for text in shown)
+    assert not any(text in streamed for text in [*hidden, *MARKUP])
 
 
 # --- parallel calls: the request's numbers decide whether a further call is due ------------
