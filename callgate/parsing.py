@@ -969,25 +969,32 @@ _FUNCTIONS_LABEL_RE = re.compile(r"^[ \t]*functions?\.([A-Za-z_][\w.\-]{0,63})[ 
 _SPACE_RE = re.compile(r"\s*")
 
 
-def _functions_hits(text: str) -> list[_Hit]:
+def _labelled_calls(text: str, heads: list[tuple[int, int, str]], fmt: str) -> list[_Hit]:
+    """The calls that labels head, each (where it starts, where it ends, the tool's name): a
+    label over a JSON object is its call, a label alone at the end the call with its
+    arguments left to validation; a cut-off object is the truncation error; before prose a
+    label is text."""
     hits = []
-    for m in _FUNCTIONS_LABEL_RE.finditer(text):
-        name = m.group(1).rstrip(".")
-        start = _SPACE_RE.match(text, m.end()).end()
-        if start == len(text):  # the label alone: the call, its arguments left to validation
-            hits.append(_Hit(m.start(), start, "functions", calls=[_make_call(name, {})]))
+    for begin, after, name in heads:
+        start = _SPACE_RE.match(text, after).end()
+        if start == len(text):
+            hits.append(_Hit(begin, start, fmt, calls=[_make_call(name, {})]))
         elif text[start] == "{":
             end = _value_end(text, start)
             if end is None:
-                hits.append(_Hit(m.start(), len(text), "functions",
-                                 error=_truncated_error("arguments")))
+                hits.append(_Hit(begin, len(text), fmt, error=_truncated_error("arguments")))
                 break
 
             def make(name: str = name, value: str = text[start:end]) -> list[dict[str, Any]]:
                 return [{"name": name, "args": _parse_args_text(value, "arguments")}]
 
-            hits.append(_hit_from(m.start(), end, "functions", make))
+            hits.append(_hit_from(begin, end, fmt, make))
     return hits
+
+
+def _functions_hits(text: str) -> list[_Hit]:
+    return _labelled_calls(text, [(m.start(), m.end(), m.group(1).rstrip("."))
+                                  for m in _FUNCTIONS_LABEL_RE.finditer(text)], "functions")
 
 
 # Functionary's formats, which a server without its handler leaves in the text. v3.2: each
@@ -1010,25 +1017,7 @@ def _functionary_hits(text: str, names: frozenset[str]) -> list[_Hit]:
     if first is not None and (name := first.group(1).rstrip(".")).casefold() in {
             n.casefold() for n in names}:
         starts.insert(0, (first.start(1), first.end(), name))
-    hits = []
-    for begin, after, name in starts:
-        if name == "all":
-            continue
-        start = _SPACE_RE.match(text, after).end()
-        if start == len(text):  # the name alone: the call, its arguments left to validation
-            hits.append(_Hit(begin, start, "functionary", calls=[_make_call(name, {})]))
-        elif text[start] == "{":
-            end = _value_end(text, start)
-            if end is None:
-                hits.append(_Hit(begin, len(text), "functionary",
-                                 error=_truncated_error("arguments")))
-                break
-
-            def make(name: str = name, value: str = text[start:end]) -> list[dict[str, Any]]:
-                return [{"name": name, "args": _parse_args_text(value, "arguments")}]
-
-            hits.append(_hit_from(begin, end, "functionary", make))
-    return hits
+    return _labelled_calls(text, [h for h in starts if h[2] != "all"], "functionary")
 
 
 # DeepSeek's calls, each between its call tokens: "function<｜tool▁sep｜>name" and the

@@ -353,10 +353,18 @@ def _match_functions_label(text: str, i: int, final: bool) -> int | str | None:
     label = _FUNCTIONS_LABEL.match(text, i)
     if label is None:
         return _PARTIAL if not final and _FUNCTIONS_LABEL_START.fullmatch(text, i) else None
-    j = _skip_space(text, label.end())
+    follows = _call_object_follows(text, label.end(), final)
+    return _PARTIAL if follows is None else label.end() if follows else None
+
+
+def _call_object_follows(text: str, end: int, final: bool) -> bool | None:
+    """Whether a call label ending at `end` heads a call: a JSON object follows it (after
+    spaces), or nothing at all (a call cut off at the end); None while more text could
+    tell; False before prose."""
+    j = _skip_space(text, end)
     if j == len(text):
-        return label.end() if final else _PARTIAL
-    return label.end() if text[j] == "{" else None
+        return True if final else None
+    return text[j] == "{"
 
 
 # Functionary's call heads (see `parsing`): v3.2's ">>>name" and a line break, after prose
@@ -717,10 +725,11 @@ class _MarkupRemover:
             return end, False
         if first_line and name.casefold() not in self._names:
             return p, False
-        j = _skip_space(text, end)
-        if j == len(text):
-            return None if not final else (j, True)
-        return (j, True) if text[j] == "{" else (p, False)  # a name over prose is text
+        follows = _call_object_follows(text, end, final)
+        if follows is None:
+            return None
+        # The call's object, read as a value from where it starts; a name over prose is text.
+        return (_skip_space(text, end), True) if follows else (p, False)
 
     def _react_line(self, text: str, action: str, end: int, final: bool,
                     trace: bool) -> bool | None:
