@@ -704,15 +704,17 @@ def _final_hit(text: str, names: frozenset[str]) -> _Hit | None:
     if m is None:
         return None
     start = m.start("inline") if m.group("inline") else m.start("label")
-    answer = _unwrapped(sanitize(text[m.end() :], tool_names=names), names)
+    answer = unwrapped_answer(sanitize(text[m.end() :], tool_names=names), names)
     if answer:
         return _Hit(start, len(text), "final", final=answer)
     return _Hit(start, len(text), "final", error=ERR_EMPTY_FINAL)
 
 
-def _unwrapped(answer: str, names: frozenset[str]) -> str:
-    """A final answer that is wholly a "Final Answer" action envelope, fenced or not (a
-    structured chat agent's habit, after the label too), as the envelope's answer."""
+def unwrapped_answer(answer: str, tool_names: Iterable[str] = ()) -> str:
+    """A sanitized final answer that is wholly a "Final Answer" action envelope, fenced or
+    not (a structured chat agent's habit, after the label too), as the envelope's answer;
+    any other answer as it is. The streamed answer's reading (``StreamSanitizer``'s
+    ``unwrap``)."""
     body = _strip_fence(answer)
     if body[:1] != "{" or _value_end(body, 0) != len(body):
         return answer
@@ -720,7 +722,7 @@ def _unwrapped(answer: str, names: frozenset[str]) -> str:
         inner = _final_envelope(_loads(body))
     except ValueError:
         return answer
-    return answer if inner is None else sanitize(inner, tool_names=names)
+    return answer if inner is None else sanitize(inner, tool_names=tool_names)
 
 
 def _react_action(name: str, region: str,

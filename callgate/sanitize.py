@@ -1138,6 +1138,43 @@ class _AnswerGate:
         return None if partial and not final else p
 
 
+# The opening of an answer that may be wholly a JSON value, as the parser unwraps a "Final
+# Answer" envelope: a fence or backticks, then the value's brace; all of it but the brace
+# (more may still turn it into one).
+_WRAPPED_OPENING = re.compile(r"\s*(?:`+[\w+-]*[ \t]*\n?\s*)*")
+_WRAPPED_START = re.compile(_WRAPPED_OPENING.pattern + r"\{")
+
+
+class _WrappedAnswer:
+    """Hold back an answer that opens with a JSON object (fenced, in backticks or bare) to
+    its end, then give `unwrap`'s reading of the whole; other answers pass as they come.
+
+    The parser gives an answer written as a structured chat agent's envelope,
+    `{"action": "Final Answer", "action_input": "4"}`, as its text ("4"); which object is
+    one shows only at its end, so such answers arrive whole.
+    """
+
+    def __init__(self, unwrap: Callable[[str], str]) -> None:
+        self._unwrap = unwrap
+        self._held = ""
+        self._holding: bool | None = None  # None: too little written to tell
+
+    def feed(self, text: str, final: bool = False) -> str:
+        if self._holding is False:
+            return text
+        self._held += text
+        if self._holding is None:
+            if _WRAPPED_START.match(self._held):
+                self._holding = True
+            elif not _WRAPPED_OPENING.fullmatch(self._held):
+                self._holding, text, self._held = False, self._held, ""
+                return text
+        if not final:
+            return ""
+        held, self._held = self._held, ""
+        return self._unwrap(held) if held else ""
+
+
 class StreamSanitizer:
     """Sanitize streamed model output chunk by chunk.
 
@@ -1156,25 +1193,33 @@ class StreamSanitizer:
 
     `tool_names` (the registered tools) lets an `Action: name` line count as markup without
     an `Action Input:` line after it; see :func:`sanitize`.
+
+    `unwrap`, for a final answer: the parser's reading of an answer that is wholly a JSON
+    value (a "Final Answer" envelope's text); an answer opening with an object (fenced, in
+    backticks or bare) is held back to its end and the pieces join up to `unwrap` of it.
     """
 
     def __init__(self, answer_marker: str | None = None, *,
-                 tool_names: Iterable[str] | None = None) -> None:
+                 tool_names: Iterable[str] | None = None,
+                 unwrap: Callable[[str], str] | None = None) -> None:
         self._gate = _AnswerGate(answer_marker) if answer_marker else None
         self._remover = _MarkupRemover(tool_names)
         self._space = _Whitespace()
+        self._wrapped = _WrappedAnswer(unwrap) if unwrap else None
 
     def feed(self, chunk: str) -> str:
         """Take the next chunk of model output; return the text safe to emit now."""
         if self._gate is not None:
             chunk = self._gate.feed(chunk)
-        return self._space.feed(self._remover.feed(chunk))
+        text = self._space.feed(self._remover.feed(chunk))
+        return self._wrapped.feed(text) if self._wrapped is not None else text
 
     def flush(self) -> str:
         """Signal the end of the output; return the text still held back."""
         text = self._gate.feed("", final=True) if self._gate is not None else ""
         text = self._remover.feed(text) + self._remover.flush()
-        return self._space.feed(text) + self._space.flush()
+        text = self._space.feed(text) + self._space.flush()
+        return self._wrapped.feed(text, final=True) if self._wrapped is not None else text
 
 
 def sanitize(text: str, *, tool_names: Iterable[str] | None = None) -> str:

@@ -298,6 +298,9 @@ def streamed_answer(*replies: str) -> str:
     # whole, in the final state.
     ("Thought: I know it now. Final Answer: X is a letter [R1].", ["X is a letter"],
      ["I know it now"]),
+    # A structured chat agent's envelope: its text, as in the final answer, not its JSON.
+    ('Final Answer: {"action": "Final Answer", "action_input": "X is a letter [R1]."}',
+     ["X is a letter"], ["action_input", "{"]),
 ])
 def test_streamed_tokens_are_sanitized(answer: str, shown: list[str], hidden: list[str]) -> None:
     streamed = streamed_answer(

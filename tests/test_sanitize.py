@@ -10,6 +10,7 @@ import time
 import pytest
 
 from callgate.eval.outputs import PACKAGED_CORPUS
+from callgate.parsing import unwrapped_answer
 from callgate.sanitize import StreamSanitizer, sanitize
 
 CORPUS_OUTPUTS = [
@@ -221,8 +222,10 @@ STREAM_TEXTS = CORPUS_OUTPUTS + OWN_TEXTS
 
 
 def stream(chunks: list[str], answer_marker: str | None = None,
-           tool_names: list[str] | None = None) -> str:
-    sanitizer = StreamSanitizer(answer_marker, tool_names=tool_names)
+           tool_names: list[str] | None = None, *, unwrap: bool = False) -> str:
+    sanitizer = StreamSanitizer(answer_marker, tool_names=tool_names,
+                                unwrap=(lambda answer: unwrapped_answer(answer, tool_names or ()))
+                                if unwrap else None)
     return "".join(sanitizer.feed(chunk) for chunk in chunks) + sanitizer.flush()
 
 
@@ -298,6 +301,8 @@ FUZZ_PIECES = [
     "<｜tool▁calls▁end｜>", "<｜tool▁", "</function>", "```tool_code\n", "```tool_output",
     "<|start|>assistant", "<|channel|>analysis", "<|channel|>final", "<|message|>", "<|end|>",
     "<|call|>", " to=functions.a ", "<|return|>", "<|channel|>",
+    '{"action": "Final Answer", "action_input": "ok"}', '"action_input": ',
+    '{"action": "Final Answer", ',
     "default_api.a(q=1)", "<function=f>{\"q\": 1}</function>",
     "functions.a:", "function.", "functions.web_search: ", "func", "f",
     ">>>", ">>>all\n", ">>>web_search\n", ">>", "web_search\n", "all\n", "al", "web_",
@@ -324,6 +329,49 @@ def test_stream_equals_whole_on_random_markup(answer_marker: str | None,
         assert stream(list(text), answer_marker, tool_names) == expected, text
         chunks = random_chunks(text, rng)
         assert stream(chunks, answer_marker, tool_names) == expected, chunks
+
+
+@pytest.mark.parametrize("tool_names", [None, NAMES])
+def test_unwrapped_answer_stream_equals_whole_on_random_markup(
+        tool_names: list[str] | None) -> None:
+    # The answer as the parser reads it: a "Final Answer" envelope's text.
+    rng = random.Random(3)
+    for text in fuzz_texts(300, seed=4):
+        expected = unwrapped_answer(expected_answer_stream(text, tool_names), tool_names or ())
+        assert stream(list(text), MARKER, tool_names, unwrap=True) == expected, text
+        chunks = random_chunks(text, rng)
+        assert stream(chunks, MARKER, tool_names, unwrap=True) == expected, chunks
+
+
+# (answer text, what streams before its end, the whole streamed answer)
+WRAPPED_ANSWERS = [
+    ('Final Answer: {"action": "Final Answer", "action_input": "It is 4 [R1]."}', "",
+     "It is 4 [R1]."),
+    ('Thought: done\nFinal Answer: ```json\n{"action": "Final Answer", "action_input": '
+     '"It is 4."}\n```', "", "It is 4."),
+    ('Final Answer: `{"thought": "t", "action": "Final Answer", "action_input": "ok"}`', "",
+     "ok"),
+    # Other answers that open with an object arrive whole, as they are; the rest stream.
+    ('Final Answer: {"city": "Paris"} is the result.', "", '{"city": "Paris"} is the result.'),
+    ("Final Answer: `x` is a variable.", "`x` is a variable.", "`x` is a variable."),
+    ("Final Answer: ```python\nprint(1)\n```", "```python\nprint(1)",
+     "```python\nprint(1)\n```"),
+]
+
+
+@pytest.mark.parametrize(("text", "before_end", "whole"), WRAPPED_ANSWERS)
+def test_an_answer_written_as_an_envelope_streams_as_its_text(
+        text: str, before_end: str, whole: str) -> None:
+    # The JSON of a structured chat agent's envelope never streams: the final answer
+    # (parse_model_output) is the envelope's text, and so is what the user saw stream.
+    from callgate.parsing import parse_model_output
+
+    assert parse_model_output(text, tool_names=NAMES).final_answer == whole
+    for cut in range(len(text) + 1):
+        assert stream([text[:cut], text[cut:]], MARKER, NAMES, unwrap=True) == whole, cut
+    sanitizer = StreamSanitizer(MARKER, tool_names=NAMES,
+                                unwrap=lambda answer: unwrapped_answer(answer, NAMES))
+    assert "".join(sanitizer.feed(char) for char in text) == before_end
 
 
 # (text, expected sanitize(text, tool_names=NAMES))

@@ -45,7 +45,7 @@ from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, DecideOutput
 from callgate.graph.streaming import stream_reply
 from callgate.models.grammar import Values
-from callgate.parsing import ParsedOutput, parse_model_output
+from callgate.parsing import ParsedOutput, parse_model_output, unwrapped_answer
 from callgate.prompts import react as prompts
 from callgate.prompts.correction import UNSUPPORTED, UNSUPPORTED_ANSWER
 from callgate.tools.asks import (
@@ -889,7 +889,8 @@ class ReactStrategy:
                 state, self.registry) and self._decodes_choice_only(state):
             return self._choose_fast(state, messages, kwargs, config)
         message, raw = stream_reply(self.model, messages, config, marker,
-                                    tool_names=self.registry.names, **kwargs)
+                                    tool_names=self.registry.names,
+                                    unwrap=self._unwrap, **kwargs)
         return self._after_choose(state, raw, message)
 
     def _decodes_choice_only(self, state: dict[str, Any]) -> bool:
@@ -1175,10 +1176,14 @@ class ReactStrategy:
         if self.calls_only:
             return {"reply_text": state["reply_text"]}
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, None,
-                              tool_names=self.registry.names,
+                              tool_names=self.registry.names, unwrap=self._unwrap,
                               **self._answer_kwargs(state.get("messages") or [],
                                                     after=state["reply_text"]))
         return {"reply_text": state["reply_text"] + raw}
+
+    def _unwrap(self, answer: str) -> str:
+        """A streamed answer as the parser reads it: an envelope's text (see ``parse``)."""
+        return unwrapped_answer(answer, self.registry.names)
 
     def answer_numbers(self, messages: list[AnyMessage]) -> list[str] | None:
         """With ``grounded_answers`` (and a grammar): once this turn has results, the

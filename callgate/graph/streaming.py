@@ -11,7 +11,7 @@ tracing) skips the relay and merges the same sanitized chunks itself.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -162,17 +162,19 @@ def _nostream(config: RunnableConfig | None) -> RunnableConfig:
 
 def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
                  answer_marker: str | None = None, *, silent: bool = False,
-                 tool_names: Iterable[str] = (), **kwargs: Any) -> tuple[AIMessage, str]:
+                 tool_names: Iterable[str] = (), unwrap: Callable[[str], str] | None = None,
+                 **kwargs: Any) -> tuple[AIMessage, str]:
     """Call ``model``; stream its sanitized tokens; return (sanitized message, raw text).
 
     With ``answer_marker`` only the text after that marker is streamed; ``silent`` streams
     nothing (tool arguments, for instance); ``tool_names`` tells the sanitizer which
-    ``Action:`` lines are calls rather than prose."""
+    ``Action:`` lines are calls rather than prose; ``unwrap`` reads an answer written
+    wholly as a JSON envelope as the parser does (``StreamSanitizer``)."""
     if silent:
         message = model.invoke(messages, _nostream(config), **kwargs)
         return message, message.text
     reply = Reply()
-    sanitizer = StreamSanitizer(answer_marker, tool_names=tool_names)
+    sanitizer = StreamSanitizer(answer_marker, tool_names=tool_names, unwrap=unwrap)
 
     token = token_for(config)
 
