@@ -367,6 +367,37 @@ def _call_object_follows(text: str, end: int, final: bool) -> bool | None:
     return text[j] == "{"
 
 
+def _prefix_of(word: str) -> str:
+    """A pattern matching every prefix of `word`, the empty one too."""
+    return "".join(f"(?:{re.escape(c)}" for c in word) + ")?" * len(word)
+
+
+# A call envelope's opening, as the parser reads one (a list of them too): its first key
+# names the tool; and every prefix of such an opening.
+_ENVELOPE_KEYS: Final = ("name", "tool", "tool_name", "function", "tool_calls", "action")
+_ANY_KEY = "|".join(_ENVELOPE_KEYS)
+_ANY_KEY_PREFIX = "|".join(_prefix_of(k) for k in _ENVELOPE_KEYS)
+ENVELOPE_START: Final = re.compile(rf"""[\[\s]*\{{\s*["']?(?:{_ANY_KEY})["']?\s*:""")
+_ENVELOPE_START_PREFIX: Final = re.compile(
+    rf"""[\[\s]*(?:\{{\s*(?:["']?(?:{_ANY_KEY_PREFIX})(?:["']?\s*)?)?)?""")
+# A fence's opening line, its language named or not.
+_FENCE_OPENING = re.compile(r"```[\w+-]*[ \t]*")
+
+
+def _blob_follows(text: str, end: int, final: bool) -> bool | None:
+    """Whether a call envelope follows an `Action:` label ending at `end`, after spaces and
+    line breaks, fenced or not, as LangChain's structured chat agents write their calls
+    and answers; None while more text could tell."""
+    j = _skip_space(text, end)
+    if j < len(text) and text.startswith(_FENCE_MARK, j):
+        j = _FENCE_OPENING.match(text, j).end()  # type: ignore[union-attr]
+    elif not final and _FENCE_MARK.startswith(text[j:]):
+        return None  # nothing yet, or "`", "``"
+    if ENVELOPE_START.match(text, j):
+        return True
+    return None if not final and _ENVELOPE_START_PREFIX.fullmatch(text, j) else False
+
+
 # Functionary's call heads (see `parsing`): v3.2's ">>>name" and a line break, after prose
 # too (no space after ">>>", which Python's prompt has); v2's "<|recipient|>name" up to
 # "<|content|>" (after the recipient token). The name is bounded so that a stream and the
@@ -640,7 +671,14 @@ class _MarkupRemover:
             if marker == _PARTIAL:
                 return None
             if isinstance(marker, tuple):
-                _, action, end = marker
+                keyword, action, end = marker
+                if keyword == "action":
+                    blob = _blob_follows(text, end, final)
+                    if blob is None:
+                        return None
+                    if blob:
+                        self._enter_line_mode("args")  # the label, then its object as a value
+                        return end
                 if action in ("action", "observation"):
                     markup = self._react_line(text, action, end, final, self._trace)
                     if markup is None:
@@ -769,6 +807,14 @@ class _MarkupRemover:
         if not isinstance(marker, tuple) or marker[0] not in ("action", *_ACTION_INPUT):
             return p
         keyword, _, end = marker
+        if keyword == "action":
+            blob = _blob_follows(text, end, final)
+            if blob is None:
+                return None
+            if blob:
+                self._resume_line_start = False
+                self._enter_line_mode("args")
+                return end
         if keyword in _ACTION_INPUT:
             if not self._trace:  # after prose ("e.g. Action Input: {…}"): the text says it
                 return p

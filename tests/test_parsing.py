@@ -458,6 +458,9 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
     ("final-answer-fenced-envelope-after-the-label", 'Thought: done\nFinal Answer: ```json\n'
      '{"action": "Final Answer", "action_input": "It is 4."}\n```', None, "It is 4."),
     ("final-answer-other-json-stays", 'Final Answer: {"a": 1}', None, '{"a": 1}'),
+    # ... or on an "Action:" line after the answer's own text, which the answer keeps.
+    ("final-answer-then-structured-chat-envelope", 'Final Answer: It is 4.\nAction: ```'
+     '{"action": "Final Answer", "action_input": "It is 4."}```', None, "It is 4."),
     # Functionary's text message: the recipient "all" (v3.2's first without ">>>").
     ("functionary-v32-all", ">>>all\nIt is sunny.", None, "It is sunny."),
     ("functionary-v32-all-first", "all\nIt is sunny.", ["web_search"], "It is sunny."),

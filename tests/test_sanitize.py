@@ -117,6 +117,14 @@ REMOVAL_CASES = [
     # Functionary's calls go with their objects ("all" heads the text), after prose too;
     # ">>>" as a quote's marks or in prose is text.
     ("functionary-v32", 'Sure.>>>a\n{"q": 1}>>>b\n{}\nDone.', "Sure.\nDone."),
+    # LangChain's structured chat agents: "Action:" over a call envelope, fenced or not,
+    # on its line or the next; the "Final Answer" envelope after an answer's own text.
+    ("structured-chat-call", 'It is 4.\nAction:\n```json\n{"action": "web_search", '
+     '"action_input": {"query": "x"}}\n```\nMore.', "It is 4.\nMore."),
+    ("structured-chat-answer-after-text", 'It is 4.\nAction: ```{"action": "Final Answer", '
+     '"action_input": "It is 4."}```', "It is 4."),
+    ("structured-chat-after-prose", 'It is 4. Action: {"name": "a", "arguments": {}}',
+     "It is 4."),
     ("functionary-v32-all", '>>>all\nLet me look.>>>a\n{"q": 1}', "Let me look."),
     ("functionary-v32-all-after-text", "Hi.>>>all\nThere.", "Hi.\nThere."),
     ("functionary-v32-cut-off", 'Sure.\n>>>a\n{"q": 1', "Sure."),
@@ -175,6 +183,9 @@ PROSE = [
     "Mistral starts a call list with [TOOL_CALLS] and then the JSON. The rest stays.",
     "An echo arrives in a <tool_response> tag, and the answer goes on.",
     "The <tool_call> tag opens a call.",
+    # "Action:" over an object that is no call envelope, or over code, is the text's.
+    'Action:\n{"type": "restart", "after": "5 min"}\nDone.',
+    "Action:\n```python\nprint({'action': 1})\n```",
 ]
 
 
