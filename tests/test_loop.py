@@ -305,6 +305,23 @@ def test_a_run_without_a_checkpointer_writes_over_no_kept_result() -> None:
     assert second["final_answer"].startswith("10 [R2]")
 
 
+@pytest.mark.parametrize("thread_id", ["user.one", "bob@example.com", "50%.off"])
+def test_a_thread_id_with_a_period_keeps_its_results(thread_id: str) -> None:
+    # LangGraph's stores refuse a namespace label holding a period: the result was lost.
+    # Scripted chat model: one call, then the answer.
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}), AIMessage("3 [R1]"),
+                                      tool_call("add", {"a": 5, "b": 5}), AIMessage("10 [R2]")])
+    agent = build_agent(model, [add])
+    thread = {"configurable": {"thread_id": thread_id}}
+    first = agent.invoke(ask("1 + 2?"), thread)
+    assert first["tool_events"][0]["stored"] is True
+    agent.invoke(ask("5 + 5?"), thread)
+    assert [callgate.get_result(agent, thread, r) for r in ("R1", "R2")] == [3, 10]
+    other = {"configurable": {"thread_id": thread_id.replace(".", "%2E")}}
+    with pytest.raises(KeyError):
+        callgate.get_result(agent, other, "R1")  # encoded ids never meet
+
+
 
 class SlowNumberingStore(InMemoryStore):
     """An in-memory store slow to hand back a thread's result numbering once read: two runs

@@ -1,6 +1,7 @@
 """Full tool results, kept in LangGraph's store rather than in the checkpoint.
 
 Each result is one store item under the namespace ``("callgate", "results", thread_id)``
+(the id's "." and "%" percent-encoded, as store labels hold no period)
 with its result id (``R3``) as key and ``{"tool", "args", "data"}`` as value (and
 ``"artifact"`` for a tool that gives one beside its content: an MCP tool's structured
 content). Runs without a thread id use the thread ``"-"``. Read one back with
@@ -29,8 +30,15 @@ NO_THREAD = "-"
 _NUMBERING = tuple(threading.Lock() for _ in range(64))
 
 
+def _thread_label(thread_id: str | None) -> str:
+    """The thread id as a namespace label, which LangGraph's stores refuse with a period in
+    it ("user.one", an email address): "." and "%" percent-encoded, so two ids never share
+    a label and an id without them is its own label."""
+    return (thread_id or NO_THREAD).replace("%", "%25").replace(".", "%2E")
+
+
 def results_namespace(thread_id: str | None) -> tuple[str, ...]:
-    return ("callgate", "results", thread_id or NO_THREAD)
+    return ("callgate", "results", _thread_label(thread_id))
 
 
 def thread_of(config: RunnableConfig | None) -> str | None:
@@ -55,7 +63,7 @@ def put_result(store: BaseStore, thread_id: str | None, result_id: str, tool: st
 
 
 def numbering_namespace(thread_id: str | None) -> tuple[str, ...]:
-    return ("callgate", "numbering", thread_id or NO_THREAD)
+    return ("callgate", "numbering", _thread_label(thread_id))
 
 
 def _numbered_past(store: BaseStore | None, thread_id: str | None, events: int) -> int:
