@@ -1236,6 +1236,41 @@ def test_an_answer_restating_a_refused_value_gives_way_to_the_refusal() -> None:
     assert "an answer restating a refused call's value removed" in out["answer_checks"]
 
 
+def test_an_answer_stating_a_refused_string_gives_way_to_the_refusal() -> None:
+    # Scripted model: the bundled model's run of `callgate ask "What is the Wi-Fi password
+    # of the network guest?"` with a get_wifi_password tool (2026-12-02, a user walkthrough):
+    # grounding refused the invented network 'Ghosting', and the model then told it as fact.
+    def get_wifi_password(network: str) -> str:
+        """The Wi-Fi password of a network."""
+        return "hunter2"
+
+    script = [tool_call("get_wifi_password", {"network": "Ghosting"}),
+              AIMessage('The Wi-Fi password of the network guest was set to "Ghosting" by '
+                        "the user.")]
+    agent = build_agent(ScriptedChatModel(script=script), [get_wifi_password], grounding=True)
+    out = agent.invoke({"messages": [HumanMessage(
+        "What is the Wi-Fi password of the network guest?")]})
+    assert out["final_answer"].startswith("I could not answer: 'get_wifi_password' was called "
+                                          "with values that appear nowhere in the conversation")
+    assert out["answer_source"] == "loop"
+    assert "an answer restating a refused call's value removed" in out["answer_checks"]
+
+
+def test_an_answer_not_stating_the_refused_string_stands() -> None:
+    # Scripted model: the same refusal, and an answer that tells no refused value.
+    def get_wifi_password(network: str) -> str:
+        """The Wi-Fi password of a network."""
+        return "hunter2"
+
+    script = [tool_call("get_wifi_password", {"network": "Ghosting"}),
+              AIMessage("I do not know the password of the network guest.")]
+    agent = build_agent(ScriptedChatModel(script=script), [get_wifi_password], grounding=True)
+    out = agent.invoke({"messages": [HumanMessage(
+        "What is the Wi-Fi password of the network guest?")]})
+    assert out["final_answer"].startswith("I do not know the password")
+    assert out["answer_source"] == "model"
+
+
 def test_a_two_word_loop_label_at_the_end_never_reaches_the_user() -> None:
     # Scripted model: an answer that starts the reply format again after its content.
     out = run([AIMessage("It is 15 degrees in Paris. FINAL ANSWER:")], [system_stats],

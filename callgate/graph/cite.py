@@ -123,6 +123,8 @@ def make_cite(settings: LoopSettings):
             (call for call, values in (("a refused call", refused),
                                        ("a failed call", failed_values))
              if values and _restates_refused(text, check.invented_numbers, values)), None)
+        if not usable and not restated and _states_invented_text(text, refused):
+            restated = "a refused call"
         if restated:
             # Answering the refusal of a call with invented values, SmolLM2 gives the refused
             # value as the answer ("1.00000000000000001" for a calculator call), or a failed
@@ -183,6 +185,25 @@ def _restates_refused(text: str, invented: list[str], refused: list[str]) -> boo
     words = re.sub(r"[\d.,%+-]+", " ", text)
     return any(re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", refusals) for n in invented) or (
         not re.search(r"[^\W\d_]", words))
+
+
+# A string value as a grounding refusal quotes it (`network='Ghosting'`; its ``repr``, cut
+# to 37 characters and "..." where longer, the closing quote then gone).
+_QUOTED_VALUE = re.compile(
+    r"""=(['"])((?:(?!\1)[^\\]|\\.)*?)(?:\1|\.\.\.(?=, \w[\w.]*=|\)))""")
+
+
+def _states_invented_text(text: str, refused: list[str]) -> bool:
+    """Whether the answer states a string a grounding refusal quotes, a value that appears
+    nowhere in the conversation (the Wi-Fi password "Ghosting" the model made up for "the
+    network guest", then gave as the answer): an invented value told as a fact."""
+    for m in (m for r in refused for m in _QUOTED_VALUE.finditer(r)):
+        value, cut = m.group(2).strip(), m.group(0)[-1] != m.group(1)
+        end = "" if cut else r"(?!\w)"  # a value cut short is a prefix
+        if len(value) >= 3 and re.search(r"[^\W\d_]", value) and re.search(
+                rf"(?<!\w){re.escape(value)}{end}", text, re.IGNORECASE):
+            return True
+    return False
 
 
 def _answers_of(turn: list[ToolEvent]) -> list[str]:
