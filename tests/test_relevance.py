@@ -190,7 +190,10 @@ def test_a_request_written_as_arithmetic_calls_the_tool_that_does_arithmetic() -
                     # "12 + 30 = 32" itself.
                     "What is the sum of 12 and 30?", "Add 3.5 and 4.25", "add 4 to 6",
                     "Subtract 15 from 100.", "Multiply 6 by 7.", "Divide 144 by 12.",
-                    "What is the difference between 2020 and 2024?"):
+                    "What is the difference between 2020 and 2024?",
+                    # A negative number (a user walkthrough: "What is -5 times 3?" got no call
+                    # and the answer 15).
+                    "What is -5 times 3?", "-5 times 3", "3 times -5", "What is 5 - -3?"):
         assert is_arithmetic(request), request
         assert tool_scores(_builtin_like(), request)["calculator"] >= ARITHMETIC_SCORE
     # Dates, ranges, clock times and counts are no arithmetic.
@@ -200,7 +203,9 @@ def test_a_request_written_as_arithmetic_calls_the_tool_that_does_arithmetic() -
                     "I scored 90% on 2 exams", "Save 20% on 3 items", "50% chance of 3 heads",
                     "Add 2 eggs and 200 grams of sugar", "add 4 items to my list",
                     # a connective the calculator's sentence forms do not take
-                    "divide 10 with 2", "the sum of 3 to 4"):
+                    "divide 10 with 2", "the sum of 3 to 4",
+                    # a hyphen in a name or a range is no sign
+                    "covid-19 times 2", "pages 5-10 times two", "Is 2 -3 bigger?"):
         assert not is_arithmetic(request), request
     registry = _builtin_like()
     assert [t.name for t in registry if does_arithmetic(t)] == ["calculator"]

@@ -105,10 +105,10 @@ _SENTENCE = "|".join(
 PERCENT_WORD = re.compile(r"\s*\bper\s?cent\b", re.IGNORECASE)
 _PERCENT = rf"(?:%|{PERCENT_WORD.pattern})"  # "15% of 80", "15 percent of 80"
 _ARITHMETIC = re.compile(
-    r"(?<![\w./-])\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
+    r"(?<![\w./-])-?\d+(?:\.\d+)?\s*(?:\*\*|[+*×÷^]|(?<=\s)-(?=\s)|/(?!\d+/)|plus|minus|"
     rf"times|multiplied by|divided by|to the power of|{_PERCENT}\s*(?:(?:{_SHARE})\s+)?of"
     rf"|{_PERCENT}\s*(?:{_SHARE})\s+on)"
-    r"\s*\(?\s*\d+(?:\.\d+)?(?![\d/-])"
+    r"\s*\(?\s*-?\d+(?:\.\d+)?(?![\d/-])"
     r"|(?<![\w.])\d+(?:\.\d+)?\s+(?:squared|cubed)\b"
     r"|\b(?:square root|sqrt)\s*(?:of\s+)?\(?\s*\d+(?:\.\d+)?(?![\d/-])"
     rf"|{_SENTENCE}", re.IGNORECASE)
