@@ -427,6 +427,17 @@ def numbers_in(text: str) -> list[str]:
     return [m.group().lstrip("+") for m in _NUMBER.finditer(text)]
 
 
+# Digits a word ends in ("sunflower42", "H2O"), not a citation id's ("[R1]").
+_WORD_DIGITS = re.compile(r"(?<=[^\W\d_])\d+(?:\.\d+)?")
+
+
+def word_digits(text: str) -> list[str]:
+    """The digits words of ``text`` end in: no numbers to the checks (``numbers_in``), but
+    an answer grammar that decodes every digit must allow them, or a result's password
+    "sunflower42" comes out "sunflower4"."""
+    return _WORD_DIGITS.findall(_CITATION_IDS.sub(" ", text))
+
+
 def _value(number: str) -> float | None:
     """The number written, or None where it is none a float holds (too long to be finite:
     an infinity would be "near" every number)."""

@@ -48,6 +48,20 @@ def test_the_answer_may_state_the_results_and_the_users_numbers() -> None:
     assert numbers is not None and {"17", "23", "391"} <= set(numbers)
 
 
+def test_the_digits_a_results_word_ends_in_may_be_written() -> None:
+    # A user walkthrough: notes saying "the password is sunflower42" were answered
+    # "sunflower4" (then "sunflower45,000"): the grammar allowed no "42" after the word.
+    messages = [HumanMessage("What is the guest Wi-Fi password in my notes?"),
+                AIMessage("", tool_calls=[{"id": "c1", "name": "calculator",
+                                           "args": {"expression": "x"}}]),
+                ToolMessage("[R1] The password is sunflower42, the router an RT-AX58U.",
+                            tool_call_id="c1", name="calculator")]
+    numbers = strategy(grounded_answers=True).answer_numbers(messages)
+    assert numbers is not None and {"42", "58"} <= set(numbers)
+    assert "1" not in numbers  # a citation id's digits are no word's
+    assert not invented_numbers("It is sunflower42.", ["sunflower42"])
+
+
 def test_numbers_are_free_before_any_result_or_when_switched_off() -> None:
     assert strategy(grounded_answers=True).answer_numbers(
         [HumanMessage("What is 17 * 23?")]) is None

@@ -36,7 +36,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from callgate.answer_checks import invented_numbers
+from callgate.answer_checks import invented_numbers, word_digits
 from callgate.answer_checks import numbers_in as answer_numbers_in
 from callgate.graph.context import Context, limits_of
 from callgate.graph.decide_native import ToolChoiceError, check_tool_choice, tools_allowed
@@ -1201,7 +1201,8 @@ class ReactStrategy:
         said = user_texts(messages)
         calls = [json.dumps(c["args"]) for m in turn if isinstance(m, AIMessage)
                  for c in m.tool_calls if c.get("id") in answered]
-        return sorted({n for text in [*results, *said, *calls] for n in answer_numbers_in(text)})
+        return sorted({n for text in [*results, *said, *calls]
+                       for n in [*answer_numbers_in(text), *word_digits(text)]})
 
     def _answer_kwargs(self, messages: list[AnyMessage], after: str = "") -> dict[str, Any]:
         """Decoding settings for the rest of an answer (after ``Final Answer:`` and
