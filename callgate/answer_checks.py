@@ -874,6 +874,19 @@ _OPERATOR_BEFORE = re.compile(
     r"root|sqrt|log|exp|sin|cos|round|abs|min|max)|[\d%])[ \t]*\Z")
 
 
+# Arithmetic written in words ("45 minus 18 equals 21", "6 times 7 is 42"): one operator's
+# word between two numbers, then the result.
+_WORD_OPERATORS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*",
+                          "divided by": "/"}
+_NUMBER_WORD = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
+_WORD_EQUATION = re.compile(
+    rf"(?<![\w.,]){_NUMBER_WORD}\s+(?:{'|'.join(_WORD_OPERATORS)})\s+{_NUMBER_WORD}"
+    rf"\s+(?:equals|is equal to|is|makes|gives)\s+{_NUMBER_WORD}(?!\w|[.,]\d)",
+    re.IGNORECASE)
+_WORD_OPERATOR = re.compile("|".join(_WORD_OPERATORS), re.IGNORECASE)
+_EQUALS_WORD = re.compile(r"\s+(?:equals|is equal to|is|makes|gives)\s+", re.IGNORECASE)
+
+
 def false_equations(text: str) -> list[str]:
     """The equations of ``text`` whose sides differ: "1234 + 5678 = 1234.5678". A side
     written as a plain number may be rounded ("100 / 3 = 33.33", "2 / 3 = 66.7%"); a side
@@ -905,6 +918,15 @@ def false_equations(text: str) -> list[str]:
             if a is None or b is None or _same(a, b, left, right):
                 continue
             found.append(f"{left} = {right}")
+    for match in _WORD_EQUATION.finditer(text):
+        written = _WORD_OPERATOR.sub(lambda m: _WORD_OPERATORS[m.group().lower()], match.group())
+        left, right = _EQUALS_WORD.split(written, maxsplit=1)
+        try:
+            a, b = _magnitude(calculator(left)), _magnitude(calculator(right))
+        except (ValueError, ArithmeticError, TypeError, TooLarge):
+            continue
+        if not _same(a, b, left, right):
+            found.append(match.group())
     return found
 
 

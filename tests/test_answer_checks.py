@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -1058,6 +1059,31 @@ def test_arithmetic_that_does_not_hold_gives_way_to_the_results() -> None:
                  "2/3 = .67", "2020 - 2025 = 5 years", "sqrt(16) = 4", "3 times 4 = 12"):
         assert false_equations(fine) == [], fine
     assert false_equations("- 2 + 2 = 5") == ["2 + 2 = 5"]
+
+
+def test_arithmetic_written_in_words_is_checked_too() -> None:
+    # A user walkthrough, chat mode: "45 minus 18 equals 21." was not flagged.
+    assert false_equations("45 minus 18 equals 21.") == ["45 minus 18 equals 21"]
+    assert false_equations("6 times 7 is 43, I think.") == ["6 times 7 is 43"]
+    assert false_equations("2 plus 2 is 4 and 3 plus 3 is 7") == ["3 plus 3 is 7"]
+    for fine in ("45 minus 18 equals 27.", "6 times 7 is 42, I think", "10 divided by 4 is 2.5",
+                 "1,000 plus 1 is 1,001", "100 divided by 3 is 33.33", "I ran 5 times 3 is odd",
+                 "2 multiplied by 8 makes 16"):
+        assert false_equations(fine) == [], fine
+
+
+@pytest.mark.parametrize("answer", ["17 * 23 = 341", "17 times 23 is 341."])
+def test_false_arithmetic_without_a_result_is_not_handed_on(answer: str) -> None:
+    # Scripted model: a user walkthrough's `callgate ask "What is 17 times 23?" --no-grammar`
+    # answered "17 * 23 = 341" without calling the calculator; the check flagged it, and the
+    # answer still reached the user with status done.
+    out = run([AIMessage(answer)], [calculator], "What is 17 times 23?")
+    assert out["final_answer"].startswith(
+        "I could not answer: the model's arithmetic does not hold (17")
+    assert "341" not in out["final_answer"].split("(")[0]
+    assert out["answer_source"] == "loop"
+    assert "an answer whose arithmetic does not hold, with no result, removed" in out[
+        "answer_checks"]
 
 
 def test_a_result_too_long_for_a_float_vouches_for_no_number() -> None:

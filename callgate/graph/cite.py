@@ -136,6 +136,13 @@ def make_cite(settings: LoopSettings):
                                if check.invented_numbers else
                                f"an answer restating {restated}'s value removed")
             text = ""
+        wrong_sums = check.false_equations if source == "model" and not usable and text else []
+        if wrong_sums:
+            # No result stands behind the answer and its own arithmetic does not hold
+            # ("17 * 23 = 341" with no calculator call): never handed on as a figure.
+            text = ""
+            check.notes.append("an answer whose arithmetic does not hold, with no result, "
+                               "removed")
         if source == "model" and not usable and text and failed and not _ADMITS.search(text):
             # Every call that ran failed, and the model answered as if it had not ("The
             # weather in Paris is indeed quite beautiful." after web_search could not reach
@@ -150,9 +157,10 @@ def make_cite(settings: LoopSettings):
             cited = list(usable)
         citations = [Citation(id=rid, tool=usable[rid]["tool"], explicit=explicit,
                               sources=usable[rid]["sources"]) for rid in cited]
-        final = text or _no_answer(problems, refused)
-        if not text and (refused or failed):
-            source = "loop"  # what was refused or failed, in the loop's words
+        final = text or (_wrong_sums_answer(wrong_sums) if wrong_sums
+                         else _no_answer(problems, refused))
+        if not text and (refused or failed or wrong_sums):
+            source = "loop"  # what was refused, failed or wrong, in the loop's words
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         end_run(config, runtime.store)
@@ -233,6 +241,11 @@ def _failed_note(problem: Problem) -> str:
     how = "timed out" if problem["outcome"] == "timeout" else "failed"
     return (f"(Not from a tool: the call to {problem['tool']} {how}, so this is the model's "
             "own answer.)")
+
+
+def _wrong_sums_answer(wrong: list[str]) -> str:
+    return (f"I could not answer: the model's arithmetic does not hold ({_brief(wrong[0])}), "
+            "and no tool computed it.")
 
 
 def _no_answer(problems: list[Problem], refused: list[str]) -> str:
