@@ -439,7 +439,8 @@ class ChatLlamaCppText(BaseChatModel):
             if self.on_overflow == "error" or not droppable:
                 raise ContextOverflowError(
                     f"prompt is {len(tokens)} tokens but only {budget} fit in n_ctx={n_ctx} "
-                    f"after reserving room to generate; shorten the input or raise n_ctx"
+                    f"after reserving room to generate; shorten the input or raise n_ctx (in "
+                    f"models.yaml: an entry's n_ctx)"
                 )
             del dicts[droppable[0]]
 
