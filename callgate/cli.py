@@ -96,6 +96,7 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
     """The user-facing form of ``exc`` when a user can cause it; None for a bug."""
     from langchain_core.exceptions import ContextOverflowError as ProviderContextOverflow
 
+    from callgate.extras import MissingExtraError, install_command
     from callgate.graph.decide_native import ToolChoiceError
     from callgate.models.llamacpp import ContextOverflowError
     from callgate.persistence import PersistenceError
@@ -103,6 +104,8 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
 
     if isinstance(exc, UserError):
         return exc
+    if isinstance(exc, MissingExtraError):
+        return UserError(exc.need, f"install the {exc.extra} extra: {install_command(exc.extra)}")
     if isinstance(exc, ToolsConfigError):
         return ConfigError(str(exc))
     if isinstance(exc, ToolChoiceError):

@@ -31,6 +31,8 @@ from filelock import AsyncFileLock, FileLock
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.store.base import BaseStore
 
+from callgate.extras import MissingExtraError
+
 __all__ = [
     "DB_ENV",
     "HOME_ENV",
@@ -149,10 +151,13 @@ def _sqlite_target(path: str) -> _Target:
 
 def _postgres_target(url: str) -> _Target:
     try:
+        # The savers too: psycopg alone let the open fail later, with ModuleNotFoundError.
+        import langgraph.checkpoint.postgres  # noqa: F401
+        import langgraph.store.postgres  # noqa: F401
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
     except ImportError as exc:
-        raise PersistenceError("PostgreSQL needs the postgres extra: "
-                               "pip install 'callgate[postgres]'") from exc
+        raise MissingExtraError("a PostgreSQL database", "langgraph-checkpoint-postgres and "
+                                "psycopg", "postgres") from exc
     try:
         params = conninfo_to_dict(url)
     except Exception as exc:  # psycopg.ProgrammingError: a malformed URL

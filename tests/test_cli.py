@@ -467,6 +467,40 @@ def test_a_damaged_statistics_file_is_one_line_for_ask(home: Path) -> None:
     assert "usage statistics are a SQLite file" in result.stderr
 
 
+@pytest.mark.parametrize(("argv", "blocked", "line"), [
+    (["index", "doc.pdf"], ["pypdf"],
+     'error: reading a PDF needs pypdf (hint: install the pdf extra: pip install -e ".[pdf]")'),
+    # With psycopg installed but not the savers, the open raised ModuleNotFoundError.
+    (["ask", "hello", "--model", "notes", "--db", "postgresql://me@127.0.0.1:9/x"],
+     ["langgraph.checkpoint.postgres"],
+     "error: a PostgreSQL database needs langgraph-checkpoint-postgres and psycopg (hint: "
+     'install the postgres extra: pip install -e ".[postgres]")'),
+    (["ask", "hello", "--model", "notes", "--db", "postgresql://me@127.0.0.1:9/x"],
+     ["psycopg", "psycopg.conninfo"], None),
+], ids=["pdf", "postgres savers", "psycopg"])
+def test_a_missing_extra_is_one_line_naming_it(home: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str],
+                                               argv: list[str], blocked: list[str],
+                                               line: str | None) -> None:
+    # Each was a traceback: RuntimeError from the PDF reader, ModuleNotFoundError from the
+    # PostgreSQL open. In this process, with the package's import blocked.
+    from callgate.cli import main
+
+    (home / "doc.pdf").write_bytes(b"%PDF-1.4\n%%EOF\n")
+    monkeypatch.chdir(home)
+    for key, value in _env(home).items():
+        monkeypatch.setenv(key, value)
+    for name in blocked:
+        monkeypatch.setitem(sys.modules, name, None)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1, err
+    if line is None:
+        assert err.startswith("error: a PostgreSQL database needs") and '".[postgres]"' in err
+    else:
+        assert err.strip() == line
+
+
 def test_a_question_that_is_not_utf8_is_answered(home: Path) -> None:
     # The byte 0xff reaches Python as a lone surrogate, which the tokenizer refused with a
     # traceback; it is now U+FFFD in the question.

@@ -15,6 +15,7 @@ from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 
+from callgate.extras import MissingExtraError
 from callgate.models.bundled import BUNDLED_ALIASES, BUNDLED_SPEC, runtime_model_path
 
 __all__ = [
@@ -253,7 +254,10 @@ def _build_openai(cfg: ModelConfig) -> BaseChatModel:
 
 
 def _build_anthropic(cfg: ModelConfig) -> BaseChatModel:
-    from langchain_anthropic import ChatAnthropic
+    try:
+        from langchain_anthropic import ChatAnthropic
+    except ImportError as exc:
+        raise MissingExtraError("anthropic:MODEL", "langchain-anthropic", "anthropic") from exc
 
     kwargs = _common(cfg)
     if cfg.base_url:
@@ -266,7 +270,10 @@ def _build_anthropic(cfg: ModelConfig) -> BaseChatModel:
 
 
 def _build_ollama(cfg: ModelConfig) -> BaseChatModel:
-    from langchain_ollama import ChatOllama
+    try:
+        from langchain_ollama import ChatOllama
+    except ImportError as exc:
+        raise MissingExtraError("ollama:MODEL", "langchain-ollama", "ollama") from exc
 
     kwargs = _common(cfg, max_tokens_key="num_predict")
     if cfg.base_url:

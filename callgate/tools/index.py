@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from callgate.extras import MissingExtraError
+
 GLOBAL = "global"
 CHUNK_CHARS = 800
 OVERLAP_CHARS = 150
@@ -104,7 +106,7 @@ class DocumentIndex:
                     continue
                 try:
                     report.files.append(self._add(con, file, scope))
-                except (OSError, RuntimeError, ValueError) as exc:
+                except (OSError, RuntimeError, ValueError, MissingExtraError) as exc:
                     report.skipped.append((str(file), str(exc)))
             prefix = os.path.join(str(root), "")
             for (known,) in con.execute(
@@ -262,7 +264,7 @@ def _pdf_pages(file: Path) -> list[str]:
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError
     except ImportError as exc:
-        raise RuntimeError("PDF support needs pypdf: pip install 'callgate[pdf]'") from exc
+        raise MissingExtraError("reading a PDF", "pypdf", "pdf") from exc
     with _pdf_warnings() as repairs:
         try:
             return [page.extract_text() or "" for page in PdfReader(file).pages]
