@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
@@ -38,6 +38,9 @@ T = TypeVar("T")
 # the process exits anyway (the thread keeps its last checkpoint and resumes from there).
 CANCEL_GRACE_S = 0.6
 EXIT_CANCELLED = 130
+# 128 + SIGPIPE: what a shell reports for a program a closed pipe ended (`yes | head`), so
+# a pipeline under `set -o pipefail` sees callgate as it sees cat or grep.
+EXIT_BROKEN_PIPE = 141
 _ARG_CHARS = 70
 _PREVIEW_LINES = 6
 
@@ -217,8 +220,8 @@ def phase(error: type[UserError], *caught: type[BaseException]) -> Iterator[None
     try:
         yield
     except caught as exc:
-        if as_user_error(exc) is not None:
-            raise
+        if isinstance(exc, BrokenPipeError) or as_user_error(exc) is not None:
+            raise  # a closed stdout is no fault of the thing set up
         hint = "check the path" if isinstance(exc, FileNotFoundError | IsADirectoryError) else None
         raise error(str(exc) or type(exc).__name__, hint) from exc
 
@@ -456,6 +459,16 @@ class CtrlC:
         os._exit(EXIT_CANCELLED)
 
 
+def stdout_closed() -> NoReturn:
+    """Leave quietly: the reader of stdout (``| head``) has closed it and wants no more."""
+    # Python's recipe: stdout on devnull, so that nothing written on the way out fails
+    # again. os._exit, as Ctrl-C's hard stop: a run's worker threads are not waited for.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    with suppress(OSError):  # stderr may be the same closed pipe (2>&1 | head)
+        sys.stderr.flush()
+    os._exit(EXIT_BROKEN_PIPE)
+
+
 def _in_background(fn: Callable[[], T], ctrl_c: CtrlC) -> T:
     """Run ``fn`` in a worker thread so that Ctrl-C is handled while it runs in C code."""
     box: queue.Queue[tuple[bool, Any]] = queue.Queue()
@@ -625,6 +638,10 @@ class Session:
         while True:
             try:
                 self._stream_once(payload, config)
+            except BrokenPipeError:
+                # At once: unwinding would close the database under the run's worker
+                # thread (SQLite crashed the process).
+                stdout_closed()
             except Exception as exc:
                 if isinstance(exc, UserError | Cancelled) or as_user_error(exc) is not None:
                     raise
@@ -1104,13 +1121,14 @@ def main(argv: list[str] | None = None) -> int:
         blamed = parser if set(unknown) & set(before) else getattr(args, "usage", parser)
         blamed.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed stdout is found here, not in the flush at exit
+        return code
     except KeyboardInterrupt:
         print("cancelled", file=sys.stderr)
         return EXIT_CANCELLED
-    except BrokenPipeError:  # stdout closed early (| head): nothing more to say
-        sys.stderr.close()
-        os._exit(1)
+    except BrokenPipeError:
+        stdout_closed()
     except Exception as exc:
         error = as_user_error(exc, getattr(args, "tool_choice", None))
         if error is None:

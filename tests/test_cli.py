@@ -467,6 +467,30 @@ def test_a_damaged_statistics_file_is_one_line_for_ask(home: Path) -> None:
     assert "usage statistics are a SQLite file" in result.stderr
 
 
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+@pytest.mark.parametrize(("argv", "read"), [
+    (["eval", "table", "BFCL"], 0), (["tools"], 0),
+    # The first line (the CLI's status event) read: the next is written during the run.
+    (["ask", "What is 17*23?", "--model", "calc", "--events"], 1),
+], ids=["eval table", "tools", "ask --events"])
+def test_a_closed_stdout_ends_quietly(home: Path, argv: list[str], read: int,
+                                      unbuffered: str) -> None:
+    # `callgate eval table reports/bfcl-full.json | head -2` said "error: cannot read BFCL
+    # report …: [Errno 32] Broken pipe"; `ask --events | head -1` called it a failed run.
+    # The reader closes its end early, as `| head` does.
+    report = Path(__file__).resolve().parents[1] / "reports" / "bfcl-full.json"
+    argv = [str(report) if a == "BFCL" else a for a in argv]
+    process = subprocess.Popen([sys.executable, "-m", "callgate.cli", *argv],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=_env(home, {"PYTHONUNBUFFERED": unbuffered}), cwd=home)
+    assert process.stdout is not None
+    for _ in range(read):
+        assert process.stdout.readline()
+    process.stdout.close()
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 141 and err == "", err
+
+
 @pytest.mark.parametrize(("argv", "blocked", "line"), [
     (["index", "doc.pdf"], ["pypdf"],
      'error: reading a PDF needs pypdf (hint: install the pdf extra: pip install -e ".[pdf]")'),

@@ -262,10 +262,10 @@ def cmd_table(args: argparse.Namespace) -> int:
     from callgate.eval.bfcl import markdown_tables
 
     try:
-        report = json.loads(args.report.read_text(encoding="utf-8"))
-        print(markdown_tables(report))
+        tables = markdown_tables(json.loads(args.report.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UserError(f"cannot read BFCL report {args.report}: {exc}", REPORT_HINT) from exc
+    print(tables)  # outside the try: a closed stdout is no fault of the report
     return 0
 
 
