@@ -104,11 +104,14 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
     from callgate.models.llamacpp import ContextOverflowError
     from callgate.persistence import PersistenceError
     from callgate.tools.config import ToolsConfigError
+    from callgate.tools.index import DamagedIndexError
 
     if isinstance(exc, UserError):
         return exc
     if isinstance(exc, MissingExtraError):
         return UserError(exc.need, f"install the {exc.extra} extra: {install_command(exc.extra)}")
+    if isinstance(exc, DamagedIndexError):
+        return DocumentIndexError(str(exc), exc.hint)
     if isinstance(exc, ToolsConfigError):
         return ConfigError(str(exc))
     if isinstance(exc, ToolChoiceError):

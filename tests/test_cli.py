@@ -136,6 +136,27 @@ def test_index_expands_tilde_instead_of_making_a_folder_named_tilde(home: Path) 
     assert not (home / "~").exists()
 
 
+def test_a_damaged_index_is_named_with_a_hint(home: Path) -> None:
+    # Garbage in index.sqlite read as "no documents indexed: run callgate index PATH", and
+    # that command then said only "error: file is not a database".
+    index = home / "index.sqlite"
+    index.write_bytes(bytes(range(256)) * 16)
+    (home / "notes.md").write_text("# Notes\nThe car is red.\n")
+    said = (f"the document index {index} is damaged or not a callgate index (file is not a "
+            "database)")
+    hint = ("delete it and run `callgate index PATH` again, or name another index file with "
+            "--index or $CALLGATE_INDEX")
+    tools = callgate("tools", home=home)
+    assert tools.returncode == 0, tools.stderr
+    offered, missing = tools.stdout.split("Built-in tools not offered:")
+    assert "rag_search" not in offered and f"rag_search         {said}: {hint}" in missing
+    ask = callgate("ask", "What do my notes say about the car?", "--model", "notes", home=home)
+    assert f"[not offered: rag_search: {said}: {hint}]" in ask.stderr
+    indexed = callgate("index", "notes.md", home=home)
+    assert indexed.returncode == 2 and indexed.stdout == ""
+    assert indexed.stderr == f"error: {said} (hint: {hint})\n"
+
+
 def test_tools_yml_errors_name_file_and_line(home: Path) -> None:
     (home / "tools.yml").write_text("tools:\n  - name: x\n    description: y\n")
     result = callgate("tools", home=home)

@@ -13,7 +13,13 @@ from langchain_core.retrievers import BaseRetriever
 from callgate import get_result
 from callgate.tools.builtin import BuiltinSettings, builtin_tools
 from callgate.tools.builtin.rag_search import rag_search_tool
-from callgate.tools.index import DocumentIndex, chunk_text, fts_query, indexed_chunks
+from callgate.tools.index import (
+    DamagedIndexError,
+    DocumentIndex,
+    chunk_text,
+    fts_query,
+    indexed_chunks,
+)
 from callgate.tools.registry import ToolRegistry
 from callgate.tools.summaries import ITEM_CHARS
 from tests.needs import unavailable
@@ -244,8 +250,13 @@ def test_not_configured_until_documents_are_indexed(tmp_path: Path, docs: Path) 
     DocumentIndex(path).add_folder(tmp_path / "empty")
     assert path.is_file() and not status().available  # an index with no chunks
 
-    path.write_bytes(b"not a database")
-    assert indexed_chunks(path) == 0 and not status().available
+    path.write_bytes(b"not a database")  # said as damaged, not as "no documents indexed"
+    with pytest.raises(DamagedIndexError, match="is damaged or not a callgate index"):
+        indexed_chunks(path)
+    assert not status().available and str(path) in status().reason
+    assert status().reason.endswith(DamagedIndexError.hint)
+    with pytest.raises(DamagedIndexError):
+        DocumentIndex(path).add_folder(docs)
     path.unlink()
 
     DocumentIndex(path).add_folder(docs)

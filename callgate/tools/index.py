@@ -50,6 +50,23 @@ _STOPWORDS = frozenset((
 ))
 
 
+class DamagedIndexError(ValueError):
+    """The index file is not an SQLite database (garbage, another kind of file) or is
+    corrupt: nothing in it can be read, and indexing into it fails."""
+
+    hint = ("delete it and run `callgate index PATH` again, or name another index file "
+            "with --index or $CALLGATE_INDEX")
+
+    def __init__(self, path: Path, exc: sqlite3.Error) -> None:
+        self.path = path
+        super().__init__(f"the document index {path} is damaged or not a callgate index "
+                         f"({exc})")
+
+
+def _damaged(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+
+
 @dataclass
 class IndexedFile:
     """One file's outcome: how many chunks it has and whether they were (re)written."""
@@ -160,8 +177,13 @@ class DocumentIndex:
         # One short-lived connection per operation: tools run in worker threads.
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(sqlite3.connect(self.path, timeout=10)) as con:
-            con.execute("PRAGMA journal_mode=WAL")
-            con.executescript(_SCHEMA)
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.executescript(_SCHEMA)
+            except sqlite3.DatabaseError as exc:
+                if _damaged(exc):
+                    raise DamagedIndexError(self.path, exc) from exc
+                raise
             with con:
                 yield con
 
@@ -192,14 +214,19 @@ class DocumentIndex:
 
 
 def indexed_chunks(path: str | Path) -> int:
-    """Chunks in the index at ``path``; 0 when it does not exist. Never creates it."""
+    """Chunks in the index at ``path``; 0 when it does not exist or has no chunks table.
+    Never creates it; raises :class:`DamagedIndexError` for a file that is no database."""
     path = Path(path).expanduser()
     if not path.is_file():
         return 0
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
             return con.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    except sqlite3.Error:
+    except sqlite3.Error as exc:
+        # A garbage file had read as "no documents indexed", and `callgate index` then
+        # said only "file is not a database".
+        if _damaged(exc):
+            raise DamagedIndexError(path, exc) from exc
         return 0
 
 

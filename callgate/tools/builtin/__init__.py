@@ -130,10 +130,13 @@ def _web_search(s: BuiltinSettings) -> tuple[Tool | None, str]:
 
 def _rag_search(s: BuiltinSettings) -> tuple[Tool | None, str]:
     from callgate.tools.builtin.rag_search import rag_search_tool
-    from callgate.tools.index import DocumentIndex, indexed_chunks
+    from callgate.tools.index import DamagedIndexError, DocumentIndex, indexed_chunks
 
     path = s.index_path.expanduser()
-    chunks = indexed_chunks(path)
+    try:
+        chunks = indexed_chunks(path)
+    except DamagedIndexError as exc:
+        return None, f"{exc}: {exc.hint}"
     if not chunks:
         return None, f"no documents indexed: run `callgate index PATH` (index: {path})"
     return rag_search_tool(DocumentIndex(path)), f"index {path} ({chunks} chunks)"

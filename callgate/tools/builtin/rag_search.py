@@ -19,7 +19,7 @@ from langchain_core.tools import StructuredTool
 from langgraph.config import get_config
 from pydantic import BaseModel, ConfigDict, Field
 
-from callgate.tools.index import GLOBAL, DocumentIndex
+from callgate.tools.index import GLOBAL, DamagedIndexError, DocumentIndex
 from callgate.tools.registry import Tool, ToolRegistry
 from callgate.tools.relevance import shared_words
 from callgate.tools.summaries import ITEM_CHARS, TOP_ITEMS, clip
@@ -117,7 +117,7 @@ def passage_match(index: DocumentIndex) -> Callable[[str], float]:
             scope = None
         try:
             found = index.search(request, limit=1, scope=scope)
-        except (sqlite3.Error, OSError):
+        except (sqlite3.Error, OSError, DamagedIndexError):
             return 0.0
         shared = shared_words(request, found[0]["text"]) if found else set()
         return float(MIN_SHARED) if len(shared) >= MIN_SHARED else 0.0
