@@ -41,6 +41,7 @@ EXIT_CANCELLED = 130
 # 128 + SIGPIPE: what a shell reports for a program a closed pipe ended (`yes | head`), so
 # a pipeline under `set -o pipefail` sees callgate as it sees cat or grep.
 EXIT_BROKEN_PIPE = 141
+CHAT_QUIT_WORDS = ("exit", "quit")
 _ARG_CHARS = 70
 _PREVIEW_LINES = 6
 
@@ -950,13 +951,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
         display = session.display
         display.stop()
         display.line(f"thread {session.thread_id} (resume it with --thread "
-                     f"{session.thread_id}); empty line to quit")
+                     f"{session.thread_id}); an empty line, exit or quit ends the chat")
         first = session.unfinished()  # finish the interrupted turn before a new one
         while True:
             payload: Any = None
             if not first:
                 line = _read_line("you> ", tty)
-                if line is None or not line.strip():
+                if line is None or line.strip().lower() in ("", *CHAT_QUIT_WORDS):
                     break
                 payload = {"messages": [("user", _typed(line).strip())], **_mode(args)}
             first = False

@@ -281,6 +281,16 @@ def test_chat_with_piped_input_and_resumed_thread(home: Path) -> None:
 
 
 
+@pytest.mark.parametrize("word", ["exit", "  QUIT "])
+def test_chat_ends_at_exit_or_quit(home: Path, word: str) -> None:
+    # "exit" and "quit" were sent to the model as questions.
+    result = callgate("chat", "--model", "calc", "--json", "--thread", "t-q", home=home,
+                      stdin=f"What is 17*23?\n{word}\nAnd again?\n")
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line)["status"] for line in result.stdout.splitlines()] == ["done"]
+    assert _thread_values(home, "t-q")[1]["humans"] == ["What is 17*23?"]
+
+
 RAISING_MODEL = """\
 from langchain_core.messages import HumanMessage
 
