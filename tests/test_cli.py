@@ -578,6 +578,20 @@ def test_a_models_yaml_that_is_not_yaml_is_one_line(home: Path) -> None:
     assert lines[0].startswith(f"error: {home / 'models.yaml'}:") and "invalid YAML" in lines[0]
 
 
+def test_a_models_yaml_typo_is_one_line_naming_the_key(home: Path) -> None:
+    # `temprature: 0.2` was ignored without a word.
+    (home / "models.yaml").write_text(
+        "models:\n  calc:\n    provider: custom\n"
+        "    class: callgate.models.scripted:ScriptedChatModel\n"
+        "    script: ['Final Answer: hi']\n    temprature: 0.2\n")
+    result = callgate("ask", "hello", "--model", "calc", home=home)
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"error: {home / 'models.yaml'}: model 'calc': unknown key "
+                               "'temprature': neither a setting")
+
+
 @pytest.mark.parametrize("steps", ["0", "-3", "two"])
 def test_max_steps_below_one_is_a_usage_error(home: Path, steps: str) -> None:
     # --max-steps 0 had answered with the loop's own "Do not call any tools."

@@ -480,6 +480,50 @@ def test_a_models_yaml_that_is_not_yaml_names_its_line(tmp_path: Path) -> None:
         load_models_yaml(broken)
 
 
+@pytest.mark.parametrize(("entry", "said"), [
+    # Unknown keys were passed to the chat model, which ignored them: a typo did nothing.
+    ("{provider: openai, model: m, base_url: 'http://127.0.0.1:9/v1', temprature: 0.2}",
+     "unknown key 'temprature': neither a setting (provider, path, model, base_url, "
+     "grammar, max_tokens, temperature, tool_format) nor an argument of ChatOpenAI; "
+     "model_kwargs: {…} passes other parameters to the API"),
+    ("{provider: gguf, path: bundled, n_ctxx: 4096}", "unknown key 'n_ctxx'"),
+    ("{provider: custom, class: 'callgate.models.scripted:ScriptedChatModel', scrpit: [x]}",
+     "unknown key 'scrpit': neither a setting (provider"),
+    # Wrong types: a string grammar was taken as true.
+    ("{provider: gguf, path: bundled, grammar: 'no'}",
+     "'grammar' must be true or false, got 'no'"),
+    ("{provider: openai, model: m, temperature: warm}",
+     "'temperature' must be a number of at least 0, got 'warm'"),
+    ("{provider: openai, model: 4}", "'model' must be a string, got 4"),
+    ("{provider: gguf, path: bundled, n_ctx: big}",
+     "'n_ctx': Input should be a valid integer, unable to parse string as an integer, "
+     "got 'big'"),
+])
+def test_a_models_yaml_entry_refuses_unknown_keys_and_wrong_types(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, said: str) -> None:
+    path = tmp_path / "models.yaml"
+    path.write_text(f"models:\n  ok: {{provider: gguf, path: bundled}}\n  mine: {entry}\n")
+    monkeypatch.setenv("CALLGATE_MODELS", str(path))
+    with pytest.raises(ValueError) as caught:
+        load_model("mine")
+    assert str(caught.value).startswith(f"{path}: model 'mine': {said}")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_models_yaml_entry_takes_its_model_classes_arguments(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Names and aliases of the class's fields, as before.
+    path = tmp_path / "models.yaml"
+    path.write_text("models:\n  oa: {provider: openai, model: m, base_url: 'http://127.0.0.1:9/v1',"
+                    " api_key: x, timeout: 5, model_kwargs: {top_k: 3}}\n"
+                    "  local: {provider: gguf, path: bundled, n_ctx: 4096, top_k: 20}\n")
+    monkeypatch.setenv("CALLGATE_MODELS", str(path))
+    oa, _ = load_model("oa")
+    assert oa.model_kwargs == {"top_k": 3} and oa.request_timeout == 5  # type: ignore[attr-defined]
+    local, _ = load_model("local")
+    assert (local.n_ctx, local.top_k) == (4096, 20)  # type: ignore[attr-defined]
+
+
 # The package warns on import that it is being sunset; users still have its ChatLlamaCpp, and
 # this test is about how callgate treats it, not about the warning.
 @pytest.mark.filterwarnings("ignore:`langchain-community` is being sunset:DeprecationWarning")

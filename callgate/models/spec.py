@@ -50,6 +50,9 @@ class ModelConfig:
     kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra constructor arguments for the chat model (for `custom`: `class: "pkg.mod:Cls"`)."""
     name: str | None = None
+    source: Path | None = field(default=None, compare=False, repr=False)
+    """The models.yaml file of a named model: its other keys are checked against the chat
+    model class when it is built."""
 
     def __post_init__(self) -> None:
         if self.provider not in PROVIDERS:
@@ -126,6 +129,19 @@ def load_models_yaml(path: str | os.PathLike[str]) -> dict[str, ModelConfig]:
 
 
 _CONFIG_KEYS = {"base_url", "tool_format", "grammar", "temperature", "max_tokens"}
+_SETTINGS = ("provider", "path", "model", *sorted(_CONFIG_KEYS))
+# Each setting's type: (what a value must be, what the message says it must be).
+_SETTING_TYPES: dict[str, tuple[Any, str]] = {
+    "provider": (lambda v: isinstance(v, str), "a string"),
+    "path": (lambda v: isinstance(v, str) and v.strip(), "a non-empty string"),
+    "model": (lambda v: isinstance(v, str), "a string"),
+    "base_url": (lambda v: isinstance(v, str), "a string"),
+    "tool_format": (lambda v: isinstance(v, str), "a string"),
+    "grammar": (lambda v: isinstance(v, bool), "true or false"),
+    "temperature": (lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v >= 0,
+                    "a number of at least 0"),
+    "max_tokens": (lambda v: isinstance(v, int) and not isinstance(v, bool), "a whole number"),
+}
 
 
 def _entry(name: str, entry: Any, source: Path) -> ModelConfig:
@@ -133,6 +149,10 @@ def _entry(name: str, entry: Any, source: Path) -> ModelConfig:
         raise ValueError(f"{source}: model {name!r} must be a mapping, got {entry!r}")
     entry = dict(entry)
     where = f"{source}: model {name!r}"
+    for key, (ok, kind) in _SETTING_TYPES.items():
+        # null is left out, as before: YAML's "key:" with nothing after it
+        if entry.get(key) is not None and not ok(entry[key]):
+            raise ValueError(f"{where}: {key!r} must be {kind}, got {entry[key]!r}")
     file_path, model = entry.pop("path", None), entry.pop("model", None)
     provider = entry.pop("provider", "gguf" if file_path else None)
     if provider is None:
@@ -152,7 +172,8 @@ def _entry(name: str, entry: Any, source: Path) -> ModelConfig:
     known = {k: entry.pop(k) for k in list(entry) if k in _CONFIG_KEYS}
     try:
         return ModelConfig(
-            provider=provider, model=str(model or ""), name=name, kwargs=entry, **known
+            provider=provider, model=str(model or ""), name=name, kwargs=entry, source=source,
+            **known
         )
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{where}: {exc}") from exc
@@ -230,7 +251,7 @@ def _build_gguf(cfg: ModelConfig) -> BaseChatModel:
         raise IsADirectoryError(f"a GGUF model is a file, and {path} is a folder{named}")
     if not path.is_file():
         raise FileNotFoundError(f"GGUF model file not found: {path}{named}")
-    return ChatLlamaCppText(model_path=str(path), **_common(cfg))
+    return _construct(cfg, ChatLlamaCppText, model_path=str(path), **_common(cfg))
 
 
 def _build_openai(cfg: ModelConfig) -> BaseChatModel:
@@ -250,7 +271,7 @@ def _build_openai(cfg: ModelConfig) -> BaseChatModel:
         for key, client in compat_http_clients().items():
             kwargs.setdefault(key, client)
         kwargs.setdefault("disable_streaming", "tool_calling")
-    return ChatOpenAI(model=cfg.model, **kwargs)
+    return _construct(cfg, ChatOpenAI, model=cfg.model, **kwargs)
 
 
 def _build_anthropic(cfg: ModelConfig) -> BaseChatModel:
@@ -266,7 +287,7 @@ def _build_anthropic(cfg: ModelConfig) -> BaseChatModel:
         # ChatAnthropic builds without a key and fails only at the first request, with a
         # network error; say what is missing before anything runs, as ChatOpenAI does.
         raise ValueError(f"anthropic:{cfg.model} needs an API key: set ANTHROPIC_API_KEY")
-    return ChatAnthropic(model=cfg.model, **kwargs)
+    return _construct(cfg, ChatAnthropic, model=cfg.model, **kwargs)
 
 
 def _build_ollama(cfg: ModelConfig) -> BaseChatModel:
@@ -278,7 +299,7 @@ def _build_ollama(cfg: ModelConfig) -> BaseChatModel:
     kwargs = _common(cfg, max_tokens_key="num_predict")
     if cfg.base_url:
         kwargs["base_url"] = cfg.base_url
-    return ChatOllama(model=cfg.model, **kwargs)
+    return _construct(cfg, ChatOllama, model=cfg.model, **kwargs)
 
 
 def _build_custom(cfg: ModelConfig) -> BaseChatModel:
@@ -292,10 +313,54 @@ def _build_custom(cfg: ModelConfig) -> BaseChatModel:
         kwargs.setdefault("model", cfg.model)
     if cfg.base_url:
         kwargs.setdefault("base_url", cfg.base_url)
-    model = cls(**kwargs)
+    model = _construct(cfg, cls, **kwargs)
     if not isinstance(model, BaseChatModel):
         raise TypeError(f"{target} built {type(model).__name__}, not a BaseChatModel")
     return model
+
+
+def _construct(cfg: ModelConfig, cls: Any, **kwargs: Any) -> Any:
+    """``cls(**kwargs)``; for a models.yaml entry, its other keys must be arguments of
+    ``cls`` (pydantic ignores unknown ones: ``temprature: 0.2`` did nothing) and of the
+    types they take, said as one line naming the file, the entry and the key."""
+    from pydantic import ValidationError
+
+    if cfg.source is None:
+        return cls(**kwargs)
+    where = f"{cfg.source}: model {cfg.name!r}"
+    accepted = _arguments(cls)
+    for key in cfg.kwargs:
+        if accepted is not None and key not in accepted and key != "class":
+            passes = ("; model_kwargs: {…} passes other parameters to the API"
+                      if "model_kwargs" in accepted else "")
+            raise ValueError(f"{where}: unknown key {key!r}: neither a setting "
+                             f"({', '.join(_SETTINGS)}) nor an argument of "
+                             f"{cls.__name__}{passes}")
+    try:
+        return cls(**kwargs)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = error["loc"]
+        if not loc or loc[0] not in cfg.kwargs:  # not the entry's key: its input may be a key
+            raise ValueError(f"{where}: {error['msg']}") from None
+        key = ".".join(str(part) for part in loc)
+        raise ValueError(f"{where}: {key!r}: {error['msg']}, got {error['input']!r}") from None
+
+
+def _arguments(cls: Any) -> set[str] | None:
+    """The keyword arguments a pydantic model class takes (names and aliases); None for
+    any other class, or one that takes any."""
+    from pydantic import AliasChoices, BaseModel
+
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)) \
+            or cls.model_config.get("extra") == "allow":
+        return None
+    names = set(cls.model_fields)
+    for info in cls.model_fields.values():
+        aliases = info.validation_alias
+        choices = aliases.choices if isinstance(aliases, AliasChoices) else [aliases]
+        names.update(a for a in (info.alias, *choices) if isinstance(a, str))
+    return names
 
 
 _BUILDERS = {
