@@ -553,9 +553,10 @@ class Approver:
                 if not tty:
                     self.display.line(f"  answer: {line.strip()} → {decision.kind}")
                 return decision
-            self.display.line(f"  {problem}")
-            if not tty:
+            if not tty:  # one answer line per call: a bad one rejects it, as none does
+                self.display.line(f"  {problem} — rejected (one answer line per call on stdin)")
                 return Decision("reject", message=problem)
+            self.display.line(f"  {problem} — answer again")
 
 
 def parse_answer(line: str, more: Callable[[], str | None]) -> tuple[Decision | None, str]:
@@ -574,7 +575,7 @@ def parse_answer(line: str, more: Callable[[], str | None]) -> tuple[Decision | 
         try:
             args = json.loads(raw)
         except json.JSONDecodeError as exc:
-            return None, f"not JSON ({exc.msg}): answer again"
+            return None, f"not JSON ({exc.msg})"
         if not isinstance(args, dict):
             return None, "the new arguments must be a JSON object"
         return Decision("edit", args=args), ""
@@ -801,7 +802,7 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
 
 def at_least_one(text: str) -> int:
     """argparse's type for a count of steps: a whole number of at least 1."""
-    value = at_least(0)(text)
+    value = _whole(text)  # not at_least(0): -1 was "below 0", and 0 is refused too
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is below 1: the loop needs a step")
     return value
@@ -811,15 +812,19 @@ def at_least(lowest: int) -> Callable[[str], int]:
     """argparse's type for a count: a whole number of at least ``lowest``."""
 
     def count(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        value = _whole(text)
         if value < lowest:
             raise argparse.ArgumentTypeError(f"{value} is below {lowest}")
         return value
 
     return count
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
 def _debug_option(parser: argparse.ArgumentParser) -> None:
@@ -1088,8 +1093,11 @@ def _parser() -> argparse.ArgumentParser:
 
     stats = sub.add_parser("stats", help="usage statistics per tool")
     stats.add_argument("--db", help="statistics file (default stats.sqlite in $CALLGATE_HOME)")
-    stats.add_argument("--json", action="store_true")
-    stats.add_argument("--reset", action="store_true")
+    stats.add_argument("--json", action="store_true",
+                       help="a JSON list instead of the table: one object per tool, "
+                            "with every figure")
+    stats.add_argument("--reset", action="store_true",
+                       help="forget every recorded call (the file stays)")
     _debug_option(stats)
     stats.set_defaults(func=cmd_stats)
 

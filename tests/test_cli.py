@@ -118,6 +118,19 @@ def test_tools_lists_offered_and_missing(home: Path) -> None:
     assert "rag_search" in result.stdout and "callgate index PATH" in result.stdout
 
 
+def test_every_option_says_what_it_does() -> None:
+    # `stats --json` and `--reset` had no help text.
+    import argparse
+
+    from callgate.cli import _parser
+
+    commands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("ask", "chat", "tools", "stats", "index"):
+        silent = [action.dest for action in commands.choices[name]._actions
+                  if not action.help]
+        assert not silent, (name, silent)
+
+
 def test_index_then_rag_search_is_offered(home: Path) -> None:
     docs = home / "docs"
     docs.mkdir()
@@ -375,6 +388,20 @@ def test_approval_rejected_on_stdin_runs_nothing(home: Path) -> None:
     assert (home / "a.txt").exists() and (home / "b.txt").exists()
 
 
+def test_a_piped_edit_that_is_not_json_says_it_rejects(home: Path) -> None:
+    # It said "not JSON (…): answer again", and rejected the call: stdin has one answer
+    # line per call.
+    _approval_setup(home)
+    result = callgate("ask", "Delete a.txt", "--model", "deleter", "--no-builtins", "--json",
+                      home=home, stdin="e {bad json\n")
+    assert result.returncode == 0, result.stderr
+    assert "answer again" not in result.stderr
+    assert ("not JSON (Expecting property name enclosed in double quotes) — rejected (one "
+            "answer line per call on stdin)") in result.stderr
+    assert json.loads(result.stdout)["tool_events"][0]["outcome"] == "denied"
+    assert (home / "a.txt").exists()
+
+
 def test_yes_approves_without_asking(home: Path) -> None:
     _approval_setup(home)
     result = callgate("ask", "Delete a.txt", "--model", "deleter", "--no-builtins", "--yes",
@@ -592,12 +619,14 @@ def test_a_models_yaml_typo_is_one_line_naming_the_key(home: Path) -> None:
                                "'temprature': neither a setting")
 
 
-@pytest.mark.parametrize("steps", ["0", "-3", "two"])
-def test_max_steps_below_one_is_a_usage_error(home: Path, steps: str) -> None:
+@pytest.mark.parametrize(("steps", "said"), [
+    ("0", "0 is below 1"), ("-3", "-3 is below 1"),  # -3 was "below 0"
+    ("two", "'two' is not a whole number")])
+def test_max_steps_below_one_is_a_usage_error(home: Path, steps: str, said: str) -> None:
     # --max-steps 0 had answered with the loop's own "Do not call any tools."
     result = callgate("ask", "hello", "--model", "calc", "--max-steps", steps, home=home)
     assert result.returncode == 2 and result.stdout == ""
-    assert "--max-steps" in result.stderr and "Traceback" not in result.stderr
+    assert f"argument --max-steps: {said}" in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(("args", "usage"), [
