@@ -53,3 +53,13 @@ def test_the_bfcl_tables_are_the_recorded_reports() -> None:
 
     report = json.loads((ROOT / "reports" / "bfcl-full.json").read_text(encoding="utf-8"))
     assert markdown_tables(report) in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_env_example_lists_every_variable_callgate_reads() -> None:
+    # The README says `.env.example` lists the variables; it had four of them.
+    placeholders = {"CALLGATE_SPAN", "CALLGATE_QUERY", "CALLGATE_PREFILL"}  # grammar, prompt
+    read = {name for file in (ROOT / "callgate").rglob("*.py")
+            for name in re.findall(r"CALLGATE_[A-Z0-9_]+", file.read_text(encoding="utf-8"))}
+    listed = set(re.findall(r"^#? ?(CALLGATE_[A-Z0-9_]+)=",
+                            (ROOT / ".env.example").read_text(encoding="utf-8"), re.MULTILINE))
+    assert read - placeholders == listed
