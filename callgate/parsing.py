@@ -1014,8 +1014,10 @@ def _functionary_hits(text: str, names: frozenset[str]) -> list[_Hit]:
     starts = [(m.start(), m.end(), (m.group(1) or m.group(2)).rstrip("."))
               for m in _FUNCTIONARY_RE.finditer(text)]
     first = _FIRST_NAME_RE.match(text)
+    # Unmarked, only over an object: a tool's name alone is a word ("Final Answer: calculator").
     if first is not None and (name := first.group(1).rstrip(".")).casefold() in {
-            n.casefold() for n in names}:
+            n.casefold() for n in names} and text.startswith("{", _SPACE_RE.match(
+                text, first.end()).end()):
         starts.insert(0, (first.start(1), first.end(), name))
     return _labelled_calls(text, [h for h in starts if h[2] != "all"], "functionary")
 

@@ -48,8 +48,9 @@ removed only where it is used as markup.
   too; no space after `>>>`, which Python's prompt has), or alone at the end, with the
   object; on the reply's first line, where v3.2 writes no `>>>`, a tool of `tool_names`
   alone over an object; v2's `<|recipient|>name` to `<|content|>` with the object after it.
-  The recipient `all` heads the reply's text (`>>>all`, `all` on the first line): the head
-  goes, the text stays. A name over prose is text;
+  The recipient `all` heads the reply's text (`>>>all`, `all` on the first line over text
+  on a later line): the head goes, the text stays. A name over prose, or alone on the first
+  line with nothing after it, is text;
 * gpt-oss's harmony headers (`<|start|>assistant<|channel|>final<|message|>`), and the
   messages that are calls (`to=functions.name`, to `<|call|>`) or reasoning (the analysis
   channel, to `<|end|>`); a final or commentary message's text is kept;
@@ -759,15 +760,30 @@ class _MarkupRemover:
         if found is None:
             return p, False
         name, end = found
+        if first_line:
+            return self._first_line_head(name, text, p, end, final)
         if name == "all":
             return end, False
-        if first_line and name.casefold() not in self._names:
-            return p, False
         follows = _call_object_follows(text, end, final)
         if follows is None:
             return None
         # The call's object, read as a value from where it starts; a name over prose is text.
         return (_skip_space(text, end), True) if follows else (p, False)
+
+    def _first_line_head(self, name: str, text: str, p: int, end: int,
+                         final: bool) -> tuple[int, bool] | None:
+        """`_functionary_call`'s reading of the reply's first line, `name` alone on it up to
+        `end`: a tool's name over a JSON object, or "all" over text on a later line; else
+        (a word or a name alone: "Final Answer: all", a reply that is just a tool's name)
+        the line is text."""
+        j = _skip_space(text, end)
+        if j == len(text):
+            return (p, False) if final else None
+        if name == "all":
+            return end, False
+        if name.casefold() in self._names and text[j] == "{":
+            return j, True
+        return p, False
 
     def _react_line(self, text: str, action: str, end: int, final: bool,
                     trace: bool) -> bool | None:

@@ -466,6 +466,12 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
     ("functionary-v32-all-first", "all\nIt is sunny.", ["web_search"], "It is sunny."),
     ("functionary-v2-all", "<|from|>assistant\n<|recipient|>all\n<|content|>It is sunny."
      "<|stop|>", None, "It is sunny."),
+    # A word or a tool's name alone on the first line, nothing after it, is the answer.
+    ("all-alone-as-the-answer", "Final Answer: all\n", None, "all"),
+    ("tool-name-alone-as-the-answer", "Final Answer: web_search\n", ["web_search"],
+     "web_search"),
+    ("tool-name-over-prose-as-the-answer", "web_search\nis the tool to use.", ["web_search"],
+     "web_search\nis the tool to use."),
 ]
 
 

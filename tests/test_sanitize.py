@@ -447,6 +447,11 @@ NAMED_CASES = [
     ("web_search\nis the tool.", "web_search\nis the tool."),
     ('It is 4.\nweb_search\n{"q": "x"}', 'It is 4.\nweb_search\n{"q": "x"}'),
     ("Parisian\nall\nweb", "Parisian\nall\nweb"),
+    # Alone, with nothing after it, the line is the reply's text ("Final Answer: all").
+    ("all\n", "all"),
+    ("all\n\n  ", "all"),
+    ("web_search\n", "web_search"),
+    ("Calculator \n\n", "Calculator"),
 ])
 def test_functionary_first_call_without_its_mark(text: str, expected: str) -> None:
     assert sanitize(text, tool_names=NAMES) == expected
