@@ -1001,7 +1001,8 @@ def _functions_hits(text: str) -> list[_Hit]:
 # call is ">>>name" and a line break before its JSON object, also right after prose
 # ("Let me check.>>>get_weather\n{…}"); the reply's first call has no ">>>" (the prompt
 # ends with it), so a tool's name alone on the reply's first line over an object is one
-# too. v2: "<|from|>assistant\n<|recipient|>name\n<|content|>{…}". The recipient "all" is
+# too. With known tools, ">>>name" must name one of them. v2:
+# "<|from|>assistant\n<|recipient|>name\n<|content|>{…}". The recipient "all" is
 # the reply's text, no call; a name over anything but an object is text too, and so is
 # ">>> name", as Python's prompt writes it.
 _FUNCTIONARY_RE = re.compile(
@@ -1011,13 +1012,16 @@ _FIRST_NAME_RE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,63})[ \t]*\n")
 
 
 def _functionary_hits(text: str, names: frozenset[str]) -> list[_Hit]:
-    starts = [(m.start(), m.end(), (m.group(1) or m.group(2)).rstrip("."))
-              for m in _FUNCTIONARY_RE.finditer(text)]
+    folded = {n.casefold() for n in names}
+    # With known tools, ">>>name" must name one: ">>>" in code ("a>>>b") or a quoted reply
+    # (">>>Thanks") is text, as the sanitizer keeps it.
+    starts = [(m.start(), m.end(), name) for m in _FUNCTIONARY_RE.finditer(text)
+              if (name := (m.group(1) or m.group(2)).rstrip(".")) == "all" or m.group(1)
+              or not folded or name.casefold() in folded]
     first = _FIRST_NAME_RE.match(text)
     # Unmarked, only over an object: a tool's name alone is a word ("Final Answer: calculator").
-    if first is not None and (name := first.group(1).rstrip(".")).casefold() in {
-            n.casefold() for n in names} and text.startswith("{", _SPACE_RE.match(
-                text, first.end()).end()):
+    if first is not None and (name := first.group(1).rstrip(".")).casefold() in folded and (
+            text.startswith("{", _SPACE_RE.match(text, first.end()).end())):
         starts.insert(0, (first.start(1), first.end(), name))
     return _labelled_calls(text, [h for h in starts if h[2] != "all"], "functionary")
 

@@ -47,7 +47,8 @@ removed only where it is used as markup.
 * Functionary's calls: v3.2's `>>>name` and a line break before a JSON object (after prose
   too; no space after `>>>`, which Python's prompt has), or alone at the end, with the
   object; on the reply's first line, where v3.2 writes no `>>>`, a tool of `tool_names`
-  alone over an object; v2's `<|recipient|>name` to `<|content|>` with the object after it.
+  alone over an object (with `tool_names`, `>>>name` too must name one of them, or `all`);
+  v2's `<|recipient|>name` to `<|content|>` with the object after it.
   The recipient `all` heads the reply's text (`>>>all`, `all` on the first line over text
   on a later line): the head goes, the text stays. A name over prose, or alone on the first
   line with nothing after it, is text;
@@ -764,6 +765,8 @@ class _MarkupRemover:
             return self._first_line_head(name, text, p, end, final)
         if name == "all":
             return end, False
+        if pattern is _FUNCTIONARY_HEAD and self._names and name.casefold() not in self._names:
+            return p, False  # ">>>" in code or a quoted reply, before a word that names no tool
         follows = _call_object_follows(text, end, final)
         if follows is None:
             return None

@@ -176,6 +176,8 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
      None, calls(WEB), "functionary"),
     ("functionary-v32-name-alone", ">>>system_stats\n", None, calls(("system_stats", {})),
      "functionary"),
+    ("functionary-v32-known-tool", 'Sure.\n>>>WEB_SEARCH\n{"query": "x"}', ["web_search"],
+     calls(("WEB_SEARCH", {"query": "x"})), "functionary"),
     ("functionary-v2", '<|from|>assistant\n<|recipient|>web_search\n<|content|>{"query": "x"}'
      "<|stop|>", None, calls(WEB), "functionary"),
     # An Action after prose on its line, as the sanitizer takes it for markup.
@@ -466,6 +468,13 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
     ("functionary-v32-all-first", "all\nIt is sunny.", ["web_search"], "It is sunny."),
     ("functionary-v2-all", "<|from|>assistant\n<|recipient|>all\n<|content|>It is sunny."
      "<|stop|>", None, "It is sunny."),
+    # With known tools, ">>>" before a word that names none is text: code, a quoted reply.
+    ("functionary-head-in-a-fence", '```\n>>>d\n{"a": 1}\n```', ["web_search"],
+     '```\n>>>d\n{"a": 1}\n```'),
+    ("functionary-head-in-js", "let r = a>>>b\n{ x: 1 }", ["web_search"],
+     "let r = a>>>b\n{ x: 1 }"),
+    ("functionary-head-in-a-quoted-reply", "Quoted reply:\n>>>Thanks\n", ["web_search"],
+     "Quoted reply:\n>>>Thanks"),
     # A word or a tool's name alone on the first line, nothing after it, is the answer.
     ("all-alone-as-the-answer", "Final Answer: all\n", None, "all"),
     ("tool-name-alone-as-the-answer", "Final Answer: web_search\n", ["web_search"],

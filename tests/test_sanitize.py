@@ -460,6 +460,23 @@ def test_functionary_first_call_without_its_mark(text: str, expected: str) -> No
     assert stream(list(text), None, NAMES) == expected
 
 
+@pytest.mark.parametrize(("text", "tool_names", "expected"), [
+    # With known tools, ">>>name" heads a call only for one of them (or "all"): ">>>" in
+    # code or a quoted reply stays; without them, any name over an object is a call.
+    ('```\n>>>d\n{"a": 1}\n```', NAMES, '```\n>>>d\n{"a": 1}\n```'),
+    ("let r = a>>>b\n{ x: 1 }", NAMES, "let r = a>>>b\n{ x: 1 }"),
+    ("Quoted reply:\n>>>Thanks\n", NAMES, "Quoted reply:\n>>>Thanks"),
+    ('Sure.>>>Web_Search\n{"q": 1}\n>>>all\nDone.', NAMES, "Sure.\nDone."),
+    ("Quoted reply:\n>>>Thanks\n", None, "Quoted reply:"),
+])
+def test_functionary_head_names_a_known_tool(text: str, tool_names: list[str] | None,
+                                             expected: str) -> None:
+    assert sanitize(text, tool_names=tool_names) == expected
+    for cut in range(len(text) + 1):
+        assert stream([text[:cut], text[cut:]], tool_names=tool_names) == expected, cut
+    assert stream(list(text), None, tool_names) == expected
+
+
 @pytest.mark.parametrize(("text", "expected"), NAMED_CASES)
 def test_action_naming_a_registered_tool(text: str, expected: str) -> None:
     assert sanitize(text, tool_names=NAMES) == expected
