@@ -276,17 +276,24 @@ def _parse_args_text(value: str, label: str, single: str | None = None) -> dict[
 
 
 _NAMED_VALUE_RE = re.compile(r"([A-Za-z_]\w*)[ \t]*[=:][ \t]*(.+)", re.DOTALL)
+# One quoted string, no unescaped quote of its kind inside.
+_QUOTED_VALUE_RE = re.compile(r"""(["'])((?:\\.|(?!\1)[^\\])*)\1""", re.DOTALL)
 
 
 def _named_value(text: str, name: str) -> str:
     """Plain text for the argument `name`, without that name written before it as a key:
-    "city=Paris", "city: Paris", 'city="Paris"' are "Paris"."""
+    "city=Paris", "city: Paris", 'city="Paris"' are "Paris". Only where the rest is one
+    value, a quoted string or a line: 'query="a" or "b"' and "code = 5\\nprint(code)" are
+    their whole text."""
     m = _NAMED_VALUE_RE.fullmatch(text)
     if m is None or m.group(1).casefold() != name.casefold():
         return text
     value = m.group(2).strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        value = value[1:-1].strip()
+    if value[:1] in ("'", '"'):
+        quoted = _QUOTED_VALUE_RE.fullmatch(value)
+        value = quoted.group(2).strip() if quoted else ""
+    elif "\n" in value:
+        value = ""
     return value or text
 
 

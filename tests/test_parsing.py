@@ -658,6 +658,13 @@ SINGLE = {"web_search": "query"}
     ('Action: web_search\nAction Input: Query: "latest Python"', {"query": "latest Python"}),
     ("Action: web_search\nAction Input: note: the latest", {"query": "note: the latest"}),
     ("Action: web_search\nAction Input: query=", {"query": "query="}),
+    ('Action: web_search\nAction Input: query="say \\"hi\\""', {"query": 'say \\"hi\\"'}),
+    # The name goes only before one value: a quoted string or a line.
+    ('Action: web_search\nAction Input: query="a" or "b"', {"query": 'query="a" or "b"'}),
+    ("Action: web_search\nAction Input: Query: 'A cat' and 'a dog'",
+     {"query": "Query: 'A cat' and 'a dog'"}),
+    ("Action: web_search\nAction Input: query = 5\nprint(query)",
+     {"query": "query = 5\nprint(query)"}),
 ])
 def test_plain_text_input_is_the_tools_one_text_argument(text: str, args: dict[str, Any]) -> None:
     parsed = parse_model_output(text, ["web_search", "calculator"], single_inputs=SINGLE)
