@@ -60,6 +60,7 @@ from callgate.sanitize import (
     ENVELOPE_START,
     LINE_DECORATION,
     THOUGHT_FINAL,
+    THOUGHT_FINAL_EMPHASIS,
     JsonSpan,
     action_target,
     call_follows,
@@ -523,8 +524,8 @@ _EMPHASIZED_LABEL = re.compile(
     r"^([ \t]*)(\*\*?)(thought|action[ _]input|action|observation|final[ _]answer)"
     + _EMPHASIS_CLOSE, re.IGNORECASE | re.MULTILINE)
 _EMPHASIZED_THOUGHT_FINAL = re.compile(
-    r"^([ \t]*\**thought\**[ \t]*:\**[^\n]*?)(\*\*?)(final[ _]answer)" + _EMPHASIS_CLOSE,
-    re.IGNORECASE | re.MULTILINE)
+    rf"^([ \t]*\**thought\**[ \t]*:\**[^\n]*?)(?:(?P<label>{THOUGHT_FINAL_EMPHASIS})"
+    rf"|{THOUGHT_FINAL})", re.IGNORECASE | re.MULTILINE)
 # A ReAct label (plain or in emphasis) after a list item's or a quote's mark at a line start.
 _DECORATED_LABEL = re.compile(
     rf"^([ \t]*)(?P<mark>{LINE_DECORATION.pattern})(?P<label>\*{{0,2}}"
@@ -596,8 +597,10 @@ def plain_labels(text: str, names: frozenset[str]) -> str:
     tool) — bold notes (``**Action:** Approve``, ``**Owner:** Bob``) stay prose — and up to
     the first final answer label: the answer's own text keeps its emphasis."""
     inline = _EMPHASIZED_THOUGHT_FINAL.search(text)
-    if inline is not None and inline.start() <= _answer_start(text):
-        text = f"{text[: inline.start()]}{inline.group(1)}{inline.group(3)}:{text[inline.end():]}"
+    if inline is None or inline.group("label") is None:
+        inline = None  # a plain label first on its line: the text after it is the answer's
+    elif inline.start() <= _answer_start(text):
+        text = f"{text[: inline.start()]}{inline.group(1)}Final Answer:{text[inline.end():]}"
     stop = _answer_start(text)
     found: list[re.Match[str]] = []
     for m in _EMPHASIZED_LABEL.finditer(text, 0, stop):

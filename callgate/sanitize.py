@@ -163,15 +163,31 @@ def action_target(text: str, end: int, final: bool = True) -> tuple[str, int, bo
     if not final and _INPUT_LABEL_START.fullmatch(text, q):
         return _PARTIAL
     return None
-# A `Final Answer:` later on a Thought line. The spaces before the colon are bounded so
-# that a needle split between chunks always fits in the held-back tail.
-THOUGHT_FINAL = r"final[ _]answer[ \t]{0,2}:"
-# The label set in emphasis on a Thought line ("Thought: done. **Final Answer:** 42") takes
-# its closing stars along, as at a line start.
-_THOUGHT_END = re.compile(
-    r"\n|(\*{1,3})final[ _]answer(?:[ \t]{0,2}:\1|\1[ \t]{0,2}:)(?!\*)|" + THOUGHT_FINAL,
-    re.IGNORECASE)
-_THOUGHT_HOLD = len("***final answer***  :") - 1
+
+
+def later_label(marker: str) -> tuple[str, str]:
+    """`marker` as a Thought line may hold it later on, as patterns: plain (its words joined
+    by a space or "_", up to two spaces before a closing colon) and, for a colon label, set
+    in emphasis with its closing stars (`**Final Answer:**`, `*Final Answer*:`; the group
+    `stars`). The spaces are bounded so that a needle split between chunks always fits in
+    the held-back tail."""
+    words = "[ _]".join(map(re.escape, marker.removesuffix(":").split()))
+    if not marker.endswith(":"):
+        return words, r"(?!)"
+    return (words + r"[ \t]{0,2}:",
+            rf"(?P<stars>\*\*?){words}(?:(?P=stars)[ \t]{{0,2}}:|[ \t]{{0,2}}:[ \t]{{0,2}}"
+            r"(?P=stars))(?!\*)")
+
+
+# A `Final Answer:` later on a Thought line ("Thought: done. **Final Answer:** 42"), as the
+# parser reads it; the label in emphasis takes its closing stars along.
+THOUGHT_FINAL, THOUGHT_FINAL_EMPHASIS = later_label("final answer:")
+_THOUGHT_END = re.compile(rf"\n|(?P<emphasis>{THOUGHT_FINAL_EMPHASIS})|{THOUGHT_FINAL}",
+                          re.IGNORECASE)
+# The longest label, with the character after it that tells whether it closes there.
+_THOUGHT_HOLD = len("**final answer  :  **")
+# What may still follow a label read plain and make it one in emphasis ("**Final Answer: **").
+EMPHASIS_TAIL = re.compile(r"[ \t]{0,2}\*{0,2}")
 _RUNS = re.compile(r"(\s+)|(\S+)")
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 _REACT_NEXT: Final = frozenset({"thought", "action input", "action_input", "final answer",
@@ -586,7 +602,8 @@ class _MarkupRemover:
             return self._hold_tail(text, i, self._close_len - 1, final)
         if mode == _THOUGHT:
             m = _THOUGHT_END.search(text, i)
-            if not m or (m.end() == len(text) and m.group() != "\n" and not final):
+            if not m or (not final and m.group() != "\n" and (m.end() == len(text) or (
+                    m.group("emphasis") is None and EMPHASIS_TAIL.fullmatch(text, m.end())))):
                 # (Closing stars may follow the label.)
                 return self._hold_tail(text, i, _THOUGHT_HOLD, final)
             if m.group() == "\n":
@@ -1053,21 +1070,15 @@ _THINK_OPEN: Final = (("<think>", "</think>"), ("<thinking>", "</thinking>"))
 _GATE_TRIGGER = re.compile(r"[<\n]")
 
 
-# A Thought line, on which a final answer label may follow the thought ("Thought: I know
-# it. Final Answer: 42", as the parser reads it); where else its words end for the gate
-# (its break, a `<think>` block's opening); a prefix of its label.
-_THOUGHT_LINE = re.compile(r"thought[ \t]*:", re.IGNORECASE)
+# Where the words of a Thought line end for the gate, besides its label: its break, a
+# `<think>` block's opening.
 _THOUGHT_LINE_END = re.compile("|".join(["\n", *(re.escape(o) for o, _ in _THINK_OPEN)]),
                                re.IGNORECASE)
-_THOUGHT_LINE_START = re.compile(r"t(?:h(?:o(?:u(?:g(?:h(?:t[ \t]*)?)?)?)?)?)?", re.IGNORECASE)
 
 
-def _later_marker(marker: str) -> re.Pattern[str]:
-    """`marker` as a Thought line may hold it later on: its words joined by a space or "_",
-    up to two spaces before a closing colon (THOUGHT_FINAL for "Final Answer:")."""
-    words = marker.removesuffix(":").split()
-    colon = r"[ \t]{0,2}:" if marker.endswith(":") else ""
-    return re.compile("[ _]".join(map(re.escape, words)) + colon, re.IGNORECASE)
+def _atoms_prefix(atoms: list[str]) -> str:
+    """A pattern matching every prefix of the sequence of patterns `atoms`."""
+    return "".join(f"(?:{a}" for a in atoms) + ")?" * len(atoms)
 
 
 class _AnswerGate:
@@ -1080,19 +1091,33 @@ class _AnswerGate:
     """
 
     def __init__(self, marker: str) -> None:
-        self._marker = marker.lower()
+        # The marker at a line start as the parser reads "Final Answer:": its words joined by
+        # a space or "_", any spaces before a closing colon; in emphasis, its words.
+        words = marker.removesuffix(":").split()
+        self._colon = marker.endswith(":")
+        joined = [*(re.escape(c) for c in words[0])]
+        for word in words[1:]:
+            joined += ["[ _]", *(re.escape(c) for c in word)]
+        tail = [r"[ \t]*", ":"] if self._colon else []
+        self._label = re.compile("".join(joined + tail), re.IGNORECASE)
+        self._label_start = re.compile(_atoms_prefix(joined + tail), re.IGNORECASE)
+        self._words = re.compile("".join(joined), re.IGNORECASE)
+        self._words_start = re.compile(_atoms_prefix(joined), re.IGNORECASE)
         self._buf = ""
         self._open = False
         self._line_start = True
         self._close: re.Pattern[str] | None = None
         self._close_len = 0
-        # On a Thought line: what ends the search there (the marker, the line's break, a
-        # `<think>` block, which the gate skips as it does elsewhere: a marker after it is
-        # no longer the Thought line's), and the longest of them, less one.
+        # On a Thought line: what ends the search there (the marker, plain or in emphasis,
+        # the line's break, a `<think>` block, which the gate skips as it does elsewhere: a
+        # marker after it is no longer the Thought line's), and the longest of them, with the
+        # character after it.
         self._thought = False
-        self._thought_end = re.compile(f"(?P<marker>{_later_marker(marker).pattern})|"
-                                       + _THOUGHT_LINE_END.pattern, re.IGNORECASE)
-        self._thought_hold = max(len(marker) + 2, *(len(o) for o, _ in _THINK_OPEN)) - 1
+        plain, emphasis = later_label(marker)
+        self._thought_end = re.compile(
+            f"(?P<marker>(?P<emphasis>{emphasis})|{plain})|{_THOUGHT_LINE_END.pattern}",
+            re.IGNORECASE)
+        self._thought_hold = max(len(marker) + 8, *(len(o) for o, _ in _THINK_OPEN))
 
     def feed(self, chunk: str, final: bool = False) -> str:
         if self._open:
@@ -1113,6 +1138,12 @@ class _AnswerGate:
                     i = len(text) if final else max(i, len(text) - self._thought_hold)
                     break
                 if m.group("marker") is not None:
+                    if not final and (m.end() == len(text) or (
+                            m.group("emphasis") is None
+                            and EMPHASIS_TAIL.fullmatch(text, m.end()))):
+                        # Closing stars may follow; stars before a plain label may open it.
+                        i = max(i, m.start() - 2)
+                        break
                     self._open, self._buf = True, ""
                     return text[m.end():]
                 self._thought = False
@@ -1132,11 +1163,13 @@ class _AnswerGate:
             if self._line_start:
                 end = self._marker_at(text, j, final)
                 if end is None:
-                    label = _THOUGHT_LINE.match(text, j)
-                    if label is not None:
-                        self._thought, self._line_start, i = True, False, label.end()
+                    # A Thought label as the sanitizer reads one (in emphasis, after a list
+                    # item's mark too): "**Thought:** done. **Final Answer:** 42".
+                    label = _match_line_marker(text, j, final)
+                    if isinstance(label, tuple) and label[0] == "thought":
+                        self._thought, self._line_start, i = True, False, label[2]
                         continue
-                    if not final and _THOUGHT_LINE_START.fullmatch(text, j):
+                    if label == _PARTIAL:
                         end = _PARTIAL
                 if end == _PARTIAL:
                     break  # could still become a marker (also when nothing follows yet)
@@ -1168,23 +1201,21 @@ class _AnswerGate:
         while stars < 2 and j + stars < len(text) and text[j + stars] == "*":
             stars += 1
         if not stars:
-            fragment = text[j : j + len(self._marker)]
-            if fragment.lower() == self._marker:
-                return j + len(self._marker)
-            return _PARTIAL if not final and self._marker.startswith(fragment.lower()) else None
-        base = self._marker.removesuffix(":").rstrip()
-        if base == self._marker:
+            label = self._label.match(text, j)
+            if label is not None:
+                return label.end()
+            return _PARTIAL if not final and self._label_start.fullmatch(text, j) else None
+        if not self._colon:
             return None  # emphasis only around a colon label
         k = j + stars
-        fragment = text[k : k + len(base)]
-        if fragment.lower() != base:
-            return _PARTIAL if not final and base.startswith(fragment.lower()) and len(
-                fragment) < len(base) else None
-        closing = _CLOSINGS[stars].match(text, k + len(base))
+        words = self._words.match(text, k)
+        if words is None:
+            return _PARTIAL if not final and self._words_start.fullmatch(text, k) else None
+        closing = _CLOSINGS[stars].match(text, words.end())
         if closing is not None and not text.startswith("*", closing.end()):
             return _PARTIAL if closing.end() == len(text) and not final else closing.end()
         if closing is None and not final and _CLOSING_STARTS[stars].fullmatch(
-                text, k + len(base)):
+                text, words.end()):
             return _PARTIAL
         return None
 
@@ -1248,10 +1279,14 @@ class StreamSanitizer:
     `flush` returns the rest. The pieces always join up to `sanitize(whole_text)`.
 
     With `answer_marker` (e.g. "Final Answer:" for ReAct models) nothing is shown until
-    the marker appears at a line start (any case, optional leading spaces; a colon label
-    also in markdown emphasis, `**Final Answer:**`, or after a list item's or a quote's
-    mark, `- Final Answer:`), or later on a line a `Thought:` label opens (its words
-    joined by a space or "_", `Thought: done. Final Answer: 4`), outside `<think>` blocks;
+    the marker appears as the parser reads it: at a line start (any case, optional leading
+    spaces, its words joined by a space or "_", any spaces before a closing colon,
+    `final_answer :`; a colon label also in markdown emphasis, `**Final Answer:**`, or
+    after a list item's or a quote's mark, `- Final Answer:`), or later on a line a
+    `Thought:` label opens (that label as a line label, `**Thought:**`, `- Thought:` too;
+    the marker's words joined by a space or "_", up to two spaces before its colon, in
+    emphasis with its closing stars, `Thought: done. **Final Answer:** 4`), outside
+    `<think>` blocks;
     the pieces then join up to `sanitize(text after the marker)`, i.e. the whitespace right
     after the marker is dropped like any leading whitespace.
     Without the marker the stream is empty.

@@ -251,14 +251,20 @@ MARKER = "Final Answer:"
 NAMES = ["web_search", "Calculator"]
 # After optional spaces, a list item's or a quote's mark: "- ", "* ", "+ ", "• ", "2. ",
 # "3) ", "> " (a quote may hold a list item).
-MARKER_RE = re.compile(r"^[ \t]*(?:>[ \t]*)*(?:(?:[-+•*]|\d{1,2}[.)])[ \t]+)?"
-                       r"(?:" + re.escape(MARKER) + r"|(\*\*?)final answer"
+MARK = r"^[ \t]*(?:>[ \t]*)*(?:(?:[-+•*]|\d{1,2}[.)])[ \t]+)?"
+# The marker as the parser reads "Final Answer:": its words joined by a space or "_", any
+# spaces before the colon; in emphasis too.
+MARKER_RE = re.compile(MARK + r"(?:final[ _]answer[ \t]*:|(\*\*?)final[ _]answer"
                        r"(?:\1[ \t]*:|[ \t]*:[ \t]*\1)(?!\*))", re.IGNORECASE | re.MULTILINE)
 
 
-# The marker later on a line a Thought label opens ("Thought: done. Final Answer: 4").
-THOUGHT_MARKER_RE = re.compile(r"^[ \t]*thought[ \t]*:[^\n]*?final[ _]answer[ \t]{0,2}:",
-                               re.IGNORECASE | re.MULTILINE)
+# The marker later on a line a Thought label opens ("Thought: done. Final Answer: 4"), the
+# Thought label as a line label (in emphasis, after a mark too), the marker plain (up to two
+# spaces before its colon) or in emphasis, its closing stars along ("**Final Answer:** 4").
+THOUGHT_MARKER_RE = re.compile(
+    MARK + r"(?:thought[ \t]*:|(\*\*?)thought(?:\1[ \t]*:|[ \t]*:[ \t]*\1)(?!\*))[^\n]*?"
+    r"(?:(\*\*?)final[ _]answer(?:\2[ \t]{0,2}:|[ \t]{0,2}:[ \t]{0,2}\2)(?!\*)"
+    r"|final[ _]answer[ \t]{0,2}:)", re.IGNORECASE | re.MULTILINE)
 
 
 def expected_answer_stream(text: str, tool_names: list[str] | None = None) -> str:
@@ -319,6 +325,7 @@ FUZZ_PIECES = [
     ">>>", ">>>all\n", ">>>web_search\n", ">>", "web_search\n", "all\n", "al", "web_",
     "<|from|>assistant\n", "<|recipient|>", "<|recipient|>all\n", "web_search\n<|content|>",
     "<|content|>", "<|stop|>", '{"q": 1}',
+    "Final_Answer:", "*Final Answer:*", "**Final Answer: **", "**Thought:** x", "Final_",
 ]
 
 
@@ -536,6 +543,29 @@ def test_answer_marker_mode() -> None:
 ])
 def test_answer_marker_later_on_a_thought_line(text: str, answer: str) -> None:
     assert expected_answer_stream(text) == answer
+    for cut in range(len(text) + 1):
+        assert stream([text[:cut], text[cut:]], MARKER) == answer, cut
+    assert stream(list(text), MARKER) == answer
+
+
+@pytest.mark.parametrize("text", [
+    "Thought: done. **Final Answer:** 42",
+    "Thought: done. *Final Answer:* 42",
+    "Thought: x **Final Answer: ** 42",
+    "**Thought:** done. **Final Answer:** 42",
+    "- Thought: x Final Answer: 42",
+    "Final_Answer: 42",
+    "final answer : 42",
+    "**Final_Answer**: 42",
+    "Final_Answer: A\nFinal Answer: B",
+])
+def test_answer_marker_as_the_parser_reads_it(text: str) -> None:
+    # The stream gives the final answer the parser reads; label forms had streamed "** 42"
+    # (emphasis stars left over), nothing, or only a later label's text.
+    from callgate.parsing import parse_model_output
+
+    answer = parse_model_output(text).final_answer
+    assert answer is not None and expected_answer_stream(text) == answer
     for cut in range(len(text) + 1):
         assert stream([text[:cut], text[cut:]], MARKER) == answer, cut
     assert stream(list(text), MARKER) == answer
