@@ -16,8 +16,8 @@ removed only where it is used as markup.
 * lines starting (after optional spaces, any case) with `Thought:` or `Action Input:`. An
   `Action Input:` whose JSON spans several lines is removed up to its closing brace, a
   fenced one (```json … ```, on its line or the next) up to its closing fence. A
-  `Final Answer:` later on a `Thought:` line survives (its label goes, in emphasis too:
-  `**Final Answer:**`);
+  `Final Answer:` (so written, as ReAct writes it) later on a `Thought:` line survives
+  (its label goes, in emphasis too: `**Final Answer:**`);
 * an `Action:` line that names a tool of `tool_names` (any case), or whose next non-blank
   line is `Action Input:`, or that follows removed ReAct markup and holds one bare name;
 * an `Observation:` line that follows removed ReAct markup, or whose next non-blank line
@@ -166,12 +166,13 @@ def action_target(text: str, end: int, final: bool = True) -> tuple[str, int, bo
 
 
 def later_label(marker: str) -> tuple[str, str]:
-    """`marker` as a Thought line may hold it later on, as patterns: plain (its words joined
-    by a space or "_", up to two spaces before a closing colon) and, for a colon label, set
-    in emphasis with its closing stars (`**Final Answer:**`, `*Final Answer*:`; the group
-    `stars`). The spaces are bounded so that a needle split between chunks always fits in
-    the held-back tail."""
-    words = "[ _]".join(map(re.escape, marker.removesuffix(":").split()))
+    """`marker` as a Thought line may hold it later on, as patterns: plain (its words as
+    written, in their case, joined by a space or "_", up to two spaces before a closing
+    colon) and, for a colon label, set in emphasis with its closing stars (`**Final
+    Answer:**`, `*Final Answer*:`; the group `stars`). After prose only the label's own case
+    is a label: "whether the final answer: 42 is right" is the thought's words. The spaces
+    are bounded so that a needle split between chunks always fits in the held-back tail."""
+    words = "(?-i:" + "[ _]".join(map(re.escape, marker.removesuffix(":").split())) + ")"
     if not marker.endswith(":"):
         return words, r"(?!)"
     return (words + r"[ \t]{0,2}:",
@@ -181,7 +182,7 @@ def later_label(marker: str) -> tuple[str, str]:
 
 # A `Final Answer:` later on a Thought line ("Thought: done. **Final Answer:** 42"), as the
 # parser reads it; the label in emphasis takes its closing stars along.
-THOUGHT_FINAL, THOUGHT_FINAL_EMPHASIS = later_label("final answer:")
+THOUGHT_FINAL, THOUGHT_FINAL_EMPHASIS = later_label("Final Answer:")
 _THOUGHT_END = re.compile(rf"\n|(?P<emphasis>{THOUGHT_FINAL_EMPHASIS})|{THOUGHT_FINAL}",
                           re.IGNORECASE)
 # The longest label, with the character after it that tells whether it closes there.
@@ -1284,7 +1285,8 @@ class StreamSanitizer:
     `final_answer :`; a colon label also in markdown emphasis, `**Final Answer:**`, or
     after a list item's or a quote's mark, `- Final Answer:`), or later on a line a
     `Thought:` label opens (that label as a line label, `**Thought:**`, `- Thought:` too;
-    the marker's words joined by a space or "_", up to two spaces before its colon, in
+    the marker's words in its case joined by a space or "_", up to two spaces before its
+    colon, in
     emphasis with its closing stars, `Thought: done. **Final Answer:** 4`), outside
     `<think>` blocks;
     the pieces then join up to `sanitize(text after the marker)`, i.e. the whitespace right

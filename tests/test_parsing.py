@@ -641,6 +641,19 @@ def test_action_and_final_order() -> None:
     assert parse_model_output(final_first).final_answer == "x"
 
 
+@pytest.mark.parametrize("thought", [
+    "I should check whether the final answer: 42 is right.",
+    "is the FINAL ANSWER: 42? Let me check.",
+    "a **final answer:** needs a check.",
+])
+def test_a_final_answer_in_a_thoughts_words_is_no_label(thought: str) -> None:
+    # Later on a Thought line the label counts only as ReAct writes it, "Final Answer:".
+    text = f"Thought: {thought}\nAction: Calculator\nAction Input: 6*7"
+    parsed = parse_model_output(text, ["Calculator"], single_inputs={"Calculator": "expression"})
+    assert parsed.calls == calls(("Calculator", {"expression": "6*7"}))
+    assert parse_model_output("Thought: done. Final Answer: 42").final_answer == "42"
+
+
 SINGLE = {"web_search": "query"}
 
 

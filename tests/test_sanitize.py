@@ -258,13 +258,14 @@ MARKER_RE = re.compile(MARK + r"(?:final[ _]answer[ \t]*:|(\*\*?)final[ _]answer
                        r"(?:\1[ \t]*:|[ \t]*:[ \t]*\1)(?!\*))", re.IGNORECASE | re.MULTILINE)
 
 
-# The marker later on a line a Thought label opens ("Thought: done. Final Answer: 4"), the
+# The marker later on a line a Thought label opens ("Thought: done. Final Answer: 4"),
+# written in its case (after prose "final answer:" is the thought's words), the
 # Thought label as a line label (in emphasis, after a mark too), the marker plain (up to two
 # spaces before its colon) or in emphasis, its closing stars along ("**Final Answer:** 4").
 THOUGHT_MARKER_RE = re.compile(
     MARK + r"(?:thought[ \t]*:|(\*\*?)thought(?:\1[ \t]*:|[ \t]*:[ \t]*\1)(?!\*))[^\n]*?"
-    r"(?:(\*\*?)final[ _]answer(?:\2[ \t]{0,2}:|[ \t]{0,2}:[ \t]{0,2}\2)(?!\*)"
-    r"|final[ _]answer[ \t]{0,2}:)", re.IGNORECASE | re.MULTILINE)
+    r"(?-i:(\*\*?)Final[ _]Answer(?:\2[ \t]{0,2}:|[ \t]{0,2}:[ \t]{0,2}\2)(?!\*)"
+    r"|Final[ _]Answer[ \t]{0,2}:)", re.IGNORECASE | re.MULTILINE)
 
 
 def expected_answer_stream(text: str, tool_names: list[str] | None = None) -> str:
@@ -537,7 +538,10 @@ def test_answer_marker_mode() -> None:
 @pytest.mark.parametrize(("text", "answer"), [
     # The label later on a Thought line, as the parser reads it: the answer streams too.
     ("Thought: I know it. Final Answer: 42 is it.", "42 is it."),
-    ("thought: done. final_answer  : Paris\nmore", "Paris\nmore"),
+    ("thought: done. Final_Answer  : Paris\nmore", "Paris\nmore"),
+    # After prose only the label as ReAct writes it: a lowercase one is the thought's words.
+    ("Thought: is the final answer: 42 right?\nFinal Answer: yes", "yes"),
+    ("Thought: is the FINAL ANSWER: 42 right?", ""),
     ("Thought: x <think>Final Answer: no</think> Final Answer: no\nFinal Answer: yes", "yes"),
     ("Thoughts: x Final Answer: no\nNote: Final Answer: no", ""),
 ])
