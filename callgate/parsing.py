@@ -984,8 +984,10 @@ def _labelled_calls(text: str, heads: list[tuple[int, int, str]], fmt: str) -> l
     label over a JSON object is its call, a label alone at the end the call with its
     arguments left to validation; a cut-off object is the truncation error; before prose a
     label is text."""
-    hits = []
+    hits: list[_Hit] = []
     for begin, after, name in heads:
+        if hits and begin < hits[-1].end:
+            continue  # inside the last call's object, which `_select` keeps whole anyway
         start = _SPACE_RE.match(text, after).end()
         if start == len(text):
             hits.append(_Hit(begin, start, fmt, calls=[_make_call(name, {})]))
@@ -1017,7 +1019,7 @@ def _functions_hits(text: str) -> list[_Hit]:
 # ">>> name", as Python's prompt writes it.
 _FUNCTIONARY_RE = re.compile(
     r"(?:<\|from\|>[ \t]*assistant[ \t]*\n?)?<\|recipient\|>[ \t]*([A-Za-z_][\w.\-]{0,63})"
-    r"[ \t]*\n?[ \t]*<\|content\|>|>>>([A-Za-z_][\w.\-]{0,63})[ \t]*\n")
+    r"[ \t]*(?:\n[ \t]*)?<\|content\|>|>>>([A-Za-z_][\w.\-]{0,63})[ \t]*\n")
 _FIRST_NAME_RE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,63})[ \t]*\n")
 
 

@@ -425,7 +425,10 @@ _NAME_PART = r"[A-Za-z_][\w.\-]{0,63}"
 _FUNCTIONARY_HEAD = re.compile(rf">>>({_NAME_PART})[ \t]*\n")
 _FUNCTIONARY_HEAD_START = re.compile(rf">(?:>(?:>(?:{_NAME_PART}[ \t]*)?)?)?")
 _CONTENT_TOKEN = "<|content|>"
-_RECIPIENT = re.compile(rf"[ \t]*({_NAME_PART})[ \t]*\n?[ \t]*{re.escape(_CONTENT_TOKEN)}")
+# (One way to read the spaces around the line break: "[ \t]*\n?[ \t]*" backtracked over a
+# long run of them, quadratic.)
+_RECIPIENT = re.compile(
+    rf"[ \t]*({_NAME_PART})[ \t]*(?:\n[ \t]*)?{re.escape(_CONTENT_TOKEN)}")
 _RECIPIENT_PREFIX = re.compile(rf"[ \t]*(?:{_NAME_PART}[ \t]*(?:\n[ \t]*)?)?")
 # The reply's first line, where v3.2's first call has no ">>>": a tool's name alone on it
 # over a JSON object, or "all" over the text.

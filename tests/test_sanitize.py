@@ -596,6 +596,21 @@ def test_a_long_line_of_actions_costs_its_length() -> None:
     assert time.perf_counter() - started < 10
 
 
+def test_functionary_heads_are_read_once() -> None:
+    # Degenerate replies: spaces after a recipient backtracked (1 s to parse 20 KB, minutes
+    # to stream it in small chunks), and every nested ">>>" head's object went through
+    # json_repair (12 s for 300); a guard against that, not a speed measure.
+    from callgate.parsing import parse_model_output
+
+    spaced = "<|recipient|>a" + " " * 20_000 + "x"
+    nested = '>>>a\n{"k":[' * 300 + "]}" * 300
+    started = time.perf_counter()
+    parse_model_output(spaced)
+    assert stream([spaced[i : i + 5] for i in range(0, len(spaced), 5)]) == "a" + " " * 20_000 + "x"
+    assert parse_model_output(nested).calls[0]["name"] == "a"
+    assert time.perf_counter() - started < 20
+
+
 def test_streaming_cost_is_linear() -> None:
     paragraph = (
         "Some prose with [brackets] and <tags> and a line.\n"
