@@ -56,7 +56,8 @@ removed only where it is used as markup.
   messages that are calls (`to=functions.name`, to `<|call|>`) or reasoning (the analysis
   channel, to `<|end|>`); a final or commentary message's text is kept;
 * chat special tokens: `<|anything|>`, `<｜anything｜>`, `</s>`, `[INST]`, `[/INST]`;
-  `<|im_start|>`, `<|start_header_id|>` and `<|from|>` also take the role name after them.
+  `<|im_start|>`, `<|start_header_id|>` and `<|from|>` also take the role name after them
+  (and the spaces before it).
 
 Markup that filled a whole line takes that line's break along. Then the whitespace is
 tidied: line endings become `\\n`, spaces before a line break go, runs of blank lines
@@ -567,6 +568,7 @@ class _MarkupRemover:
         self._close_len = 0
         self._json = JsonSpan(newline_ends_string=True)
         self._after_json = _TEXT
+        self._role_named = False  # a role token's name has begun
         self._before = ""  # the input character just before the buffer
 
     def feed(self, chunk: str) -> str:
@@ -638,8 +640,10 @@ class _MarkupRemover:
                 self._mode = _LINE_END
             return end
         if mode == _ROLE:
-            j = i
+            # Spaces before the role name go too ("<|from|> assistant"), not after it.
+            j = i if self._role_named else _skip(text, i, _HWS)
             while j < len(text) and (text[j].isalpha() or text[j] == "_"):
+                self._role_named = True
                 j += 1
             if j < len(text):
                 self._mode, self._line_start = self._after_removal(), self._resume_line_start
@@ -978,7 +982,7 @@ class _MarkupRemover:
         elif action == "payload":
             self._mode = _PAYLOAD
         elif action == "role":
-            self._mode = _ROLE
+            self._mode, self._role_named = _ROLE, False
         else:
             self._mode, self._line_start = self._after_removal(), resume_line_start
         return end

@@ -79,6 +79,8 @@ REMOVAL_CASES = [
     ("qwen-args-multiline", '✿FUNCTION✿: a\n✿ARGS✿: {\n"q": 1\n}\nKept', "Kept"),
     ("special-tokens", "<|im_start|>assistant\nHello<|im_end|><|eot_id|><|endoftext|></s>",
      "Hello"),
+    ("role-after-spaces", "<|im_start|> assistant\nHello<|im_end|>", "Hello"),
+    ("functionary-v2-spaced", "<|from|> assistant\n<|recipient|> all\n<|content|> Hi", "Hi"),
     ("llama-header", "<|start_header_id|>assistant<|end_header_id|>\n\nHi", "Hi"),
     ("deepseek-token", "Hi<｜end▁of▁sentence｜>", "Hi"),
     # Llama 3.1's custom tool call and Gemma's tool code block go where they close.
