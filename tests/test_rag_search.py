@@ -146,6 +146,26 @@ def test_a_binary_file_is_refused_and_a_utf16_one_read(index: DocumentIndex,
         assert index.search(part)[0]["source"].endswith(bare.name)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("word", ["😀", "一", "Ā", "\u3000"])
+def test_utf16_without_bom_with_a_nul_on_the_other_side(index: DocumentIndex, tmp_path: Path,
+                                                        encoding: str, word: str) -> None:
+    # A character whose other byte is 0x00 (an emoji's low surrogate, 一, Ā, U+3000) had the
+    # file refused as "not a text file".
+    bare = tmp_path / "notes.txt"
+    bare.write_bytes(f"Hello {word} world of the windmill\n".encode(encoding))
+    assert index.add_file(bare).chunks == 1
+    assert index.search("windmill")[0]["source"].endswith("notes.txt")
+
+
+def test_binary_with_nuls_on_both_sides_is_refused(index: DocumentIndex,
+                                                   tmp_path: Path) -> None:
+    blob = tmp_path / "blob.txt"
+    blob.write_bytes(b"a\x00" * 40 + b"\x00\x00\x00b" * 10)
+    with pytest.raises(ValueError, match="not a text file"):
+        index.add_file(blob)
+
+
 def test_scopes(index: DocumentIndex, tmp_path: Path) -> None:
     for name, text in (("a.txt", "alpha notes about zebras"), ("b.txt", "beta notes about zebras"),
                        ("g.txt", "global notes about zebras")):

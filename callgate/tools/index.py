@@ -270,14 +270,17 @@ def read_document(file: Path, data: bytes) -> list[tuple[str, str | None]]:
 
 def _utf16_without_bom(data: bytes) -> str | None:
     """``data`` as UTF-16 text without a byte order mark, else None: Latin text so written
-    has a NUL in every other byte, on one side only (little- or big-endian), and decodes
-    into text without NULs; a binary file's NULs fall anywhere."""
+    has a NUL in every other byte, on one side (little- or big-endian), and decodes into
+    text without NULs; a binary file's NULs fall anywhere. A few characters put a NUL on
+    the other side (U+4E00 一, U+0100 Ā, U+3000, an emoji's low surrogate U+DE00): at most
+    one pair in 16 may."""
     sample = data[:8000]
     if len(data) % 2 or len(sample) < 2:
         return None
+    pairs = len(sample) // 2
     even, odd = sample[0::2].count(0), sample[1::2].count(0)
     for nuls, others, encoding in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
-        if others == 0 and nuls * 2 >= len(sample) // 2:
+        if others * 16 <= pairs and nuls * 2 >= pairs:
             try:
                 text = data.decode(encoding)
             except UnicodeDecodeError:
