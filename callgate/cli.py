@@ -820,6 +820,13 @@ def at_least(lowest: int) -> Callable[[str], int]:
     return count
 
 
+def _scope(text: str) -> str:
+    """argparse's type for an index scope: a thread id or 'global', not blank."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a scope is a thread id or 'global', not blank")
+    return text
+
+
 def _whole(text: str) -> int:
     try:
         return int(text)
@@ -1059,6 +1066,8 @@ def cmd_index(args: argparse.Namespace) -> int:
               f"(scope {args.scope}); {len(report.skipped)} skipped")
         for path, why in report.skipped:
             print(f"  skipped {path}: {why}")
+        if not report.files and not report.skipped:
+            print(f"note: no .md, .txt or .pdf file under {target}", file=sys.stderr)
     else:
         print(f"indexed {done.path}: {done.chunks} chunk(s) into {index_path}")
     return 0
@@ -1103,7 +1112,8 @@ def _parser() -> argparse.ArgumentParser:
 
     index = sub.add_parser("index", help="add documents to the rag_search index")
     index.add_argument("path", help="a file or folder (.md, .txt, .pdf)")
-    index.add_argument("--scope", default="global", help="a thread id, or 'global'")
+    index.add_argument("--scope", default="global", type=_scope,
+                       help="a thread id, or 'global'")
     index.add_argument("--index", help="index file (default $CALLGATE_INDEX)")
     _debug_option(index)
     index.set_defaults(func=cmd_index)

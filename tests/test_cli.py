@@ -141,6 +141,19 @@ def test_index_then_rag_search_is_offered(home: Path) -> None:
     assert "rag_search" in tools.split("Built-in tools not offered:")[0]
 
 
+def test_index_of_a_folder_without_documents_says_so_and_a_blank_scope_is_refused(
+        home: Path) -> None:
+    # A user walkthrough: an empty folder said only "indexed 0 file(s)", and --scope ""
+    # was taken as a scope.
+    (home / "empty").mkdir()
+    result = callgate("index", "empty", home=home)
+    assert result.returncode == 0 and "indexed 0 file(s)" in result.stdout
+    assert result.stderr == "note: no .md, .txt or .pdf file under empty\n"
+    blank = callgate("index", "empty", "--scope", " ", home=home)
+    assert blank.returncode == 2 and "a scope is a thread id or 'global', not blank" in (
+        blank.stderr)
+
+
 def test_index_expands_tilde_instead_of_making_a_folder_named_tilde(home: Path) -> None:
     (home / "notes.md").write_text("# Notes\nThe launch is on Friday.\n")
     result = callgate("index", "notes.md", home=home, env={"CALLGATE_INDEX": "~/idx/i.sqlite"})
