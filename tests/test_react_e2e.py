@@ -157,3 +157,17 @@ def test_tool_choice_forces_the_first_call_through_the_grammar() -> None:
     assert calls_made(agent, "What is the weather in Paris?")[:1] == ["set_timer"]
     agent = build_agent("bundled", registry(), max_steps=2, tool_choice="none")
     assert calls_made(agent, "What is the weather in Paris?") == []
+
+
+def test_a_forced_tool_stays_forced_in_the_correction_of_its_call() -> None:
+    # A user walkthrough: `callgate ask "How much memory is free?" --tool-choice calculator`
+    # had the calculator call refused (an invented expression), and the correction then
+    # called system_stats, which the user had not chosen. The native path binds the choice
+    # for the correction too (the loop counts it as the same step).
+    from callgate.tools.builtin.calculator import calculator
+    from callgate.tools.builtin.system_stats import system_stats
+
+    agent = build_agent("bundled", [calculator, system_stats], max_steps=2,
+                        tool_choice="calculator")
+    made = calls_made(agent, "How much memory is free?")
+    assert made and set(made) == {"calculator"}, made

@@ -569,10 +569,12 @@ class ReactStrategy:
         return (found or able) if forced else found
 
     def _forced(self, state: dict[str, Any]) -> str | None:
-        """``tool_choice`` where it applies: the turn's first choice, not a correction's."""
-        if self.tool_choice in (None, "auto") or not self.grammar or _correcting(state):
+        """``tool_choice`` where it applies: the turn's first step, and the correction of a
+        call made there (the loop counts it as that step again), as the native path binds
+        it: a call refused for ``--tool-choice calculator`` was followed by another tool's."""
+        if self.tool_choice in (None, "auto") or not self.grammar:
             return None
-        return None if turn_calls(state.get("messages") or []) else self.tool_choice
+        return self.tool_choice if state.get("step", 0) == 0 else None
 
     def _callable(self, tools: list[str], state: dict[str, Any]) -> list[str]:
         """``tools`` less those the conversation lacks the required dates or times of
