@@ -1262,37 +1262,44 @@ def test_an_answer_restating_a_refused_value_gives_way_to_the_refusal() -> None:
     assert "an answer restating a refused call's value removed" in out["answer_checks"]
 
 
-def test_an_answer_stating_a_refused_string_gives_way_to_the_refusal() -> None:
-    # Scripted model: the bundled model's run of `callgate ask "What is the Wi-Fi password
-    # of the network guest?"` with a get_wifi_password tool (2026-12-02, a user walkthrough):
-    # grounding refused the invented network 'Ghosting', and the model then told it as fact.
-    def get_wifi_password(network: str) -> str:
-        """The Wi-Fi password of a network."""
-        return "hunter2"
-
-    script = [tool_call("get_wifi_password", {"network": "Ghosting"}),
-              AIMessage('The Wi-Fi password of the network guest was set to "Ghosting" by '
-                        "the user.")]
-    agent = build_agent(ScriptedChatModel(script=script), [get_wifi_password], grounding=True)
-    out = agent.invoke({"messages": [HumanMessage(
-        "What is the Wi-Fi password of the network guest?")]})
-    assert out["final_answer"].startswith("I could not answer: 'get_wifi_password' was called "
-                                          "with values that appear nowhere in the conversation")
-    assert out["answer_source"] == "loop"
-    assert "an answer restating a refused call's value removed" in out["answer_checks"]
+def _refused_then(answer: str, tool: Any, value: str, question: str) -> dict[str, Any]:
+    # Scripted model: a call grounding refuses for an invented value, then an answer.
+    script = [tool_call(tool.__name__, {"name": value}), AIMessage(answer)]
+    agent = build_agent(ScriptedChatModel(script=script), [tool], grounding=True)
+    return agent.invoke({"messages": [HumanMessage(question)]})
 
 
-def test_an_answer_not_stating_the_refused_string_stands() -> None:
-    # Scripted model: the same refusal, and an answer that tells no refused value.
-    def get_wifi_password(network: str) -> str:
-        """The Wi-Fi password of a network."""
-        return "hunter2"
+def get_wifi_password(name: str) -> str:
+    """The Wi-Fi password of a network."""
+    return "hunter2"
 
-    script = [tool_call("get_wifi_password", {"network": "Ghosting"}),
-              AIMessage("I do not know the password of the network guest.")]
-    agent = build_agent(ScriptedChatModel(script=script), [get_wifi_password], grounding=True)
-    out = agent.invoke({"messages": [HumanMessage(
-        "What is the Wi-Fi password of the network guest?")]})
+
+def author_of(name: str) -> str:
+    """Facts about an author."""
+    return "a writer"
+
+
+def test_an_answer_stating_a_refused_string_says_no_tool_gave_it() -> None:
+    # The bundled model's run of `callgate ask "What is the Wi-Fi password of the network
+    # guest?"` with a get_wifi_password tool (2026-12-02, a user walkthrough): grounding
+    # refused the invented network 'Ghosting', and the model then told it as fact.
+    out = _refused_then('The Wi-Fi password of the network guest was set to "Ghosting" by '
+                        "the user.", get_wifi_password, "Ghosting",
+                        "What is the Wi-Fi password of the network guest?")
+    assert out["final_answer"].startswith(
+        "(Not from a tool: the call to get_wifi_password was refused, its value 'Ghosting' "
+        "appearing nowhere in the conversation, so this is the model's own answer.)\n\nThe "
+        "Wi-Fi password")
+    assert "the answer states a refused call's value: 'Ghosting'" in out["answer_checks"]
+    # The model may know the value (a review: a refused "Shakespeare", then a right answer):
+    # the answer stays, with the note.
+    out = _refused_then("Hamlet was written by William Shakespeare.", author_of,
+                        "Shakespeare", "Who wrote Hamlet?")
+    assert out["final_answer"].endswith("Hamlet was written by William Shakespeare.")
+    assert out["final_answer"].startswith("(Not from a tool: the call to author_of")
+    # An answer that states no refused value has no note.
+    out = _refused_then("I do not know the password of the network guest.", get_wifi_password,
+                        "Ghosting", "What is the Wi-Fi password of the network guest?")
     assert out["final_answer"].startswith("I do not know the password")
     assert out["answer_source"] == "model"
 

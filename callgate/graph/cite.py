@@ -123,8 +123,7 @@ def make_cite(settings: LoopSettings):
             (call for call, values in (("a refused call", refused),
                                        ("a failed call", failed_values))
              if values and _restates_refused(text, check.invented_numbers, values)), None)
-        if not usable and not restated and _states_invented_text(text, refused):
-            restated = "a refused call"
+        told = None if usable or restated or not text else _told_refused_value(text, refused)
         if restated:
             # Answering the refusal of a call with invented values, SmolLM2 gives the refused
             # value as the answer ("1.00000000000000001" for a calculator call), or a failed
@@ -143,6 +142,16 @@ def make_cite(settings: LoopSettings):
             text = ""
             check.notes.append("an answer whose arithmetic does not hold, with no result, "
                                "removed")
+        if told and text:
+            # The model answers after its call was refused, stating the value the refusal
+            # names as invented (the Wi-Fi password "Ghosting" for "the network guest"). It
+            # may know it (a call refused for "Shakespeare", then "Hamlet was written by
+            # William Shakespeare."), so the answer stays, saying first that no tool gave it.
+            tool, value = told
+            text = (f"(Not from a tool: the call to {tool} was refused, its value {value!r} "
+                    f"appearing nowhere in the conversation, so this is the model's own "
+                    f"answer.)\n\n{text}")
+            check.notes.append(f"the answer states a refused call's value: {value!r}")
         if source == "model" and not usable and text and failed and not _ADMITS.search(text):
             # Every call that ran failed, and the model answered as if it had not ("The
             # weather in Paris is indeed quite beautiful." after web_search could not reach
@@ -201,17 +210,22 @@ _QUOTED_VALUE = re.compile(
     r"""=(['"])((?:(?!\1)[^\\]|\\.)*?)(?:\1|\.\.\.(?=, \w[\w.]*=|\)))""")
 
 
-def _states_invented_text(text: str, refused: list[str]) -> bool:
-    """Whether the answer states a string a grounding refusal quotes, a value that appears
-    nowhere in the conversation (the Wi-Fi password "Ghosting" the model made up for "the
-    network guest", then gave as the answer): an invented value told as a fact."""
-    for m in (m for r in refused for m in _QUOTED_VALUE.finditer(r)):
-        value, cut = m.group(2).strip(), m.group(0)[-1] != m.group(1)
-        end = "" if cut else r"(?!\w)"  # a value cut short is a prefix
-        if len(value) >= 3 and re.search(r"[^\W\d_]", value) and re.search(
-                rf"(?<!\w){re.escape(value)}{end}", text, re.IGNORECASE):
-            return True
-    return False
+# The refused tool's name, as a grounding refusal opens.
+_REFUSED_TOOL = re.compile(r"'([^']+)' was called with values")
+
+
+def _told_refused_value(text: str, refused: list[str]) -> tuple[str, str] | None:
+    """(tool, value) where the answer states a string a grounding refusal quotes, a value
+    that appears nowhere in the conversation; None otherwise."""
+    for refusal in refused:
+        tool = _REFUSED_TOOL.match(refusal)
+        for m in _QUOTED_VALUE.finditer(refusal):
+            value, cut = m.group(2).strip(), m.group(0)[-1] != m.group(1)
+            end = "" if cut else r"(?!\w)"  # a value cut short is a prefix
+            if len(value) >= 3 and re.search(r"[^\W\d_]", value) and re.search(
+                    rf"(?<!\w){re.escape(value)}{end}", text, re.IGNORECASE):
+                return (tool.group(1) if tool else "a tool"), value
+    return None
 
 
 def _answers_of(turn: list[ToolEvent]) -> list[str]:
