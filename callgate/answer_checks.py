@@ -871,7 +871,7 @@ _YEARS = re.compile(r"\d{4}\s*[-–]\s*\d{4}")
 # word, a function's name, or a number ("15% of 80 = 12", "sqrt(16) = 4").
 _OPERATOR_BEFORE = re.compile(
     r"(?i)(?:\b(?:of|on|times|plus|minus|by|x|over|divided|multiplied|power|squared|cubed|"
-    r"root|sqrt|log|exp|sin|cos|round|abs|min|max)|[\d%])[ \t]*\Z")
+    r"root|sqrt|log|exp|sin|cos|round|abs|min|max|mod)|[\d%√]|[\w)][ \t]*[-+*/×÷^=])[ \t]*\Z")
 
 
 # Arithmetic written in words ("45 minus 18 equals 21", "6 times 7 is 42"): one operator's
@@ -881,10 +881,16 @@ _WORD_OPERATORS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*"
 _NUMBER_WORD = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
 _WORD_EQUATION = re.compile(
     rf"(?<![\w.,]){_NUMBER_WORD}\s+(?:{'|'.join(_WORD_OPERATORS)})\s+{_NUMBER_WORD}"
-    rf"\s+(?:equals|is equal to|is|makes|gives)\s+{_NUMBER_WORD}(?!\w|[.,]\d)",
+    rf"\s+(?:equals|is equal to|is|makes|gives)\s+{_NUMBER_WORD}(?!\w|[.,]\d)"
+    r"(?!\s*(?:to|-|–)\s*\d)",  # not a range ("8 to 12")
     re.IGNORECASE)
 _WORD_OPERATOR = re.compile("|".join(_WORD_OPERATORS), re.IGNORECASE)
 _EQUALS_WORD = re.compile(r"\s+(?:equals|is equal to|is|makes|gives)\s+", re.IGNORECASE)
+
+
+# What after a run makes it arithmetic of another kind ("1 + 1 = 10 in binary", "≡ 1 mod 3").
+_OTHER_ARITHMETIC_AFTER = re.compile(
+    r"(?i)[ \t]*(?:in[ \t]+(?:binary|octal|hex(?:adecimal)?|base[ \t]*\d+)|\(?mod\b)")
 
 
 def false_equations(text: str) -> list[str]:
@@ -901,7 +907,8 @@ def false_equations(text: str) -> list[str]:
     text = _CLOCK.sub("time", text[:20_000])
     found = []
     for match in _EQUATION.finditer(text):
-        if _OPERATOR_BEFORE.search(text, max(0, match.start() - 20), match.start()):
+        if _OPERATOR_BEFORE.search(text, max(0, match.start() - 20), match.start()) or (
+                _OTHER_ARITHMETIC_AFTER.match(text, match.end())):
             continue  # the run goes on arithmetic before it ("15% of 80 = 12"): no side
         sides = [side.strip().rstrip(".,") for side in match.group().split("=")]
         values: list[tuple[str, float | None]] = []
@@ -919,6 +926,8 @@ def false_equations(text: str) -> list[str]:
                 continue
             found.append(f"{left} = {right}")
     for match in _WORD_EQUATION.finditer(text):
+        if _OPERATOR_BEFORE.search(text, max(0, match.start() - 20), match.start()):
+            continue  # the end of a longer chain ("2 plus 3 times 4 is 14")
         written = _WORD_OPERATOR.sub(lambda m: _WORD_OPERATORS[m.group().lower()], match.group())
         left, right = _EQUALS_WORD.split(written, maxsplit=1)
         try:

@@ -1068,7 +1068,12 @@ def test_arithmetic_written_in_words_is_checked_too() -> None:
     assert false_equations("2 plus 2 is 4 and 3 plus 3 is 7") == ["3 plus 3 is 7"]
     for fine in ("45 minus 18 equals 27.", "6 times 7 is 42, I think", "10 divided by 4 is 2.5",
                  "1,000 plus 1 is 1,001", "100 divided by 3 is 33.33", "I ran 5 times 3 is odd",
-                 "2 multiplied by 8 makes 16"):
+                 "2 multiplied by 8 makes 16",
+                 # a chain's last step, a range, algebra, another base or a modulus (a review)
+                 "2 plus 3 times 4 is 14.", "10 minus 2 minus 3 is 5", "1 plus 2 plus 3 equals 6",
+                 "2 times 3 times 4 is 24", "2 to 3 times 4 is 8 to 12",
+                 "So 2x + 3 = 7, so 2x = 4 and x = 2.", "1 + 1 = 10 in binary.", "10 mod 3 = 1",
+                 "7 + 5 = 0 (mod 12)", "√16 = 4", "e^1 = 2.718"):
         assert false_equations(fine) == [], fine
 
 
@@ -1084,6 +1089,17 @@ def test_false_arithmetic_without_a_result_is_not_handed_on(answer: str) -> None
     assert out["answer_source"] == "loop"
     assert "an answer whose arithmetic does not hold, with no result, removed" in out[
         "answer_checks"]
+
+
+def test_false_arithmetic_on_other_numbers_without_a_result_stays_flagged() -> None:
+    # Scripted model: an equation on numbers the user did not give is flagged, the answer
+    # kept (a review: a step of algebra read as "3 = 7" had replaced a right answer).
+    out = run([AIMessage("A spider has 4 + 4 = 9 legs.")], [calculator],
+              "How many legs does a spider have?")
+    assert out["final_answer"].startswith("A spider has 4 + 4 = 9 legs.")
+    assert out["answer_source"] == "model"
+    assert any(n.startswith("arithmetic that does not hold: 4 + 4 = 9")
+               for n in out["answer_checks"])
 
 
 def test_a_result_too_long_for_a_float_vouches_for_no_number() -> None:

@@ -23,6 +23,7 @@ from callgate.answer_checks import (
     check_answer,
     copies_summary,
     gives_way,
+    numbers_in,
     result_number,
 )
 from callgate.graph.cancellation import end_run, is_cancelled
@@ -135,10 +136,13 @@ def make_cite(settings: LoopSettings):
                                if check.invented_numbers else
                                f"an answer restating {restated}'s value removed")
             text = ""
-        wrong_sums = check.false_equations if source == "model" and not usable and text else []
+        wrong_sums = (_sums_asked(check.false_equations, asked[-1:])
+                      if source == "model" and not usable and text else [])
         if wrong_sums:
-            # No result stands behind the answer and its own arithmetic does not hold
-            # ("17 * 23 = 341" with no calculator call): never handed on as a figure.
+            # No result stands behind the answer and its own arithmetic on the user's numbers
+            # does not hold ("17 * 23 = 341" with no calculator call): never handed on as a
+            # figure. Other equations it writes stay flagged only (the check reads a step of
+            # algebra or another base as arithmetic too).
             text = ""
             check.notes.append("an answer whose arithmetic does not hold, with no result, "
                                "removed")
@@ -255,6 +259,13 @@ def _failed_note(problem: Problem) -> str:
     how = "timed out" if problem["outcome"] == "timeout" else "failed"
     return (f"(Not from a tool: the call to {problem['tool']} {how}, so this is the model's "
             "own answer.)")
+
+
+def _sums_asked(equations: list[str], asked: list[str]) -> list[str]:
+    """The equations whose operands (every number but the last, the result) are all
+    numbers of the user's request."""
+    given = {n for text in asked for n in numbers_in(text)}
+    return [e for e in equations if (operands := numbers_in(e)[:-1]) and set(operands) <= given]
 
 
 def _wrong_sums_answer(wrong: list[str]) -> str:
