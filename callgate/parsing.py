@@ -57,7 +57,6 @@ import json5
 import json_repair
 
 from callgate.sanitize import (
-    ENVELOPE_START,
     LINE_DECORATION,
     THOUGHT_FINAL,
     THOUGHT_FINAL_EMPHASIS,
@@ -350,6 +349,9 @@ def _python_call(src: str) -> dict[str, Any] | None:
 
 _NAME_KEYS = ("name", "tool", "tool_name", "function", "action")
 _ARG_KEYS = ("arguments", "args", "parameters", "input", "action_input", "tool_input", "params")
+_ENVELOPE_START_RE = re.compile(
+    r"""[\[\s]*\{\s*["']?(?:name|tool|tool_name|function|tool_calls|action)["']?\s*:"""
+)
 
 
 def _make_call(name: str, args: Any) -> dict[str, Any]:
@@ -1135,7 +1137,7 @@ def _json_hits(text: str, names: frozenset[str], limit: int) -> list[_Hit]:
         start = m.start()
         end = _value_end(text, start)
         if end is None:
-            if ENVELOPE_START.match(text, start):
+            if _ENVELOPE_START_RE.match(text, start):
                 hits.append(_Hit(start, len(text), "json", error=_truncated_error("tool call"),
                                  rank=2))
                 break

@@ -259,8 +259,9 @@ def _skip(text: str, i: int, chars: str) -> int:
     return i
 
 
-def _skip_space(text: str, i: int) -> int:
-    while i < len(text) and text[i].isspace():
+def _skip_space(text: str, i: int, stop: int | None = None) -> int:
+    stop = len(text) if stop is None else min(stop, len(text))
+    while i < stop and text[i].isspace():
         i += 1
     return i
 
@@ -392,30 +393,40 @@ def _prefix_of(word: str) -> str:
     return "".join(f"(?:{re.escape(c)}" for c in word) + ")?" * len(word)
 
 
-# A call envelope's opening, as the parser reads one (a list of them too): its first key
-# names the tool; and every prefix of such an opening.
-_ENVELOPE_KEYS: Final = ("name", "tool", "tool_name", "function", "tool_calls", "action")
-_ANY_KEY = "|".join(_ENVELOPE_KEYS)
-_ANY_KEY_PREFIX = "|".join(_prefix_of(k) for k in _ENVELOPE_KEYS)
-ENVELOPE_START: Final = re.compile(rf"""[\[\s]*\{{\s*["']?(?:{_ANY_KEY})["']?\s*:""")
-_ENVELOPE_START_PREFIX: Final = re.compile(
-    rf"""[\[\s]*(?:\{{\s*(?:["']?(?:{_ANY_KEY_PREFIX})(?:["']?\s*)?)?)?""")
+# LangChain's structured chat call under an `Action:` label: an object (a list of them too)
+# whose first key, quoted, names the tool, a quoted string (`{"action": "web_search", …}`);
+# and every prefix of that opening.
+_BLOB_KEYS: Final = ("name", "tool", "tool_name", "function", "action")
+_QUOTED_NAME = r'(?:[^"\\\n]|\\.)'
+_BLOB_START: Final = re.compile(
+    rf'[\[\s]*\{{\s*"(?:{"|".join(_BLOB_KEYS)})"\s*:\s*"({_QUOTED_NAME}{{1,64}})"')
+_BLOB_START_PREFIX: Final = re.compile(
+    rf'[\[\s]*(?:\{{\s*(?:"(?:{"|".join(_prefix_of(k) for k in _BLOB_KEYS)})'
+    rf'(?:"\s*(?::\s*(?:"{_QUOTED_NAME}{{0,64}})?)?)?)?)?')
+_BLOB_GAP = 200  # the most whitespace between the label and its object
 # A fence's opening line, its language named or not.
 _FENCE_OPENING = re.compile(r"```[\w+-]*[ \t]*")
 
 
-def _blob_follows(text: str, end: int, final: bool) -> bool | None:
+def _blob_follows(text: str, end: int, final: bool, names: frozenset[str],
+                  any_name: bool) -> bool | None:
     """Whether a call envelope follows an `Action:` label ending at `end`, after spaces and
     line breaks, fenced or not, as LangChain's structured chat agents write their calls
-    and answers; None while more text could tell."""
-    j = _skip_space(text, end)
+    and answers: its tool one of `names` (casefolded) or "Final Answer" — or, with
+    `any_name`, any; None while more text could tell. Other JSON is the text's ("an
+    Action: {"name": "add"} is dispatched")."""
+    j = _skip_space(text, end, end + _BLOB_GAP + 1)
+    if j - end > _BLOB_GAP:
+        return False  # (bounded, so that a stream of spaces is not read again per chunk)
     if j < len(text) and text.startswith(_FENCE_MARK, j):
         j = _FENCE_OPENING.match(text, j).end()  # type: ignore[union-attr]
     elif not final and _FENCE_MARK.startswith(text[j:]):
         return None  # nothing yet, or "`", "``"
-    if ENVELOPE_START.match(text, j):
-        return True
-    return None if not final and _ENVELOPE_START_PREFIX.fullmatch(text, j) else False
+    if m := _BLOB_START.match(text, j):
+        name = m.group(1).strip()
+        return (any_name or name.casefold() in names
+                or name.lower().replace("_", " ") == "final answer")
+    return None if not final and _BLOB_START_PREFIX.fullmatch(text, j) else False
 
 
 # Functionary's call heads (see `parsing`): v3.2's ">>>name" and a line break, after prose
@@ -700,7 +711,7 @@ class _MarkupRemover:
             if isinstance(marker, tuple):
                 keyword, action, end = marker
                 if keyword == "action":
-                    blob = _blob_follows(text, end, final)
+                    blob = _blob_follows(text, end, final, self._names, not self._names)
                     if blob is None:
                         return None
                     if blob:
@@ -852,13 +863,21 @@ class _MarkupRemover:
             return p
         keyword, _, end = marker
         if keyword == "action":
-            blob = _blob_follows(text, end, final)
+            blob = _blob_follows(text, end, final, self._names, False)
             if blob is None:
                 return None
             if blob:
-                self._resume_line_start = False
-                self._enter_line_mode("args")
-                return end
+                # The object goes; the rest of the line is the text's, as after a mid-line
+                # `Action Input:` value.
+                j = _skip_space(text, end)
+                self._trace, self._resume_line_start = True, False
+                self._json = JsonSpan(newline_ends_string=True)
+                self._after_json = _LABEL
+                if text.startswith(_FENCE_MARK, j):
+                    self._mode = _FENCE
+                    return j + len(_FENCE_MARK)
+                self._mode = _JSON
+                return j
         if keyword in _ACTION_INPUT:
             if not self._trace:  # after prose ("e.g. Action Input: {…}"): the text says it
                 return p
@@ -1245,7 +1264,7 @@ class _AnswerGate:
 # The opening of an answer that may be wholly a JSON value, as the parser unwraps a "Final
 # Answer" envelope: a fence or backticks, then the value's brace; all of it but the brace
 # (more may still turn it into one).
-_WRAPPED_OPENING = re.compile(r"\s*(?:`+[\w+-]*[ \t]*\n?\s*)*")
+_WRAPPED_OPENING = re.compile(r"\s*(?:```[\w+-]*[ \t]*\n?)?\s*`*\s*")
 _WRAPPED_START = re.compile(_WRAPPED_OPENING.pattern + r"\{")
 
 

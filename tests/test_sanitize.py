@@ -125,8 +125,8 @@ REMOVAL_CASES = [
      '"action_input": {"query": "x"}}\n```\nMore.', "It is 4.\nMore."),
     ("structured-chat-answer-after-text", 'It is 4.\nAction: ```{"action": "Final Answer", '
      '"action_input": "It is 4."}```', "It is 4."),
-    ("structured-chat-after-prose", 'It is 4. Action: {"name": "a", "arguments": {}}',
-     "It is 4."),
+    ("structured-chat-after-prose", 'It is 4. Action: {"action": "Final Answer", '
+     '"action_input": "It is 4."}', "It is 4."),
     ("functionary-v32-all", '>>>all\nLet me look.>>>a\n{"q": 1}', "Let me look."),
     ("functionary-v32-all-after-text", "Hi.>>>all\nThere.", "Hi.\nThere."),
     ("functionary-v32-cut-off", 'Sure.\n>>>a\n{"q": 1', "Sure."),
@@ -188,6 +188,10 @@ PROSE = [
     # "Action:" over an object that is no call envelope, or over code, is the text's.
     'Action:\n{"type": "restart", "after": "5 min"}\nDone.',
     "Action:\n```python\nprint({'action': 1})\n```",
+    # ... and an object naming no tool after prose, or with its key unquoted (a review).
+    'In Redux, an Action: {"name": "add"} is dispatched, then the reducer runs.',
+    'Call to Action: {"name": "Sign up"} is the button config.',
+    "Action: { name: the next step } is unclear",
 ]
 
 
@@ -398,6 +402,12 @@ def test_an_answer_written_as_an_envelope_streams_as_its_text(
 # (text, expected sanitize(text, tool_names=NAMES))
 NAMED_CASES = [
     ("Thought: x\nAction: web_search", ""),
+    # A structured chat call after prose goes, the rest of its line stays; an object naming
+    # another tool is the text's.
+    ('It is 4. Action: {"action": "web_search", "action_input": {"query": "x"}} More.',
+     "It is 4. More."),
+    ('In Redux, an Action: {"name": "add"} is dispatched.',
+     'In Redux, an Action: {"name": "add"} is dispatched.'),
     ("Action: web_search\nKept", "Kept"),
     ("Action: WEB_SEARCH.\nKept", "Kept"),
     ("Action: `calculator`\nObservation: 4\nFinal Answer: 4", "4"),
