@@ -1022,16 +1022,20 @@ def _functions_hits(text: str) -> list[_Hit]:
 _FUNCTIONARY_RE = re.compile(
     r"(?:<\|from\|>[ \t]*assistant[ \t]*\n?)?<\|recipient\|>[ \t]*([A-Za-z_][\w.\-]{0,63})"
     r"[ \t]*(?:\n[ \t]*)?<\|content\|>|>>>([A-Za-z_][\w.\-]{0,63})[ \t]*\n")
+_OPERAND_END = re.compile(r"[\w)\]]\Z")  # ">>>" right after it is a shift in code
 _FIRST_NAME_RE = re.compile(r"\s*([A-Za-z_][\w.\-]{0,63})[ \t]*\n")
 
 
 def _functionary_hits(text: str, names: frozenset[str]) -> list[_Hit]:
     folded = {n.casefold() for n in names}
-    # With known tools, ">>>name" must name one: ">>>" in code ("a>>>b") or a quoted reply
+    # With known tools, ">>>name" naming none is a call (to be corrected) only over a JSON
+    # object and not after an operand: ">>>" in code ("a>>>b") or a quoted reply
     # (">>>Thanks") is text, as the sanitizer keeps it.
     starts = [(m.start(), m.end(), name) for m in _FUNCTIONARY_RE.finditer(text)
               if (name := (m.group(1) or m.group(2)).rstrip(".")) == "all" or m.group(1)
-              or not folded or name.casefold() in folded]
+              or not folded or name.casefold() in folded
+              or (not _OPERAND_END.search(text, 0, m.start())
+                  and text.startswith("{", _SPACE_RE.match(text, m.end()).end()))]
     first = _FIRST_NAME_RE.match(text)
     # Unmarked, only over an object: a tool's name alone is a word ("Final Answer: calculator").
     if first is not None and (name := first.group(1).rstrip(".")).casefold() in folded and (

@@ -47,7 +47,8 @@ removed only where it is used as markup.
 * Functionary's calls: v3.2's `>>>name` and a line break before a JSON object (after prose
   too; no space after `>>>`, which Python's prompt has), or alone at the end, with the
   object; on the reply's first line, where v3.2 writes no `>>>`, a tool of `tool_names`
-  alone over an object (with `tool_names`, `>>>name` too must name one of them, or `all`);
+  alone over an object (with `tool_names`, a `>>>name` naming none of them only over an
+  object and not right after an operand, `a>>>b`);
   v2's `<|recipient|>name` to `<|content|>` with the object after it.
   The recipient `all` heads the reply's text (`>>>all`, `all` on the first line over text
   on a later line): the head goes, the text stays. A name over prose, or alone on the first
@@ -802,7 +803,16 @@ class _MarkupRemover:
         if name == "all":
             return end, False
         if pattern is _FUNCTIONARY_HEAD and self._names and name.casefold() not in self._names:
-            return p, False  # ">>>" in code or a quoted reply, before a word that names no tool
+            # A name no tool has heads a call (to be corrected) only over a JSON object and
+            # not after an operand: ">>>" in code ("a>>>b"), a quoted reply (">>>Thanks")
+            # is text.
+            before = text[p - 1] if p else self._before
+            if before and (before.isalnum() or before in "_)]"):
+                return p, False
+            j = _skip_space(text, end)
+            if j == len(text):
+                return (p, False) if final else None
+            return (j, True) if text[j] == "{" else (p, False)
         follows = _call_object_follows(text, end, final)
         if follows is None:
             return None

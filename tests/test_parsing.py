@@ -178,6 +178,10 @@ CALL_CASES: list[tuple[str, str, list[str] | None, list[dict[str, Any]], str]] =
      "functionary"),
     ("functionary-v32-known-tool", 'Sure.\n>>>WEB_SEARCH\n{"query": "x"}', ["web_search"],
      calls(("WEB_SEARCH", {"query": "x"})), "functionary"),
+    # A name no tool has, over an object: a call, which validation sends back (a review:
+    # it had reached the user as the answer's text).
+    ("functionary-v32-unknown-tool", '>>>get_weather\n{"city": "Paris"}', ["web_search"],
+     calls(("get_weather", {"city": "Paris"})), "functionary"),
     ("functionary-v2", '<|from|>assistant\n<|recipient|>web_search\n<|content|>{"query": "x"}'
      "<|stop|>", None, calls(WEB), "functionary"),
     # An Action after prose on its line, as the sanitizer takes it for markup.
@@ -468,9 +472,8 @@ KEPT_CASES: list[tuple[str, str, list[str] | None, str]] = [
     ("functionary-v32-all-first", "all\nIt is sunny.", ["web_search"], "It is sunny."),
     ("functionary-v2-all", "<|from|>assistant\n<|recipient|>all\n<|content|>It is sunny."
      "<|stop|>", None, "It is sunny."),
-    # With known tools, ">>>" before a word that names none is text: code, a quoted reply.
-    ("functionary-head-in-a-fence", '```\n>>>d\n{"a": 1}\n```', ["web_search"],
-     '```\n>>>d\n{"a": 1}\n```'),
+    # With known tools, ">>>" before a word that names none, after an operand or over no
+    # object, is text: code, a quoted reply.
     ("functionary-head-in-js", "let r = a>>>b\n{ x: 1 }", ["web_search"],
      "let r = a>>>b\n{ x: 1 }"),
     ("functionary-head-in-a-quoted-reply", "Quoted reply:\n>>>Thanks\n", ["web_search"],

@@ -481,9 +481,10 @@ def test_functionary_first_call_without_its_mark(text: str, expected: str) -> No
 
 
 @pytest.mark.parametrize(("text", "tool_names", "expected"), [
-    # With known tools, ">>>name" heads a call only for one of them (or "all"): ">>>" in
-    # code or a quoted reply stays; without them, any name over an object is a call.
-    ('```\n>>>d\n{"a": 1}\n```', NAMES, '```\n>>>d\n{"a": 1}\n```'),
+    # With known tools, ">>>name" naming none heads a call only over an object and not
+    # after an operand: ">>>" in code or a quoted reply stays; without them, any name over
+    # an object is a call.
+    ('Sure.\n>>>get_weather\n{"city": "Paris"}', NAMES, "Sure."),
     ("let r = a>>>b\n{ x: 1 }", NAMES, "let r = a>>>b\n{ x: 1 }"),
     ("Quoted reply:\n>>>Thanks\n", NAMES, "Quoted reply:\n>>>Thanks"),
     ('Sure.>>>Web_Search\n{"q": 1}\n>>>all\nDone.', NAMES, "Sure.\nDone."),
