@@ -1,7 +1,7 @@
 """Full tool results, kept in LangGraph's store rather than in the checkpoint.
 
 Each result is one store item under the namespace ``("callgate", "results", thread_id)``
-(the id's "." and "%" percent-encoded, as store labels hold no period)
+(an id with a "." percent-encoded, as store labels hold no period)
 with its result id (``R3``) as key and ``{"tool", "args", "data"}`` as value (and
 ``"artifact"`` for a tool that gives one beside its content: an MCP tool's structured
 content). Runs without a thread id use the thread ``"-"``. Read one back with
@@ -32,9 +32,10 @@ _NUMBERING = tuple(threading.Lock() for _ in range(64))
 
 def _thread_label(thread_id: str | None) -> str:
     """The thread id as a namespace label, which LangGraph's stores refuse with a period in
-    it ("user.one", an email address): "." and "%" percent-encoded, so two ids never share
-    a label and an id without them is its own label."""
-    return (thread_id or NO_THREAD).replace("%", "%25").replace(".", "%2E")
+    it ("user.one", an email address): such an id percent-encoded ("%" and "."); any other
+    id is its own label, as before (an id with "%" keeps the results it has)."""
+    label = thread_id or NO_THREAD
+    return label.replace("%", "%25").replace(".", "%2E") if "." in label else label
 
 
 def results_namespace(thread_id: str | None) -> tuple[str, ...]:
