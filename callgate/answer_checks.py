@@ -875,17 +875,14 @@ _OPERATOR_BEFORE = re.compile(
 
 
 # Arithmetic written in words ("45 minus 18 equals 21", "6 times 7 is 42"): one operator's
-# word between two numbers, then the result.
-_WORD_OPERATORS = {"plus": "+", "minus": "-", "times": "*", "multiplied by": "*",
-                          "divided by": "/"}
+# word between two numbers, then the result. The calculator reads the words itself.
 _NUMBER_WORD = r"-?\d+(?:,\d{3})*(?:\.\d+)?"
+_EQUALS_WORD = re.compile(r"\s+(?:equals|is equal to|is|makes|gives)\s+", re.IGNORECASE)
 _WORD_EQUATION = re.compile(
-    rf"(?<![\w.,]){_NUMBER_WORD}\s+(?:{'|'.join(_WORD_OPERATORS)})\s+{_NUMBER_WORD}"
-    rf"\s+(?:equals|is equal to|is|makes|gives)\s+{_NUMBER_WORD}(?!\w|[.,]\d)"
+    rf"(?<![\w.,]){_NUMBER_WORD}\s+(?:plus|minus|times|multiplied by|divided by)\s+"
+    rf"{_NUMBER_WORD}{_EQUALS_WORD.pattern}{_NUMBER_WORD}(?!\w|[.,]\d)"
     r"(?!\s*(?:to|-|–)\s*\d)",  # not a range ("8 to 12")
     re.IGNORECASE)
-_WORD_OPERATOR = re.compile("|".join(_WORD_OPERATORS), re.IGNORECASE)
-_EQUALS_WORD = re.compile(r"\s+(?:equals|is equal to|is|makes|gives)\s+", re.IGNORECASE)
 
 
 # What after a run makes it arithmetic of another kind ("1 + 1 = 10 in binary", "≡ 1 mod 3").
@@ -928,8 +925,7 @@ def false_equations(text: str) -> list[str]:
     for match in _WORD_EQUATION.finditer(text):
         if _OPERATOR_BEFORE.search(text, max(0, match.start() - 20), match.start()):
             continue  # the end of a longer chain ("2 plus 3 times 4 is 14")
-        written = _WORD_OPERATOR.sub(lambda m: _WORD_OPERATORS[m.group().lower()], match.group())
-        left, right = _EQUALS_WORD.split(written, maxsplit=1)
+        left, right = _EQUALS_WORD.split(match.group(), maxsplit=1)
         try:
             a, b = _magnitude(calculator(left)), _magnitude(calculator(right))
         except (ValueError, ArithmeticError, TypeError, TooLarge):

@@ -119,6 +119,12 @@ REMOVAL_CASES = [
     # Functionary's calls go with their objects ("all" heads the text), after prose too;
     # ">>>" as a quote's marks or in prose is text.
     ("functionary-v32", 'Sure.>>>a\n{"q": 1}>>>b\n{}\nDone.', "Sure.\nDone."),
+    ("functionary-v32-all", '>>>all\nLet me look.>>>a\n{"q": 1}', "Let me look."),
+    ("functionary-v32-all-after-text", "Hi.>>>all\nThere.", "Hi.\nThere."),
+    ("functionary-v32-cut-off", 'Sure.\n>>>a\n{"q": 1', "Sure."),
+    ("functionary-v32-name-over-prose", ">>>a\nis the tool.", ">>>a\nis the tool."),
+    ("functionary-v2", '<|from|>assistant\n<|recipient|>a\n<|content|>{"q": 1}<|stop|>\n'
+     "<|from|>assistant\n<|recipient|>all\n<|content|>It is 4.<|stop|>", "It is 4."),
     # LangChain's structured chat agents: "Action:" over a call envelope, fenced or not,
     # on its line or the next; the "Final Answer" envelope after an answer's own text.
     ("structured-chat-call", 'It is 4.\nAction:\n```json\n{"action": "web_search", '
@@ -127,12 +133,6 @@ REMOVAL_CASES = [
      '"action_input": "It is 4."}```', "It is 4."),
     ("structured-chat-after-prose", 'It is 4. Action: {"action": "Final Answer", '
      '"action_input": "It is 4."}', "It is 4."),
-    ("functionary-v32-all", '>>>all\nLet me look.>>>a\n{"q": 1}', "Let me look."),
-    ("functionary-v32-all-after-text", "Hi.>>>all\nThere.", "Hi.\nThere."),
-    ("functionary-v32-cut-off", 'Sure.\n>>>a\n{"q": 1', "Sure."),
-    ("functionary-v32-name-over-prose", ">>>a\nis the tool.", ">>>a\nis the tool."),
-    ("functionary-v2", '<|from|>assistant\n<|recipient|>a\n<|content|>{"q": 1}<|stop|>\n'
-     "<|from|>assistant\n<|recipient|>all\n<|content|>It is 4.<|stop|>", "It is 4."),
     ("quote-marks-and-arrows", ">>> print(1)\na >>> b\n>>>", ">>> print(1)\na >>> b\n>>>"),
     ("inst-tokens", "[INST] q [/INST] a", "q  a"),
     ("think-then-label", "<think>x</think>Final Answer: 4", "4"),
