@@ -183,6 +183,31 @@ def test_a_damaged_index_is_named_with_a_hint(home: Path) -> None:
     assert indexed.stderr == f"error: {said} (hint: {hint})\n"
 
 
+def test_another_programs_database_as_the_index_is_refused_untouched(home: Path) -> None:
+    # $CALLGATE_INDEX pointed at the threads database read as "no documents indexed", and
+    # `callgate index` added its tables to it. A real SQLite checkpointer's file here.
+    threads = home / "threads.sqlite"
+    code = ("import sqlite3, sys\n"
+            "from langgraph.checkpoint.sqlite import SqliteSaver\n"
+            "SqliteSaver(sqlite3.connect(sys.argv[1])).setup()\n")
+    made = subprocess.run([sys.executable, "-c", code, str(threads)], capture_output=True,
+                          text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    before = threads.read_bytes()
+    (home / "notes.md").write_text("# Notes\nThe car is red.\n")
+    env = {"CALLGATE_INDEX": str(threads)}
+    said = (f"the document index {threads} is damaged or not a callgate index (it is another "
+            "database, with the tables checkpoints, writes)")
+    tools = callgate("tools", home=home, env=env)
+    offered, missing = tools.stdout.split("Built-in tools not offered:")
+    assert "rag_search" not in offered and said in missing
+    indexed = callgate("index", "notes.md", home=home, env=env)
+    assert indexed.returncode == 2 and indexed.stdout == ""
+    assert indexed.stderr.startswith(f"error: {said} (hint: ")
+    assert len(indexed.stderr.splitlines()) == 1
+    assert threads.read_bytes() == before
+
+
 def test_tools_yml_errors_name_file_and_line(home: Path) -> None:
     (home / "tools.yml").write_text("tools:\n  - name: x\n    description: y\n")
     result = callgate("tools", home=home)

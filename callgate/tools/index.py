@@ -51,20 +51,36 @@ _STOPWORDS = frozenset((
 
 
 class DamagedIndexError(ValueError):
-    """The index file is not an SQLite database (garbage, another kind of file) or is
-    corrupt: nothing in it can be read, and indexing into it fails."""
+    """The index file is not an SQLite database (garbage, another kind of file), is
+    corrupt, or is another program's database (a checkpointer's threads.sqlite): nothing in
+    it can be read as documents, and indexing into it fails rather than add tables to it."""
 
     hint = ("delete it and run `callgate index PATH` again, or name another index file "
             "with --index or $CALLGATE_INDEX")
 
-    def __init__(self, path: Path, exc: sqlite3.Error) -> None:
+    def __init__(self, path: Path, reason: str) -> None:
         self.path = path
         super().__init__(f"the document index {path} is damaged or not a callgate index "
-                         f"({exc})")
+                         f"({reason})")
 
 
 def _damaged(exc: sqlite3.Error) -> bool:
     return getattr(exc, "sqlite_errorname", "") in ("SQLITE_NOTADB", "SQLITE_CORRUPT")
+
+
+def _foreign_tables(con: sqlite3.Connection) -> list[str]:
+    """The tables of a database that holds some but not callgate's ``chunks``: another
+    program's (``$CALLGATE_INDEX`` pointed at threads.sqlite had read as "no documents
+    indexed", and `callgate index` added its tables to it). Empty for an empty database
+    and for an index."""
+    names = [name for (name,) in con.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return [] if "chunks" in names else names
+
+
+def _not_an_index(tables: list[str]) -> str:
+    shown = ", ".join(tables[:3]) + (", …" if len(tables) > 3 else "")
+    return f"it is another database, with the tables {shown}"
 
 
 @dataclass
@@ -178,11 +194,13 @@ class DocumentIndex:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(sqlite3.connect(self.path, timeout=10)) as con:
             try:
+                if tables := _foreign_tables(con):
+                    raise DamagedIndexError(self.path, _not_an_index(tables))
                 con.execute("PRAGMA journal_mode=WAL")
                 con.executescript(_SCHEMA)
             except sqlite3.DatabaseError as exc:
                 if _damaged(exc):
-                    raise DamagedIndexError(self.path, exc) from exc
+                    raise DamagedIndexError(self.path, str(exc)) from exc
                 raise
             with con:
                 yield con
@@ -214,19 +232,24 @@ class DocumentIndex:
 
 
 def indexed_chunks(path: str | Path) -> int:
-    """Chunks in the index at ``path``; 0 when it does not exist or has no chunks table.
-    Never creates it; raises :class:`DamagedIndexError` for a file that is no database."""
+    """Chunks in the index at ``path``; 0 when it does not exist or holds no tables.
+    Never creates it; raises :class:`DamagedIndexError` for a file that is no database or
+    another program's database."""
     path = Path(path).expanduser()
     if not path.is_file():
         return 0
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
+            if tables := _foreign_tables(con):
+                raise DamagedIndexError(path, _not_an_index(tables))
+            if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks'").fetchone():
+                return 0
             return con.execute("SELECT count(*) FROM chunks").fetchone()[0]
     except sqlite3.Error as exc:
         # A garbage file had read as "no documents indexed", and `callgate index` then
         # said only "file is not a database".
         if _damaged(exc):
-            raise DamagedIndexError(path, exc) from exc
+            raise DamagedIndexError(path, str(exc)) from exc
         return 0
 
 
