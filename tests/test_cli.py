@@ -589,12 +589,13 @@ def test_a_closed_stdout_ends_quietly(home: Path, argv: list[str], read: int,
 
 @pytest.mark.parametrize(("argv", "blocked", "line"), [
     (["index", "doc.pdf"], ["pypdf"],
-     'error: reading a PDF needs pypdf (hint: install the pdf extra: pip install -e ".[pdf]")'),
+     'error: reading a PDF needs pypdf (hint: install the pdf extra: pip install -e '
+     '"{checkout}[pdf]")'),
     # With psycopg installed but not the savers, the open raised ModuleNotFoundError.
     (["ask", "hello", "--model", "notes", "--db", "postgresql://me@127.0.0.1:9/x"],
      ["langgraph.checkpoint.postgres"],
      "error: a PostgreSQL database needs langgraph-checkpoint-postgres and psycopg (hint: "
-     'install the postgres extra: pip install -e ".[postgres]")'),
+     'install the postgres extra: pip install -e "{checkout}[postgres]")'),
     (["ask", "hello", "--model", "notes", "--db", "postgresql://me@127.0.0.1:9/x"],
      ["psycopg", "psycopg.conninfo"], None),
 ], ids=["pdf", "postgres savers", "psycopg"])
@@ -615,10 +616,26 @@ def test_a_missing_extra_is_one_line_naming_it(home: Path, monkeypatch: pytest.M
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1, err
+    # The hint names the checkout, not ".": the working folder is another.
+    checkout = Path(__file__).resolve().parents[1]
     if line is None:
-        assert err.startswith("error: a PostgreSQL database needs") and '".[postgres]"' in err
+        assert err.startswith("error: a PostgreSQL database needs")
+        assert f'"{checkout}[postgres]"' in err
     else:
-        assert err.strip() == line
+        assert err.strip() == line.format(checkout=checkout)
+
+
+def test_the_extras_hint_installs_from_where_it_is_run(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    # It said `pip install -e ".[pdf]"` in any folder: run in a user's own project, that
+    # installs their project, not callgate's extra.
+    from callgate.extras import install_command
+
+    checkout = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(checkout)
+    assert install_command("pdf") == 'pip install -e ".[pdf]"'
+    monkeypatch.chdir(tmp_path)
+    assert install_command("pdf") == f'pip install -e "{checkout}[pdf]"'
 
 
 def test_a_question_that_is_not_utf8_is_answered(home: Path) -> None:
