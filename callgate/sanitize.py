@@ -122,6 +122,11 @@ _INLINE_MARKERS: Final = (
 _PAYLOAD_TOKENS: Final = frozenset({"python_tag"})
 # Functionary v2's "<|from|>assistant" names the role too.
 _ROLE_TOKENS: Final = frozenset({"im_start", "start_header_id", "from"})
+# The role names those tokens take; another word after one is text ("<|im_start|> Hello"
+# had lost "Hello").
+_ROLE_NAMES: Final = frozenset({"system", "user", "assistant", "tool", "function", "ipython",
+                                "developer"})
+_ROLE_NAME_MAX: Final = max(map(len, _ROLE_NAMES))
 # gpt-oss's harmony message headers: "<|start|>assistant<|channel|>final<|message|>". The
 # header decides what its message is: a call (a recipient "to=…") or reasoning (the analysis
 # channel) goes to its end token; other messages (final, a commentary preamble) are shown.
@@ -580,7 +585,6 @@ class _MarkupRemover:
         self._close_len = 0
         self._json = JsonSpan(newline_ends_string=True)
         self._after_json = _TEXT
-        self._role_named = False  # a role token's name has begun
         self._before = ""  # the input character just before the buffer
 
     def feed(self, chunk: str) -> str:
@@ -653,13 +657,14 @@ class _MarkupRemover:
             return end
         if mode == _ROLE:
             # Spaces before the role name go too ("<|from|> assistant"), not after it.
-            j = i if self._role_named else _skip(text, i, _HWS)
-            while j < len(text) and (text[j].isalpha() or text[j] == "_"):
-                self._role_named = True
+            start = _skip(text, i, _HWS)
+            j = start
+            while j < len(text) and j - start <= _ROLE_NAME_MAX and text[j].isalpha():
                 j += 1
-            if j < len(text):
-                self._mode, self._line_start = self._after_removal(), self._resume_line_start
-            return j
+            if j == len(text) and not final:
+                return None  # the word may go on
+            self._mode, self._line_start = self._after_removal(), self._resume_line_start
+            return j if text[start:j].lower() in _ROLE_NAMES else i
         if mode == _LINE_END:
             j = _skip(text, i, _HWS + "\r")
             if j == len(text) and not final:
@@ -1011,7 +1016,7 @@ class _MarkupRemover:
         elif action == "payload":
             self._mode = _PAYLOAD
         elif action == "role":
-            self._mode, self._role_named = _ROLE, False
+            self._mode = _ROLE
         else:
             self._mode, self._line_start = self._after_removal(), resume_line_start
         return end

@@ -80,6 +80,10 @@ REMOVAL_CASES = [
     ("special-tokens", "<|im_start|>assistant\nHello<|im_end|><|eot_id|><|endoftext|></s>",
      "Hello"),
     ("role-after-spaces", "<|im_start|> assistant\nHello<|im_end|>", "Hello"),
+    # Only a role's name goes with its token: "Hello" had gone as one.
+    ("role-token-before-prose", "<|im_start|> Hello there", "Hello there"),
+    ("role-token-before-a-long-word", "<|from|>Extraordinarily so", "Extraordinarily so"),
+    ("role-name-any-case", "<|im_start|>Assistant\nHi", "Hi"),
     ("functionary-v2-spaced", "<|from|> assistant\n<|recipient|> all\n<|content|> Hi", "Hi"),
     ("llama-header", "<|start_header_id|>assistant<|end_header_id|>\n\nHi", "Hi"),
     ("deepseek-token", "Hi<｜end▁of▁sentence｜>", "Hi"),
