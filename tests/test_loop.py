@@ -20,6 +20,7 @@ from langgraph.store.memory import InMemoryStore
 import callgate
 from callgate import ToolRegistry, build_agent
 from callgate.graph.cancellation import pending_requests
+from callgate.graph.settings import _transient
 from callgate.models.scripted import ScriptedChatModel, tool_call
 
 MARKUP = ("<tool_call>", "Action:", "Action Input:", "[TOOL_CALLS]", "✿FUNCTION✿", "<think>")
@@ -469,6 +470,33 @@ def test_non_transient_errors_are_not_retried() -> None:
 
     run([tool_call("picky", {"x": "a"}), AIMessage("no")], [picky])
     assert len(attempts) == 1
+
+
+@pytest.mark.parametrize("error", [
+    PermissionError(13, "Permission denied", "/etc/x"), IsADirectoryError(21, "Is a directory"),
+    FileExistsError(17, "File exists"), NotADirectoryError(20, "Not a directory")])
+def test_os_errors_about_the_input_are_not_retried(error: OSError) -> None:
+    # A tool that did its work and then failed on the file it was given ran three times.
+    attempts = []
+
+    def save(path: str) -> str:
+        """Record, then write."""
+        attempts.append(path)
+        raise error
+
+    _, _, out = run([tool_call("save", {"path": "/etc/x"}), AIMessage("no")], [save])
+    assert len(attempts) == 1 and out["tool_events"][0]["outcome"] == "error"
+
+
+def test_a_client_error_response_is_not_retried_even_as_an_os_error() -> None:
+    # requests' HTTPError is an OSError: its status decides, and a 404 is not transient.
+    class HTTPError(OSError):
+        def __init__(self, status: int) -> None:
+            super().__init__(f"{status} error")
+            self.response = type("Response", (), {"status_code": status})()
+
+    assert not _transient(HTTPError(404)) and _transient(HTTPError(503))
+    assert _transient(ConnectionResetError()) and _transient(TimeoutError())
 
 
 def test_parallel_calls_run_concurrently() -> None:

@@ -17,13 +17,21 @@ from langgraph.types import RetryPolicy
 from callgate.graph.context import Approval, RunLimits
 from callgate.tools.registry import ToolRegistry
 
+# OS errors about the call's own input: running the call again finds the same file, the
+# same permissions (and repeats whatever the tool did before it failed).
+_BAD_INPUT_OS_ERRORS = (FileNotFoundError, FileExistsError, PermissionError,
+                        IsADirectoryError, NotADirectoryError)
+
 
 def _transient(exc: BaseException) -> bool:
-    """Errors worth retrying: network trouble and 5xx/429 responses, not bugs or bad input."""
-    if isinstance(exc, ConnectionError | OSError) and not isinstance(exc, FileNotFoundError):
-        return True
+    """Errors worth retrying: network trouble and 5xx/429 responses, not bugs or bad input.
+
+    A response's status decides first: ``requests``' ``HTTPError`` is an ``OSError``, and
+    its 404 is no more transient than any other 4xx."""
     status = getattr(getattr(exc, "response", None), "status_code", None)
-    return isinstance(status, int) and (status >= 500 or status == 429)
+    if isinstance(status, int):
+        return status >= 500 or status == 429
+    return isinstance(exc, OSError) and not isinstance(exc, _BAD_INPUT_OS_ERRORS)
 
 
 DEFAULT_TOOL_RETRY = RetryPolicy(initial_interval=0.2, backoff_factor=2.0, max_interval=2.0,
