@@ -446,6 +446,26 @@ def test_raising_tool_is_fed_back_to_the_model() -> None:
     assert seen.status == "error"
 
 
+@pytest.mark.parametrize("stop", [SystemExit(0), SystemExit(3), KeyboardInterrupt()])
+def test_a_tool_that_exits_fails_its_call_not_the_run(stop: BaseException) -> None:
+    # A tool wrapping a command line (argparse, click) calls sys.exit: that SystemExit came
+    # out of invoke, and `callgate ask` exited 0 with no answer.
+    def cli_wrapper(x: str) -> str:
+        """Runs a command line."""
+        raise stop
+
+    async def async_wrapper(x: str) -> str:
+        """Runs a command line, asynchronously."""
+        raise stop
+
+    for func in (cli_wrapper, async_wrapper):
+        _, _, out = run([tool_call(func.__name__, {"x": "a"}), AIMessage("It ran.")], [func])
+        [event] = out["tool_events"]
+        assert event["outcome"] == "error" and event["error"].startswith(
+            f"ToolExit: the tool raised {type(stop).__name__}")
+        assert out["final_answer"].startswith("(Not from a tool:")
+
+
 def test_transient_errors_are_retried() -> None:
     attempts = []
 

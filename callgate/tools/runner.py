@@ -67,6 +67,11 @@ REPR_CHARS = 500  # an unserialisable object becomes its repr, clipped to this
 Outcome = Literal["ok", "timeout", "cancelled"]
 
 
+class ToolExit(Exception):
+    """A tool raised ``SystemExit`` or ``KeyboardInterrupt`` in its own thread: its call
+    failed; the run, which nobody interrupted, goes on."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ToolRun:
     """How one call ended. ``data`` is JSON-safe (see :func:`to_jsonable`), None unless ok;
@@ -96,7 +101,10 @@ def run_tool(tool: Tool, args: dict[str, Any], *, timeout_s: float,
     (LangGraph's config, stream writer) are copied into the thread.
 
     An exception raised by the tool propagates unchanged (same object): retries and error
-    results are the caller's (LangGraph's ``RetryPolicy``). A returned value never raises:
+    results are the caller's (LangGraph's ``RetryPolicy``). The tool's ``SystemExit`` or
+    ``KeyboardInterrupt`` (``sys.exit`` in a wrapped command line) is raised as
+    :class:`ToolExit` instead, a failure of the call: left as it is, it would end the
+    caller's whole run (the CLI exited 0 with no answer). A returned value never raises:
     it becomes :func:`to_jsonable` data (a ``ToolMessage``/``Command``: its content),
     converted in the tool's thread within the timeout.
     """
@@ -130,6 +138,10 @@ def run_tool(tool: Tool, args: dict[str, Any], *, timeout_s: float,
         duration_ms = _ms(started)
         if call.error is not None:
             error, call.error = call.error, None  # no reference cycle through the traceback
+            if isinstance(error, KeyboardInterrupt | SystemExit):
+                raise ToolExit(f"the tool raised {type(error).__name__}"
+                               f"{f'({error})' if str(error) else ''}, which would have "
+                               "ended the whole run") from error
             raise error
         return ToolRun("ok", call.data, duration_ms, False, None, call.artifact)
     call.stop()
