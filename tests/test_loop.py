@@ -466,6 +466,21 @@ def test_a_tool_that_exits_fails_its_call_not_the_run(stop: BaseException) -> No
         assert out["final_answer"].startswith("(Not from a tool:")
 
 
+def test_a_tool_error_whose_message_cannot_be_read_is_still_the_calls_result() -> None:
+    class Odd(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no message")
+
+    def odd(x: str) -> str:
+        """Fails oddly."""
+        raise Odd()
+
+    _, _, out = run([tool_call("odd", {"x": "a"}), AIMessage("It ran.")], [odd])
+    [event] = out["tool_events"]  # the RuntimeError had come out of invoke
+    assert event["outcome"] == "error"
+    assert event["error"] == "Odd: (its message could not be read: RuntimeError)"
+
+
 def test_transient_errors_are_retried() -> None:
     attempts = []
 

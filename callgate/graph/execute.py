@@ -116,7 +116,11 @@ def _failed(call: ToolCall, error: str, started: float, attempt: int,
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
+    try:
+        text = str(exc).strip()
+    except Exception as broken:  # an exception whose __str__ fails: the call failed all the
+        # same, and saying so must not fail the run
+        text = f"(its message could not be read: {type(broken).__name__})"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
