@@ -241,6 +241,29 @@ def test_ten_turns_of_10_mb_results_leave_the_checkpoint_small(tmp_path: Path) -
                                                                                      grown_small)
 
 
+def test_a_10_mb_error_message_leaves_the_checkpoint_small(tmp_path: Path) -> None:
+    # An exception may carry a whole response body: its text went into the event, the
+    # problems and every later checkpoint (80 MB after one turn, 550 MB after three).
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        raise ValueError("the server said: " + "e" * 10_000_000)
+
+    db = tmp_path / "cp.sqlite"
+    with open_persistence(str(db)) as persistence:
+        agent = build_agent(ScriptedChatModel(script=[tool_call("fetch", {"url": "u"}),
+                                                      AIMessage("It failed.")]),
+                            [fetch], checkpointer=persistence.checkpointer,
+                            store=persistence.store)
+        out = agent.invoke({"messages": [HumanMessage("go")]},
+                           {"configurable": {"thread_id": "t"}})
+    [event] = out["tool_events"]
+    assert event["outcome"] == "error" and event["error"].startswith(
+        "ValueError: the server said: eee")
+    assert len(event["error"]) < 2_100 and event["error"].endswith(
+        "… (10,000,029 characters in all)")
+    assert checkpointer_bytes(str(db)) < 1_000_000
+
+
 # --- tools that hang, outputs that are odd -------------------------------------------------
 
 

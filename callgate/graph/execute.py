@@ -29,6 +29,11 @@ from callgate.tools.summaries import failure_summary, preview, result_summary, s
 
 log = logging.getLogger(__name__)
 
+# Of a failed call's error, as its event and the turn's problems keep it: the state is in
+# every checkpoint, and an exception may carry a whole response body (10 MB made each
+# checkpoint 10 MB larger, growing with every turn).
+ERROR_CHARS = 2000
+
 
 def make_execute(settings: LoopSettings):
     policy = settings.tool_retry
@@ -121,7 +126,10 @@ def _describe(exc: BaseException) -> str:
     except Exception as broken:  # an exception whose __str__ fails: the call failed all the
         # same, and saying so must not fail the run
         text = f"(its message could not be read: {type(broken).__name__})"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    described = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if len(described) <= ERROR_CHARS:
+        return described
+    return described[:ERROR_CHARS].rstrip() + f"… ({len(described):,} characters in all)"
 
 
 def _retry_predicate(retry_on: Any) -> Callable[[BaseException], bool]:
