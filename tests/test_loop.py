@@ -581,6 +581,21 @@ def test_sources_name_urls_and_titles() -> None:
         {"url": "https://example.org/lg", "title": "LangGraph docs"}]
 
 
+def test_a_data_uri_or_a_huge_url_is_no_source_link() -> None:
+    # An image as a data: URI went whole into the Sources line (2 MB of base64 in the
+    # answer) and into the state's events and citations.
+    def draw(prompt: str) -> list[dict[str, str]]:
+        """Draw."""
+        return [{"title": "a cat", "url": "data:image/png;base64," + "A" * 2_000_000},
+                {"title": "a dog", "url": "https://example.org/" + "d" * 5_000},
+                {"title": "signed", "url": "https://example.org/s?sig=" + "s" * 1_000}]
+
+    _, _, out = run([tool_call("draw", {"prompt": "cat"}), AIMessage("Here [R1].")], [draw])
+    assert [s["title"] for s in out["citations"][0]["sources"]] == ["a cat", "a dog", "signed"]
+    assert [len(s["url"]) for s in out["citations"][0]["sources"]] == [0, 0, 1_026]
+    assert len(out["final_answer"]) < 1_200 and "a cat" in out["final_answer"]
+
+
 def test_summaries_are_bounded_and_full_result_kept() -> None:
     def many(n: int) -> list[dict[str, str]]:
         """Many results."""

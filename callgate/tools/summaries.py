@@ -98,6 +98,11 @@ def result_summary(summarizer: Any, tool: str, data: Any, limit: int) -> str:
     return bounded(str(text), limit)
 
 
+# A source's URL is a link the user can follow: a longer one, or a data: URI, is the data
+# itself, which would go whole into the answer's Sources line and every checkpoint.
+URL_CHARS = 2048
+
+
 def sources_in(data: Any) -> list[dict[str, str]]:
     """URLs and titles a result carries (top-level record or its first items)."""
     if isinstance(data, dict):
@@ -109,6 +114,8 @@ def sources_in(data: Any) -> list[dict[str, str]]:
         if not isinstance(item, dict):
             continue
         url = next((str(item[k]) for k in ("url", "link", "href") if item.get(k)), "")
+        if url[:5].lower() == "data:" or len(url) > URL_CHARS:
+            url = ""  # the data itself (an image as base64), not a link to it
         title = next((str(item[k]) for k in ("title", "source", "document", "path")
                       if item.get(k)), "")
         if url or title:
