@@ -570,6 +570,22 @@ def test_uncited_answer_lists_the_results_it_was_given() -> None:
     assert out["citations"][0]["explicit"] is False
 
 
+def test_two_calls_on_one_id_each_keep_their_own_result() -> None:
+    # A server that gives every call of a reply the same id: both events showed the second
+    # call's result ('1 + 2' answered 4), and the first result was lost.
+    step = AIMessage("", tool_calls=[
+        {"name": "add", "args": {"a": 1, "b": 2}, "id": "call_0", "type": "tool_call"},
+        {"name": "add", "args": {"a": 2, "b": 2}, "id": "call_0", "type": "tool_call"}])
+    _, _, out = run([step, AIMessage("3 and 4 [R1] [R2]")], [add])
+    assert [(e["args"], e["summary"]) for e in out["tool_events"]] == [
+        ({"a": 1, "b": 2}, "[add] 3"), ({"a": 2, "b": 2}, "[add] 4")]
+    assert len({e["call_id"] for e in out["tool_events"]}) == 2
+    replies = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    ai = next(m for m in out["messages"] if isinstance(m, AIMessage) and m.tool_calls)
+    assert [m.tool_call_id for m in replies] == [c["id"] for c in ai.tool_calls]
+    assert out["final_answer"].startswith("3 and 4 [R1] [R2]")
+
+
 def test_sources_name_urls_and_titles() -> None:
     def search(query: str) -> list[dict[str, str]]:
         """Search."""

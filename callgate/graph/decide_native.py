@@ -75,13 +75,14 @@ def decision(ai: AIMessage, step: int) -> dict[str, Any]:
     """State update for a model reply: its tool calls (ids ensured), or a draft answer."""
     calls: list[dict[str, Any]] = []
     tool_calls = []
+    seen: set[str] = set()
     for tc in ai.tool_calls:
-        tc = {**tc, "id": tc.get("id") or f"call_{uuid.uuid4().hex[:12]}"}
+        tc = {**tc, "id": _own_id(tc.get("id"), seen)}
         tool_calls.append(tc)
         calls.append({"id": tc["id"], "name": tc["name"], "args": tc["args"]})
     invalid = []
     for bad in ai.invalid_tool_calls:
-        bad = {**bad, "id": bad.get("id") or f"call_{uuid.uuid4().hex[:12]}"}
+        bad = {**bad, "id": _own_id(bad.get("id"), seen)}
         invalid.append(bad)
         name = bad.get("name") or "?"
         calls.append({"id": bad["id"], "name": bad.get("name"), "args": bad.get("args"),
@@ -99,6 +100,16 @@ def decision(ai: AIMessage, step: int) -> dict[str, Any]:
     ai = ai.model_copy(update={"tool_calls": tool_calls, "invalid_tool_calls": invalid})
     return {"messages": [ai], "pending_calls": calls, "validation_errors": [],
             "step": step + 1}
+
+
+def _own_id(call_id: str | None, seen: set[str]) -> str:
+    """The call's id, or a new one where it has none or shares it with an earlier call of
+    the reply (a server that numbers every call 'call_0'): results are joined to their call
+    by id, and two calls on one id had both shown the second call's result."""
+    if not call_id or call_id in seen:
+        call_id = f"call_{uuid.uuid4().hex[:12]}"
+    seen.add(call_id)
+    return call_id
 
 
 class NativeStrategy:
