@@ -507,3 +507,34 @@ def test_a_user_message_on_a_paused_thread_closes_the_pending_calls(tmp_path: Pa
     kinds = [m.type for m in out["messages"]]
     assert kinds[:4] == ["human", "ai", "tool", "human"]  # the answer follows its call
     assert out["problems"] == []  # a new turn: the closed call belongs to the last one
+
+
+def test_a_call_id_an_earlier_turn_used_still_gets_its_answer() -> None:
+    # A server that numbers every reply's calls from 'call_0': the paused call shared its id
+    # with the first turn's answered call, so the new message closed nothing, the call had
+    # no event and no answer, and the history held a call with no tool message after it.
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    def wipe(target: str) -> str:
+        """Wipe."""
+        return "wiped"
+
+    registry = callgate.ToolRegistry()
+    registry.register(add)
+    registry.register(wipe, sensitive=True)
+    model = ScriptedChatModel(script=[tool_call("add", {"a": 1, "b": 2}, "call_0"),
+                                      AIMessage("3 [R1]"),
+                                      tool_call("wipe", {"target": "tmp"}, "call_0"),
+                                      AIMessage("Something else, then.")])
+    agent = build_agent(model, registry, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "ids"}}
+    assert agent.invoke({"messages": [HumanMessage("1 + 2?")]}, config)["status"] == "done"
+    assert "__interrupt__" in agent.invoke({"messages": [HumanMessage("wipe tmp")]}, config)
+    out = agent.invoke({"messages": [HumanMessage("never mind")]}, config)
+    assert [(e["tool"], e["outcome"]) for e in out["tool_events"]] == [
+        ("add", "ok"), ("wipe", "denied")]
+    calls = [c["id"] for m in out["messages"] if m.type == "ai" for c in m.tool_calls]
+    answers = [m.tool_call_id for m in out["messages"] if m.type == "tool"]
+    assert calls == answers and len(set(calls)) == 2

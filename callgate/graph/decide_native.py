@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -71,11 +72,12 @@ def text_calls(ai: AIMessage, raw: str, registry: ToolRegistry) -> AIMessage | d
     return ai
 
 
-def decision(ai: AIMessage, step: int) -> dict[str, Any]:
-    """State update for a model reply: its tool calls (ids ensured), or a draft answer."""
+def decision(ai: AIMessage, step: int, taken: Iterable[str] = ()) -> dict[str, Any]:
+    """State update for a model reply: its tool calls (ids ensured, none of them one of the
+    ``taken`` ids of the thread's earlier calls), or a draft answer."""
     calls: list[dict[str, Any]] = []
     tool_calls = []
-    seen: set[str] = set()
+    seen: set[str] = set(taken)
     for tc in ai.tool_calls:
         tc = {**tc, "id": _own_id(tc.get("id"), seen)}
         tool_calls.append(tc)
@@ -102,10 +104,19 @@ def decision(ai: AIMessage, step: int) -> dict[str, Any]:
             "step": step + 1}
 
 
+def call_ids(messages: list[AnyMessage]) -> set[str]:
+    """The ids of the thread's tool calls and tool answers."""
+    ids = {getattr(m, "tool_call_id", None) for m in messages}
+    ids.update(c.get("id") for m in messages if isinstance(m, AIMessage)
+               for c in [*m.tool_calls, *m.invalid_tool_calls])
+    return {i for i in ids if i}
+
+
 def _own_id(call_id: str | None, seen: set[str]) -> str:
     """The call's id, or a new one where it has none or shares it with an earlier call of
-    the reply (a server that numbers every call 'call_0'): results are joined to their call
-    by id, and two calls on one id had both shown the second call's result."""
+    the reply or the thread (a server that numbers every call 'call_0'): results are joined
+    to their call by id, and two calls on one id had both shown the second call's result;
+    an id an earlier turn's answer already carried left an interrupted call unanswered."""
     if not call_id or call_id in seen:
         call_id = f"call_{uuid.uuid4().hex[:12]}"
     seen.add(call_id)
@@ -147,7 +158,7 @@ class NativeStrategy:
         read = text_calls(reply, raw, self.registry)
         if isinstance(read, dict):
             return {**read, "step": state.get("step", 0) + 1}
-        return decision(read, state.get("step", 0))
+        return decision(read, state.get("step", 0), call_ids(state["messages"]))
 
     def subgraph(self, settings: LoopSettings) -> Any:
         # One model call needs no subgraph: a plain node spares a nested graph run per step.
