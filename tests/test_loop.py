@@ -481,6 +481,17 @@ def test_a_tool_error_whose_message_cannot_be_read_is_still_the_calls_result() -
     assert event["error"] == "Odd: (its message could not be read: RuntimeError)"
 
 
+def test_a_tool_message_marked_as_an_error_is_a_failed_call() -> None:
+    def lookup(q: str) -> ToolMessage:
+        """Look up."""
+        return ToolMessage("Error: the index is offline", tool_call_id="x", status="error")
+
+    _, _, out = run([tool_call("lookup", {"q": "a"}), AIMessage("It says 42 [R1]")], [lookup])
+    assert [(p["outcome"], p["error"]) for p in out["problems"]] == [
+        ("error", "ToolError: Error: the index is offline")]
+    assert out["citations"] == [] and "Sources:" not in out["final_answer"]
+
+
 def test_transient_errors_are_retried() -> None:
     attempts = []
 

@@ -457,6 +457,25 @@ def test_non_utf8_bytes_and_odd_outputs_become_results() -> None:
     json_safe(data)
 
 
+def test_a_reply_marked_as_an_error_fails_the_call() -> None:
+    # LangChain's ToolMessage(status="error") is a failed call: it had been an "ok" result,
+    # cited as the answer's source, with no problem reported.
+    def a_message() -> ToolMessage:
+        """A failure, as a ToolMessage."""
+        return ToolMessage(content="Error: the index is offline", tool_call_id="x",
+                           status="error")
+
+    def a_command() -> Command:
+        """A failure, in a Command."""
+        return Command(update={"messages": [ToolMessage(
+            content=[{"type": "text", "text": "offline"}], tool_call_id="x", status="error")]})
+
+    with pytest.raises(runner.ToolError, match="^Error: the index is offline$"):
+        run_tool(registered(a_message), {}, timeout_s=5)
+    with pytest.raises(runner.ToolError, match="offline"):
+        run_tool(registered(a_command), {}, timeout_s=5)
+
+
 def test_bytes() -> None:
     raw = b"\xff\xfe" + bytes(200)
     out = to_jsonable(raw)

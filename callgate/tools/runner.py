@@ -72,6 +72,10 @@ class ToolExit(Exception):
     failed; the run, which nobody interrupted, goes on."""
 
 
+class ToolError(Exception):
+    """A tool replied with a ``ToolMessage`` marked ``status="error"``: its call failed."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ToolRun:
     """How one call ended. ``data`` is JSON-safe (see :func:`to_jsonable`), None unless ok;
@@ -319,17 +323,31 @@ def _is_async(runnable: BaseTool) -> bool:
 
 
 def _content(value: Any) -> Any:
-    """A ``ToolMessage``'s content; a ``Command``'s tool message content, else its update."""
+    """A ``ToolMessage``'s content; a ``Command``'s tool message content, else its update.
+
+    A tool message with ``status="error"`` (LangChain's mark of a failed call) raises
+    :class:`ToolError` with its content: it is the call's failure, not its result."""
     if isinstance(value, ToolMessage):
+        _raise_if_error(value)
         return value.content
     if isinstance(value, Command):
         update = value.update
         messages = update.get("messages") if isinstance(update, dict) else None
+        for message in messages or []:
+            if isinstance(message, ToolMessage):
+                _raise_if_error(message)
         contents = [m.content for m in messages or [] if isinstance(m, ToolMessage)]
         if contents:
             return contents[0] if len(contents) == 1 else contents
         return update
     return value
+
+
+def _raise_if_error(message: ToolMessage) -> None:
+    if message.status == "error":
+        text = message.content if isinstance(message.content, str) else json.dumps(
+            to_jsonable(message.content), ensure_ascii=False)
+        raise ToolError(text.strip() or "the tool's reply is marked as an error")
 
 
 def _ms(started: float) -> float:
