@@ -131,6 +131,31 @@ def test_citations_name_only_this_turns_ok_results() -> None:
     assert "Sources:" not in out["final_answer"]
 
 
+def test_an_answer_claiming_a_denied_call_says_first_that_it_did_not_run() -> None:
+    # The call could not pause (no checkpointer: fail closed), and the model said it was
+    # done: "I deleted a.txt." read as success, status done, nothing said in the answer.
+    deleted: list[str] = []
+
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return "deleted"
+
+    reg = ToolRegistry()
+    reg.register(delete_file, sensitive=True)
+    script = [tool_call("delete_file", {"path": "a.txt"}), AIMessage("I deleted a.txt [R1].")]
+    out = build_agent(ScriptedChatModel(script=script), reg).invoke(ask("delete a.txt"))
+    assert deleted == [] and outcomes(out) == [("delete_file", "denied")]
+    assert out["final_answer"] == ("(Not from a tool: the call to delete_file was not "
+                                   "approved, so this is the model's own answer.)\n\n"
+                                   "I deleted a.txt.")
+    # An answer that says so disguises nothing: no note.
+    script = [tool_call("delete_file", {"path": "a.txt"}),
+              AIMessage("I cannot delete it without your approval.")]
+    out = build_agent(ScriptedChatModel(script=script), reg).invoke(ask("delete a.txt"))
+    assert out["final_answer"] == "I cannot delete it without your approval."
+
+
 def test_prose_in_parentheses_that_names_no_result_keeps_its_words() -> None:
     out = build_agent(ScriptedChatModel(script=[AIMessage("See figure (R2) of the paper.")]),
                       [add]).invoke(ask())

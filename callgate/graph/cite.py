@@ -46,7 +46,8 @@ RAN = ("ok", "error", "timeout")
 # An answer that says itself that something failed ("It timed out.", "I could not reach
 # the search service") disguises nothing.
 _ADMITS = re.compile(r"(?i)\b(?:fail|error|timed?[ -]?out|could ?n[o']t|can ?n[o']t|cannot|"
-                     r"unable|unavailable|not available|did ?n[o']t work)")
+                     r"unable|unavailable|not available|did ?n[o']t work|"
+                     r"den(?:y|ied)|reject|not (?:been )?approved|without (?:your )?approval)")
 ERROR_CHARS = 160  # of a failed call's error in the answer that says the call failed
 
 
@@ -156,11 +157,15 @@ def make_cite(settings: LoopSettings):
                     f"appearing nowhere in the conversation, so this is the model's own "
                     f"answer.)\n\n{text}")
             check.notes.append(f"the answer states a refused call's value: {value!r}")
-        if source == "model" and not usable and text and failed and not _ADMITS.search(text):
+        # A denied call did not run either: "I deleted a.txt." after the user (or the run's
+        # policy) refused delete_file had read as done.
+        unsupported = [p for p in problems if p["outcome"] in ("error", "timeout", "denied")]
+        if source == "model" and not usable and text and unsupported and not _ADMITS.search(
+                text):
             # Every call that ran failed, and the model answered as if it had not ("The
             # weather in Paris is indeed quite beautiful." after web_search could not reach
             # the web): the answer says first that no tool result stands behind it.
-            text = f"{_failed_note(failed[0])}\n\n{text}"
+            text = f"{_failed_note(unsupported[0])}\n\n{text}"
             check.notes.append("no call succeeded: the answer is the model's own")
         if usable and (not text or gives_way(check, True)):
             # The model's answer failed its checks: what the tools returned is the answer.
@@ -256,7 +261,8 @@ def problems_of(events: list[ToolEvent]) -> list[Problem]:
 def _failed_note(problem: Problem) -> str:
     """The line that heads an answer no result supports: which call failed, and how (the
     error itself is in ``problems`` and the tool event)."""
-    how = "timed out" if problem["outcome"] == "timeout" else "failed"
+    how = {"timeout": "timed out", "denied": "was not approved"}.get(problem["outcome"],
+                                                                     "failed")
     return (f"(Not from a tool: the call to {problem['tool']} {how}, so this is the model's "
             "own answer.)")
 
