@@ -156,6 +156,18 @@ def test_an_answer_claiming_a_denied_call_says_first_that_it_did_not_run() -> No
     assert out["final_answer"] == "I cannot delete it without your approval."
 
 
+@pytest.mark.parametrize("reply", [AIMessage(""), AIMessage("[R1]"),
+                                   tool_call("add", {"a": 1, "b": 2})])
+def test_no_answer_from_the_model_is_a_failed_turn_not_a_clean_one(reply: AIMessage) -> None:
+    # An empty reply (a server that sometimes returns empty content), citations alone, or a
+    # call in chat mode: "I have no answer to give." with status done and no problems, the
+    # mark of a clean answer (the ReAct path's correction of an empty answer ends failed).
+    out = build_agent(ScriptedChatModel(script=[reply]), [add]).invoke(
+        {**ask("What is 1 + 2?"), "mode": "chat"})
+    assert out["final_answer"] == "I have no answer to give."
+    assert (out["status"], out["answer_source"]) == ("failed", "loop")
+
+
 def test_prose_in_parentheses_that_names_no_result_keeps_its_words() -> None:
     out = build_agent(ScriptedChatModel(script=[AIMessage("See figure (R2) of the paper.")]),
                       [add]).invoke(ask())

@@ -179,6 +179,11 @@ def make_cite(settings: LoopSettings):
                          else _no_answer(problems, refused))
         if not text and (refused or failed or wrong_sums):
             source = "loop"  # what was refused, failed or wrong, in the loop's words
+        if final == NO_ANSWER and status in (None, "running"):
+            # The model wrote nothing to answer with (an empty reply, a call in chat mode or
+            # with no tools, markup alone): a model that failed to write the answer, as the
+            # ReAct path's correction of an empty answer ends, not a clean "done".
+            status, source = "failed", "loop"
         if citations:
             final += "\n\nSources: " + "; ".join(_source_line(c) for c in citations)
         end_run(config, runtime.store)
