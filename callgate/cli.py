@@ -972,9 +972,21 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 if line is None or line.strip().lower() in ("", *CHAT_QUIT_WORDS):
                     break
                 payload = {"messages": [("user", _typed(line).strip())], **_mode(args)}
-            first = False
             display.start()
-            values = session.run(payload)
+            try:
+                values = session.run(payload)
+            except RunFailed as failed:
+                if not first:
+                    raise
+                # The interrupted turn fails again (a model that raises on it): the chat
+                # goes on, and its next message closes that turn, as ask's does. Raised,
+                # it ended every chat on the thread before a message could be typed.
+                display.stop()
+                display.line(f"error: that turn failed again ({failed}); a new message "
+                             "goes on from it")
+                first = False
+                continue
+            first = False
             display.stop()
             display.clear_preview()
             out = result_of(values, session.thread_id, session.statuses)

@@ -381,6 +381,23 @@ def test_a_model_that_raises_is_one_line_and_its_thread_goes_on(home: Path) -> N
 
 
 
+def test_chat_on_a_thread_whose_turn_fails_again_goes_on(home: Path) -> None:
+    # chat finished the failed turn first, which failed again, and the chat ended there,
+    # before a message could be typed: every chat on the thread, however often tried.
+    (home / "raising_model.py").write_text(RAISING_MODEL)
+    models = yaml.safe_load(MODELS_YAML)
+    models["models"]["raising"] = {**models["models"]["calc"], "class": "raising_model:Raising"}
+    (home / "models.yaml").write_text(yaml.safe_dump(models))
+    assert callgate("ask", "boom", "--model", "raising", "--thread", "wc",
+                    home=home).returncode == 2
+    chat = callgate("chat", "--model", "raising", "--thread", "wc", "--json", home=home,
+                    stdin="What is 17*23?\n")
+    assert chat.returncode == 0, chat.stderr
+    assert "that turn failed again" in chat.stderr and "Traceback" not in chat.stderr
+    assert [json.loads(line)["status"] for line in chat.stdout.splitlines()] == ["done"]
+    assert _thread_values(home, "wc")[1]["humans"] == ["boom", "What is 17*23?"]
+
+
 def test_a_thread_keeps_its_mode_until_mode_is_given(home: Path) -> None:
     # --mode defaulted to agent, so every run without it took a chat thread back to tools.
     def tools_run(*extra: str) -> list[dict]:
