@@ -22,6 +22,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
 
 import callgate
 from callgate import build_agent
@@ -538,3 +539,26 @@ def test_a_call_id_an_earlier_turn_used_still_gets_its_answer() -> None:
     calls = [c["id"] for m in out["messages"] if m.type == "ai" for c in m.tool_calls]
     answers = [m.tool_call_id for m in out["messages"] if m.type == "tool"]
     assert calls == answers and len(set(calls)) == 2
+
+
+def test_a_step_resumed_by_an_agent_without_its_tool_fails_the_call_not_the_run() -> None:
+    # A thread resumed by an agent built without one of the step's tools (the CLI run again
+    # without its --tools file): "AssertionError: validate lets only registered tools
+    # through" failed the run, and every resume failed the same way.
+    def wipe(target: str) -> str:
+        """Wipe."""
+        return "wiped"
+
+    registry = callgate.ToolRegistry()
+    registry.register(wipe, sensitive=True)
+    saver, config = InMemorySaver(), {"configurable": {"thread_id": "gone"}}
+    first = build_agent(ScriptedChatModel(script=[tool_call("wipe", {"target": "tmp"})]),
+                        registry, checkpointer=saver)
+    assert "__interrupt__" in first.invoke({"messages": [HumanMessage("wipe tmp")]}, config)
+    later = build_agent(ScriptedChatModel(script=[AIMessage("It could not be wiped.")]), [],
+                        checkpointer=saver)
+    out = later.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert out["status"] == "done" and out["final_answer"] == "It could not be wiped."
+    assert [(p["tool"], p["outcome"], p["error"]) for p in out["problems"]] == [
+        ("wipe", "error", "the tool 'wipe' is not registered in the agent that resumed this "
+                          "step")]

@@ -44,24 +44,33 @@ def make_execute(settings: LoopSettings):
         call, step = task["call"], task["step"]
         limits = limits_of(runtime, settings.defaults)
         tool = settings.registry.get(call["name"])
-        assert tool is not None, "validate lets only registered tools through"
         attempt = runtime.execution_info.node_attempt if runtime.execution_info else 1
         emit({"event": "tool_start", "id": call["id"], "tool": call["name"],
               "args": call["args"], "step": step})
         started = time.perf_counter()
-        try:
-            run = run_tool(tool, call["args"], timeout_s=settings.timeout_for(call["name"],
-                                                                               limits),
-                           token=token_for(config, runtime.store), config=config)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # a tool's failure (even CancelledError) is a result
-            if isinstance(exc, Exception) and attempt < policy.max_attempts and retry_on(exc):
-                raise  # the node's RetryPolicy runs this call again
-            result = _failed(call, _describe(exc), started, attempt, limits.summary_char_limit)
+        if tool is None:
+            # validate lets only registered tools through, but a thread may be resumed by
+            # an agent without the tool (a CLI run without its --tools file): the call
+            # fails and the turn goes on, where an assertion had failed the run.
+            result = _failed(call, f"the tool '{call['name']}' is not registered in the "
+                                   "agent that resumed this step", started, attempt,
+                             limits.summary_char_limit)
         else:
-            result = _finished(call, run, tool, runtime, task, attempt,
-                               limits.summary_char_limit)
+            try:
+                run = run_tool(tool, call["args"],
+                               timeout_s=settings.timeout_for(call["name"], limits),
+                               token=token_for(config, runtime.store), config=config)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # a tool's failure (even CancelledError) is a result
+                if isinstance(exc, Exception) and attempt < policy.max_attempts and retry_on(
+                        exc):
+                    raise  # the node's RetryPolicy runs this call again
+                result = _failed(call, _describe(exc), started, attempt,
+                                 limits.summary_char_limit)
+            else:
+                result = _finished(call, run, tool, runtime, task, attempt,
+                                   limits.summary_char_limit)
         emit({"event": "tool_end", "id": call["id"], "result_id": result["result_id"],
               "tool": call["name"], "outcome": result["outcome"],
               "ok": result["outcome"] == "ok", "error": result["error"],
