@@ -463,6 +463,39 @@ class CtrlC:
         os._exit(EXIT_CANCELLED)
 
 
+class _OwnStdout:
+    """``sys.stdout`` while a session runs: the CLI's own output (the main thread's) goes to
+    stdout; whatever another thread prints — a tool's debug ``print``, which runs in a
+    thread of its own — goes to stderr, so that ``--json``, ``--events`` and ``ask … >
+    answer.txt`` keep only what the CLI writes."""
+
+    def __init__(self, out: Any, err: Any) -> None:
+        self.out = out
+        self.err = err
+
+    def write(self, text: str) -> int:
+        main = threading.current_thread() is threading.main_thread()
+        return (self.out if main else self.err).write(text)
+
+    def flush(self) -> None:
+        self.err.flush()
+        self.out.flush()
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding…: stdout's own
+        return getattr(self.out, name)
+
+
+@contextmanager
+def _stdout_kept() -> Iterator[None]:
+    """Tools' prints to stderr for the duration of the block (``_OwnStdout``)."""
+    out = sys.stdout
+    sys.stdout = _OwnStdout(out, sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout = out
+
+
 def stdout_closed() -> NoReturn:
     """Leave quietly: the reader of stdout (``| head``) has closed it and wants no more."""
     # Python's recipe: stdout on devnull, so that nothing written on the way out fails
@@ -907,7 +940,7 @@ def _session(args: argparse.Namespace, prefix: str, *, saved_only: bool = False
     display.status("loading model")
     events.write(CliStatusEvent(event="status", phase="loading_model", step=0))
     try:
-        with ctrl_c.installed(), _database(args.db) as db:
+        with ctrl_c.installed(), _stdout_kept(), _database(args.db) as db:
             if saved_only and db.checkpointer.get_tuple(
                     {"configurable": {"thread_id": args.thread}}) is None:
                 raise UserError(f"no thread {args.thread!r} is saved in this database",

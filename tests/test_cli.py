@@ -398,6 +398,32 @@ def test_chat_on_a_thread_whose_turn_fails_again_goes_on(home: Path) -> None:
     assert _thread_values(home, "wc")[1]["humans"] == ["boom", "What is 17*23?"]
 
 
+def test_what_a_tool_prints_stays_out_of_stdout(home: Path) -> None:
+    # A tool's debug print went to stdout, before the JSON: --json could not be parsed,
+    # --events had a line that is no event, and `ask … > answer.txt` kept the print.
+    (home / "noisy.py").write_text(
+        "def shout(text: str) -> str:\n    print('debug: shouting', text)\n"
+        "    return text.upper()\n")
+    (home / "tools.yml").write_text(
+        "tools:\n  - name: shout\n    description: Shout.\n    module: ./noisy.py\n"
+        "    function: shout\n    parameters_schema:\n      type: object\n"
+        "      properties: {text: {type: string}}\n      required: [text]\n")
+    models = yaml.safe_load(MODELS_YAML)
+    models["models"]["shouter"] = {**models["models"]["calc"], "script": [
+        'Action: shout\nAction Input: {"text": "hi"}', "Final Answer: HI [R1]"]}
+    (home / "models.yaml").write_text(yaml.safe_dump(models))
+    common = ("ask", "Shout hi", "--model", "shouter", "--tools", "tools.yml",
+              "--no-builtins")
+    result = callgate(*common, "--json", home=home)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["final_answer"].startswith("HI [R1]")
+    assert "debug: shouting hi" in result.stderr
+    events = callgate(*common, "--events", home=home)
+    assert [json.loads(line)["event"] for line in events.stdout.splitlines()][-1] == "result"
+    plain = callgate(*common, home=home)
+    assert plain.stdout == "HI [R1]\n\nSources: [R1] shout\n"
+
+
 def test_a_thread_keeps_its_mode_until_mode_is_given(home: Path) -> None:
     # --mode defaulted to agent, so every run without it took a chat thread back to tools.
     def tools_run(*extra: str) -> list[dict]:
