@@ -1036,6 +1036,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def _read_line(prompt: str, tty: bool) -> str | None:
     if tty:
+        if not sys.stdout.isatty():
+            # stdout redirected (ask … > answer.txt): input() would write the prompt there,
+            # into the answer's file, and the person at the terminal would not see it.
+            sys.stderr.write(prompt)
+            sys.stderr.flush()
+            prompt = ""
         try:
             return input(prompt)
         except EOFError:

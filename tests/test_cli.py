@@ -458,6 +458,29 @@ def test_approval_answered_on_stdin_edit(home: Path) -> None:
     assert (home / "a.txt").exists() and not (home / "b.txt").exists()
 
 
+def test_the_approval_prompt_stays_out_of_redirected_stdout(home: Path) -> None:
+    # `callgate ask "…" > answer.txt` at a terminal: input() wrote the approval prompt to
+    # stdout, into the answer's file, and the person at the terminal never saw it.
+    import pty
+
+    _approval_setup(home)
+    terminal, stdin = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "callgate.cli", "ask", "Delete a.txt", "--model",
+             "deleter", "--no-builtins"], stdin=stdin, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=_env(home), cwd=home)
+        os.close(stdin)
+        os.write(terminal, b"n not today\n")  # the terminal keeps the line until it is read
+        out, err = proc.communicate(timeout=300)
+    finally:
+        os.close(terminal)
+    assert proc.returncode == 0, err
+    assert "approve?" not in out and "approve? [y]es / [n]o" in err
+    assert out.startswith("(Not from a tool: the call to delete_file was not approved")
+    assert (home / "a.txt").exists()
+
+
 def test_approval_rejected_on_stdin_runs_nothing(home: Path) -> None:
     _approval_setup(home)
     result = callgate("ask", "Delete a.txt", "--model", "deleter", "--no-builtins", "--json",
