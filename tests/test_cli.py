@@ -740,6 +740,24 @@ def test_a_models_yaml_typo_is_one_line_naming_the_key(home: Path) -> None:
                                "'temprature': neither a setting")
 
 
+@pytest.mark.parametrize(("target", "said"), [
+    # A misspelt class name was an AttributeError traceback.
+    ("callgate.models.scripted:ScriptedChatModle",
+     "module 'callgate.models.scripted' has no 'ScriptedChatModle'"),
+    ("callgate.models.scriptd:ScriptedChatModel", "no module named 'callgate.models.scriptd'"),
+])
+def test_a_custom_models_missing_class_is_one_line_naming_the_entry(
+        home: Path, target: str, said: str) -> None:
+    (home / "models.yaml").write_text(
+        f"models:\n  mine: {{provider: custom, class: '{target}'}}\n")
+    result = callgate("ask", "hello", "--model", "mine", home=home)
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"error: {home / 'models.yaml'}: model 'mine': class "
+                               f"'{target}': {said}")
+
+
 @pytest.mark.parametrize(("steps", "said"), [
     ("0", "0 is below 1"), ("-3", "-3 is below 1"),  # -3 was "below 0"
     ("two", "'two' is not a whole number")])

@@ -308,7 +308,16 @@ def _build_custom(cfg: ModelConfig) -> BaseChatModel:
     if not isinstance(target, str) or ":" not in target:
         raise ValueError("custom models need kwargs 'class': 'package.module:ClassName'")
     module, _, attr = target.partition(":")
-    cls = getattr(importlib.import_module(module), attr)
+    where = f"{cfg.source}: model {cfg.name!r}: " if cfg.source else ""
+    try:
+        imported = importlib.import_module(module)
+    except ModuleNotFoundError as exc:  # the module itself; one it imports is its own error
+        if exc.name is None or not (module + ".").startswith(exc.name + "."):
+            raise
+        raise ValueError(f"{where}class {target!r}: no module named {exc.name!r}") from exc
+    cls = getattr(imported, attr, None)
+    if cls is None:  # a misspelt class name was an AttributeError traceback in the CLI
+        raise ValueError(f"{where}class {target!r}: module {module!r} has no {attr!r}")
     if cfg.model:
         kwargs.setdefault("model", cfg.model)
     if cfg.base_url:
