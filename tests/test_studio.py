@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -107,6 +110,21 @@ def slow(seconds: float) -> str:
     return "slept"
 '''
 
+# A second graph on the same server: a model that writes text (the ReAct path, as the bundled
+# model's), whose answer tokens stream from inside the decide subgraph.
+REACT_GRAPH = '''
+from callgate import build_agent
+from callgate.models.scripted import ScriptedChatModel
+
+
+def reply(messages):
+    return "Thought: I know it.\\nFinal Answer: The machine is idle today."
+
+
+graph = build_agent(ScriptedChatModel(native_tools=False, loop=True, script=[reply]), [],
+                    store=False, name="callgate-react")
+'''
+
 TOOLS_YML = """
 tools:
   - {name: note, description: Save a note., module: studio_tools.py, function: note,
@@ -127,6 +145,7 @@ class Studio:
     client: SyncLangGraphClient
     assistant_id: str
     folder: Path
+    url: str
 
     @property
     def log(self) -> list[str]:
@@ -150,6 +169,7 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     (folder / "studio_model.py").write_text(STUDIO_MODEL)
     (folder / "studio_tools.py").write_text(STUDIO_TOOLS)
     (folder / "tools.yml").write_text(TOOLS_YML)
+    (folder / "react_graph.py").write_text(REACT_GRAPH)
     (folder / "models.yaml").write_text(
         'models:\n  studio-test: {provider: custom, class: "studio_model:StudioModel"}\n')
     # The project's langgraph.json with its paths made absolute, so that the server can run
@@ -161,14 +181,15 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     config = folder / "langgraph.json"
     config.write_text(json.dumps({
         **spec, "dependencies": [str((REPO / d).resolve()) for d in spec["dependencies"]],
-        "graphs": {"callgate": f"{(REPO / module_path).resolve()}:{attr}"}}))
+        "graphs": {"callgate": f"{(REPO / module_path).resolve()}:{attr}",
+                   "callgate-react": f"{folder / 'react_graph.py'}:graph"}}))
     env = {"CALLGATE_MODEL": "studio-test", "CALLGATE_MODELS": str(folder / "models.yaml"),
            "CALLGATE_TOOLS": str(folder / "tools.yml"), "CG_LOG": str(folder),
            "PYTHONPATH": os.pathsep.join([str(folder), str(REPO)])}
     with langgraph_dev_server(config, env=env) as url:
         client = get_sync_client(url=url, timeout=60)
         [assistant] = client.assistants.search(graph_id="callgate")
-        yield Studio(client, assistant["assistant_id"], folder)
+        yield Studio(client, assistant["assistant_id"], folder, url)
 
 
 def dangling_calls(messages: list[dict[str, Any]]) -> list[str]:
@@ -237,6 +258,26 @@ def test_server_streams_tool_events_and_sanitized_tokens(studio: Studio) -> None
     text = "".join(tokens)
     assert "Done: the tool ran [R1]." in text
     assert "<think>" not in text and "the tool answered" not in text
+
+
+@pytest.mark.server
+@pytest.mark.timeout(120)
+def test_the_readmes_sdk_stream_gives_a_react_models_answer_tokens(studio: Studio) -> None:
+    # The README's langgraph_sdk snippet, as written, up to the thread's state: without
+    # stream_subgraphs it streamed no token of a ReAct model's answer (the bundled model's).
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+               if "from langgraph_sdk import get_sync_client" in b]
+    code = block[:block.index("client.runs.wait(")]
+    code = code.replace('"http://127.0.0.1:2024"', repr(studio.url))
+    code = code.replace('"callgate"', '"callgate-react"')
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(code, {})  # noqa: S102 - the README's own code
+    tokens = [line for line in printed.getvalue().splitlines()
+              if line.startswith("messages") and "AIMessageChunk" in line]
+    assert any("The machine is idle today." in line for line in tokens), printed.getvalue()
+    assert not any("Final Answer" in line or "Thought" in line for line in tokens)
 
 
 @pytest.mark.server
