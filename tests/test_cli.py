@@ -557,6 +557,7 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
     (home / "notmcp.yml").write_text(f"mcp_servers:\n  fake:\n    command: {sys.executable}\n"
                                      "    args: ['-c', 'print(\"usage: x\")']\n")
     (home / "tools.json").write_text('{"tools": [')
+    (home / "model.gguf").write_text("<!DOCTYPE html>")  # a download page saved as the model
     return {
         "stats --db a folder": ["stats", "--db", "folder"],
         "stats --db a damaged file": ["stats", "--db", "damaged.sqlite"],
@@ -567,6 +568,7 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
         "an MCP command that is no MCP server": ["tools", "--tools", "notmcp.yml"],
         "a tools file of broken JSON": ["tools", "--tools", "tools.json"],
         "a GGUF model that is a folder": ["ask", "hello", "--model", "gguf:folder"],
+        "a GGUF model that is no GGUF file": ["ask", "hello", "--model", "gguf:model.gguf"],
         "eval bfcl --report a folder": ["eval", "bfcl", "--limit", "1", "--report", "folder"],
         "eval table of a file that is no report": ["eval", "table", "report.json"],
         "ask a blank question": ["ask", "   "],
@@ -586,6 +588,7 @@ def _more_user_errors(home: Path) -> dict[str, list[str]]:
                                   "an MCP command that is no MCP server",
                                   "a tools file of broken JSON",
                                   "a GGUF model that is a folder",
+                                  "a GGUF model that is no GGUF file",
                                   "eval bfcl --report a folder",
                                   "eval table of a file that is no report",
                                   "ask a blank question", "anthropic without a key",
@@ -612,6 +615,8 @@ def test_more_user_errors_are_one_line_with_a_hint(home: Path, case: str) -> Non
         assert "tools.json:1: invalid JSON" in lines[0]
     if case == "a GGUF model that is a folder":  # was "not found"
         assert "is a folder (hint: check the path)" in lines[0]
+    if case == "a GGUF model that is no GGUF file":  # was llama.cpp's "Failed to load model"
+        assert "model.gguf is not a GGUF model file: it starts with b'<!DO'" in lines[0]
     if case == "an MCP command that is no MCP server":
         assert "'usage: x': is its command an MCP server?" in lines[0]
     if case == "an Ollama server not running":  # where it looked, as for OpenAI's servers

@@ -640,3 +640,12 @@ def test_the_greedy_pick_among_runners_up_is_the_whole_vocabularys_ties_included
         assert grammar.best(logits) == SetGrammar(allowed)._best_of_all(logits)
         settled += grammar.whole == 0
     assert settled > 100  # many picks were settled among the runners-up
+
+
+def test_a_gguf_spec_naming_no_gguf_file_is_refused_when_loaded(tmp_path: Path) -> None:
+    # llama.cpp said only "Failed to load model from file", at the first request.
+    page = tmp_path / "qwen.gguf"
+    page.write_text("<!DOCTYPE html><html>")  # a model's web page saved under its name
+    with pytest.raises(ValueError, match=r"qwen\.gguf is not a GGUF model file: it starts "
+                                         r"with b'<!DO', not b'GGUF'"):
+        load_model(f"gguf:{page}")

@@ -251,6 +251,11 @@ def _build_gguf(cfg: ModelConfig) -> BaseChatModel:
         raise IsADirectoryError(f"a GGUF model is a file, and {path} is a folder{named}")
     if not path.is_file():
         raise FileNotFoundError(f"GGUF model file not found: {path}{named}")
+    with path.open("rb") as file:  # llama.cpp says only "Failed to load model", at first use
+        magic = file.read(4)
+    if magic != b"GGUF":  # a .safetensors or .bin file, or a download page saved as .gguf
+        raise ValueError(f"{path} is not a GGUF model file{named}: it starts with {magic!r}, "
+                         f"not b'GGUF'")
     return _construct(cfg, ChatLlamaCppText, model_path=str(path), **_common(cfg))
 
 
