@@ -374,3 +374,15 @@ def test_server_run_context_sets_the_approval_policy(studio: Studio) -> None:
     assert studio.log == before  # denied without asking
     [event] = out["tool_events"]
     assert event["ok"] is False and "deny" in (event["error"] or "")
+
+
+@pytest.mark.server
+@pytest.mark.timeout(120)
+def test_server_drops_a_context_field_the_schema_does_not_name(studio: Studio) -> None:
+    # As the README says: Python refuses it (tests/test_loop.py), the server filters it out
+    # before the graph sees it, so the misspelt "aproval" leaves the approval policy at ask.
+    before = list(studio.log)
+    thread, _ = studio.ask("wipe f", context={"aproval": "deny"})
+    assert asked(studio.client.threads.get_state(thread)["interrupts"]) == [
+        ("wipe", {"target": "f"})]
+    assert studio.log == before
