@@ -56,10 +56,12 @@ class Executed:
         return sum("image/png" in o.get("data", {}) for o in self.cell(tag).outputs)
 
 
-def execute(name: str, cell_timeout: int, again: tuple[str, ...] = ()) -> Executed:
-    """Run ``notebooks/<name>.ipynb`` in a fresh kernel, working directory notebooks/. The
-    cells tagged ``again`` run twice, as a user runs them again: once more, in that order,
-    right after the last of them; their outputs are then those of the second run."""
+def execute(name: str, cell_timeout: int, again: tuple[str, ...] = (),
+            runs: int = 1) -> Executed:
+    """Run ``notebooks/<name>.ipynb`` in a fresh kernel, working directory notebooks/, top to
+    bottom ``runs`` times (Run All again, without a restart). The cells tagged ``again`` run
+    twice, as a user runs them again: once more, in that order, right after the last of
+    them. The outputs kept are those of each cell's last run."""
     notebook = nbformat.read(NOTEBOOK_DIR / f"{name}.ipynb", as_version=4)
     client = NotebookClient(notebook, timeout=cell_timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
@@ -70,6 +72,7 @@ def execute(name: str, cell_timeout: int, again: tuple[str, ...] = ()) -> Execut
         cells.append((index, cell))
         if again and tagged[again[-1]][0] == index:
             cells += [tagged[tag] for tag in again]
+    cells *= runs
     started = time.perf_counter()
     with client.setup_kernel():  # a failing cell raises CellExecutionError with its traceback
         for index, cell in cells:
@@ -153,9 +156,11 @@ def test_formats_and_failures() -> None:
 
 @pytest.mark.timeout(120)
 def test_approvals_and_threads() -> None:
-    # The crash and its resumption, run a second time, show the same: the crash cell had
-    # found the first run's marker and killed the worker before it ran anything.
-    run = execute("approvals-and-threads", cell_timeout=90, again=("crash", "resume"))
+    # Run All twice in one kernel, the crash and its resumption twice each time: the same
+    # every time. Run again, the crash cell had found the first run's marker and killed the
+    # worker before it ran anything; in a second Run All, the resumed tools were still the
+    # first run's module, writing to its deleted folder.
+    run = execute("approvals-and-threads", cell_timeout=90, again=("crash", "resume"), runs=2)
     asked = run.text("interrupt")
     assert "'name': 'delete_file'" in asked and "{'path': 'a.txt'}" in asked
     assert "allowed: ['approve', 'edit', 'reject']" in asked
