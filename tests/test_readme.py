@@ -63,3 +63,14 @@ def test_env_example_lists_every_variable_callgate_reads() -> None:
     listed = set(re.findall(r"^#? ?(CALLGATE_[A-Z0-9_]+)=",
                             (ROOT / ".env.example").read_text(encoding="utf-8"), re.MULTILINE))
     assert read - placeholders == listed
+
+
+def test_env_example_says_how_it_is_read() -> None:
+    # `cp .env.example .env` then `langgraph dev` read nothing: langgraph.json names no env
+    # file, and neither the CLI nor the library loads one. The README and the file say so.
+    spec = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
+    assert "env" not in spec
+    example = (ROOT / ".env.example").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "nothing reads a .env file" in example
+    assert "`langgraph.json` names no `.env` file" in readme
