@@ -154,6 +154,13 @@ def test_an_answer_claiming_a_denied_call_says_first_that_it_did_not_run() -> No
               AIMessage("I cannot delete it without your approval.")]
     out = build_agent(ScriptedChatModel(script=script), reg).invoke(ask("delete a.txt"))
     assert out["final_answer"] == "I cannot delete it without your approval."
+    # Nor does one saying it did not do it (the MCP test's "I did not commit anything."
+    # had got the note), after a denial only: after a failure it says nothing of the tool.
+    for declined in ("I did not delete anything.", "I left a.txt alone.",
+                     "The file has not been deleted."):
+        script = [tool_call("delete_file", {"path": "a.txt"}), AIMessage(declined)]
+        out = build_agent(ScriptedChatModel(script=script), reg).invoke(ask("delete a.txt"))
+        assert out["final_answer"] == declined
 
 
 @pytest.mark.parametrize("reply", [AIMessage(""), AIMessage("[R1]"),

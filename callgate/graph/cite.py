@@ -48,6 +48,11 @@ RAN = ("ok", "error", "timeout")
 _ADMITS = re.compile(r"(?i)\b(?:fail|error|timed?[ -]?out|could ?n[o']t|can ?n[o']t|cannot|"
                      r"unable|unavailable|not available|did ?n[o']t work|"
                      r"den(?:y|ied)|reject|not (?:been )?approved|without (?:your )?approval)")
+# An answer after denied calls that says it did not do what was asked ("I did not commit
+# anything.", "I left c.txt alone.") claims nothing the call would have done.
+_DECLINES = re.compile(r"(?i)\b(?:did ?n[o']t|do ?n[o']t|ha(?:ve|s) ?n[o']t|won[o']?t|"
+                       r"will not|not (?:done|made|run|changed|deleted|sent|committed)|"
+                       r"left\b.{0,80}\b(?:alone|untouched|as it (?:is|was))|skipp)")
 ERROR_CHARS = 160  # of a failed call's error in the answer that says the call failed
 
 
@@ -160,8 +165,10 @@ def make_cite(settings: LoopSettings):
         # A denied call did not run either: "I deleted a.txt." after the user (or the run's
         # policy) refused delete_file had read as done.
         unsupported = [p for p in problems if p["outcome"] in ("error", "timeout", "denied")]
-        if source == "model" and not usable and text and unsupported and not _ADMITS.search(
-                text):
+        declined = all(p["outcome"] == "denied" for p in unsupported) and _DECLINES.search(
+            text)
+        if (source == "model" and not usable and text and unsupported
+                and not _ADMITS.search(text) and not declined):
             # Every call that ran failed, and the model answered as if it had not ("The
             # weather in Paris is indeed quite beautiful." after web_search could not reach
             # the web): the answer says first that no tool result stands behind it.
