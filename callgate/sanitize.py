@@ -585,6 +585,7 @@ class _MarkupRemover:
         self._close_len = 0
         self._json = JsonSpan(newline_ends_string=True)
         self._after_json = _TEXT
+        self._role_spaced = False  # spaces came after a role token
         self._before = ""  # the input character just before the buffer
 
     def feed(self, chunk: str) -> str:
@@ -656,15 +657,23 @@ class _MarkupRemover:
                 self._mode = _LINE_END
             return end
         if mode == _ROLE:
-            # Spaces before the role name go too ("<|from|> assistant"), not after it.
+            # Spaces before the role name go too ("<|from|> assistant"), as they come; a
+            # word that names no role is text, after one space where there were spaces.
             start = _skip(text, i, _HWS)
+            self._role_spaced = self._role_spaced or start > i
+            if start == len(text) and not final:
+                return start
             j = start
             while j < len(text) and j - start <= _ROLE_NAME_MAX and text[j].isalpha():
                 j += 1
             if j == len(text) and not final:
                 return None  # the word may go on
             self._mode, self._line_start = self._after_removal(), self._resume_line_start
-            return j if text[start:j].lower() in _ROLE_NAMES else i
+            if text[start:j].lower() in _ROLE_NAMES:
+                return j
+            if self._role_spaced:
+                self._emit(out, " ")
+            return start
         if mode == _LINE_END:
             j = _skip(text, i, _HWS + "\r")
             if j == len(text) and not final:
@@ -1016,7 +1025,7 @@ class _MarkupRemover:
         elif action == "payload":
             self._mode = _PAYLOAD
         elif action == "role":
-            self._mode = _ROLE
+            self._mode, self._role_spaced = _ROLE, False
         else:
             self._mode, self._line_start = self._after_removal(), resume_line_start
         return end
@@ -1059,6 +1068,7 @@ class _MarkupRemover:
         # A call that is not JSON (`name[ARGS]{…}`, Python code): up to the end of its line.
         self._json = JsonSpan(newline_ends_string=True)
         self._after_json = _TEXT
+        self._role_spaced = False  # spaces came after a role token
         self._mode = _PAYLOAD_LINE
         return j
 

@@ -84,6 +84,8 @@ REMOVAL_CASES = [
     ("role-token-before-prose", "<|im_start|> Hello there", "Hello there"),
     ("role-token-before-a-long-word", "<|from|>Extraordinarily so", "Extraordinarily so"),
     ("role-name-any-case", "<|im_start|>Assistant\nHi", "Hi"),
+    ("role-token-inside-text", "Hi<|im_start|> Hello", "Hi Hello"),
+    ("role-token-before-many-spaces", "<|im_start|>" + " " * 300 + "Hello", "Hello"),
     ("functionary-v2-spaced", "<|from|> assistant\n<|recipient|> all\n<|content|> Hi", "Hi"),
     ("llama-header", "<|start_header_id|>assistant<|end_header_id|>\n\nHi", "Hi"),
     ("deepseek-token", "Hi<｜end▁of▁sentence｜>", "Hi"),
