@@ -9,6 +9,7 @@ print one line with a hint (``--debug`` for the traceback).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import queue
@@ -485,15 +486,43 @@ class _OwnStdout:
         return getattr(self.out, name)
 
 
+def _writes_fd1(stream: Any) -> bool:
+    try:
+        return bool(stream.fileno() == 1)
+    except (AttributeError, OSError, ValueError):  # a stream without a file (captured)
+        return False
+
+
 @contextmanager
 def _stdout_kept() -> Iterator[None]:
-    """Tools' prints to stderr for the duration of the block (``_OwnStdout``)."""
+    """Tools' output to stderr for the duration of the block: their prints
+    (``_OwnStdout``) and what they write to file descriptor 1 itself (``os.system``, a
+    child process, C code), fd 1 being a copy of stderr meanwhile; the CLI's own output
+    goes to a copy of the real fd 1. Only the CLI's process does this: the Python API
+    leaves a program's file descriptors alone."""
     out = sys.stdout
-    sys.stdout = _OwnStdout(out, sys.stderr)
+    out.flush()
+    saved: int | None = None
+    own = out
+    with suppress(OSError):  # fd 1 or 2 closed: nothing to keep apart
+        saved = os.dup(1)
+        if _writes_fd1(out):
+            own = io.TextIOWrapper(io.FileIO(os.dup(1), "w"), encoding=out.encoding,
+                                   errors=out.errors,
+                                   line_buffering=bool(getattr(out, "line_buffering", False)))
+        os.dup2(2, 1)
+    sys.stdout = _OwnStdout(own, sys.stderr)
     try:
         yield
     finally:
         sys.stdout = out
+        try:
+            if own is not out:
+                own.close()  # flushed first; its file closes even when the flush fails
+        finally:
+            if saved is not None:
+                os.dup2(saved, 1)
+                os.close(saved)
 
 
 def stdout_closed() -> NoReturn:
@@ -1036,14 +1065,13 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 def _read_line(prompt: str, tty: bool) -> str | None:
     if tty:
-        if not sys.stdout.isatty():
-            # stdout redirected (ask … > answer.txt): input() would write the prompt there,
-            # into the answer's file, and the person at the terminal would not see it.
-            sys.stderr.write(prompt)
-            sys.stderr.flush()
-            prompt = ""
+        # On stderr, as input() writes it when fd 1 is stdout's: sys.stdout is not during
+        # a session (_stdout_kept), and input() would write the prompt there — into the
+        # answer's file for ``ask … > answer.txt``, unseen by the person at the terminal.
+        sys.stderr.write(prompt)
+        sys.stderr.flush()
         try:
-            return input(prompt)
+            return input()
         except EOFError:
             return None
     line = sys.stdin.readline()

@@ -1035,3 +1035,39 @@ def test_ctrl_c_while_the_model_generates_stops_within_a_second(home: Path) -> N
     next_nodes, values = _thread_values(home, thread)
     assert next_nodes == () and values["status"] == "done"
     assert values["humans"][-1] == "What is 17*23?"
+
+
+def test_what_a_tool_writes_to_file_descriptor_1_stays_out_of_stdout(home: Path) -> None:
+    # A tool's os.system, or a subprocess inheriting stdout, wrote to fd 1 itself, past
+    # sys.stdout: `ask … > answer.txt` kept "noise from echo" before the answer.
+    (home / "loud.py").write_text(
+        "import os, subprocess, sys\n\n"
+        "def shout(text: str) -> str:\n"
+        "    os.system('echo noise from os.system')\n"
+        "    subprocess.run([sys.executable, '-c', 'print(\"noise from a child\")'])\n"
+        "    os.write(1, b'noise from os.write\\n')\n"
+        "    return text.upper()\n")
+    (home / "tools.yml").write_text(
+        "tools:\n  - name: shout\n    description: Shout.\n    module: ./loud.py\n"
+        "    function: shout\n    parameters_schema:\n      type: object\n"
+        "      properties: {text: {type: string}}\n      required: [text]\n")
+    models = yaml.safe_load(MODELS_YAML)
+    models["models"]["shouter"] = {**models["models"]["calc"], "script": [
+        'Action: shout\nAction Input: {"text": "hi"}', "Final Answer: HI [R1]"]}
+    (home / "models.yaml").write_text(yaml.safe_dump(models))
+    common = ("ask", "Shout hi", "--model", "shouter", "--tools", "tools.yml",
+              "--no-builtins")
+    noise = ("noise from os.system", "noise from a child", "noise from os.write")
+    plain = callgate(*common, home=home)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == "HI [R1]\n\nSources: [R1] shout\n"
+    assert all(line in plain.stderr for line in noise), plain.stderr
+    result = callgate(*common, "--json", home=home)
+    assert json.loads(result.stdout)["final_answer"].startswith("HI [R1]")
+    events = callgate(*common, "--events", home=home)
+    assert [json.loads(line)["event"] for line in events.stdout.splitlines()][-1] == "result"
+    chat = callgate("chat", "--model", "shouter", "--tools", "tools.yml", "--no-builtins",
+                    "--json", home=home, stdin="Shout hi\n")
+    assert chat.returncode == 0, chat.stderr
+    assert [json.loads(line)["status"] for line in chat.stdout.splitlines()] == ["done"]
+    assert all(line in chat.stderr for line in noise), chat.stderr
