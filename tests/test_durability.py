@@ -186,6 +186,28 @@ def test_a_new_message_after_sigkill_keeps_the_finished_calls_result(tmp_path: P
     assert replies[0] == "[R1] [fast] fast x" and "not run (cancelled)" in replies[1]
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_new_message_after_sigkill_keeps_a_result_only_the_checkpointer_has(
+        tmp_path: Path, mode: str) -> None:
+    # A SQLite checkpointer with build_agent's default store (in memory, gone with the
+    # process): the fast call's result survived only as a pending write of the killed
+    # step, which LangGraph drops for a new message, and the call was reported cancelled.
+    script = _write(tmp_path, ["fast", "slow"])
+    (tmp_path / "slow.seconds").write_text("30")
+    _kill_while_slow(script, tmp_path, mode, "ask")
+    (tmp_path / "slow.seconds").write_text("0")
+    assert "STATUS done" in _run(script, mode, "new")
+    assert _lines(tmp_path / "fast.log") == ["x"] and _lines(tmp_path / "slow.log") == []
+    with SqliteSaver.from_conn_string(str(tmp_path / "cp.sqlite")) as saver:
+        state = build_agent(ScriptedChatModel(), [], checkpointer=saver).get_state(
+            {"configurable": {"thread_id": "t"}}).values
+    fast, slow = state["tool_events"]
+    assert (fast["tool"], fast["outcome"], fast["summary"]) == ("fast", "ok", "[fast] fast x")
+    assert (slow["tool"], slow["outcome"]) == ("slow", "cancelled")
+    replies = [m.content for m in state["messages"] if m.type == "tool"]
+    assert replies[0] == "[R1] [fast] fast x" and "not run (cancelled)" in replies[1]
+
+
 def test_sigkill_after_approval_neither_asks_again_nor_runs_twice(tmp_path: Path) -> None:
     script = _write(tmp_path, ["wipe", "slow"])
     (tmp_path / "slow.seconds").write_text("30")

@@ -35,7 +35,7 @@ from callgate.graph.correct import make_correct
 from callgate.graph.execute import make_execute
 from callgate.graph.finalize import make_finalize
 from callgate.graph.settings import DecideStrategy, LoopSettings, _transient
-from callgate.graph.start import make_start
+from callgate.graph.start import GraphRef, make_start
 from callgate.graph.state import AgentState, ExecuteInput, InputState, OutputState, ToolCall
 from callgate.graph.summarize import make_summarize
 from callgate.graph.validate import correction_left, make_validate
@@ -94,10 +94,13 @@ def build_agent(
                             stats=stats, **options)
     strategy = make_strategy(model, registry, tool_format=tool_format, grammar=grammar,
                              tool_choice=tool_choice)
-    graph = assemble(settings, strategy, checkpointed=checkpointer not in (None, False))
+    ref = GraphRef()
+    graph = assemble(settings, strategy, checkpointed=checkpointer not in (None, False),
+                     ref=ref)
     if store is None:
         store = InMemoryStore()
-    return graph.compile(checkpointer=checkpointer, store=store or None, name=name)
+    ref.graph = graph.compile(checkpointer=checkpointer, store=store or None, name=name)
+    return ref.graph
 
 
 # build_agent's keyword options passed on to LoopSettings (those it names itself aside).
@@ -133,17 +136,18 @@ def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "aut
 
 
 def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
-             checkpointed: bool = False) -> StateGraph:
+             checkpointed: bool = False, ref: GraphRef | None = None) -> StateGraph:
     """The uncompiled graph (for callers that compile it their own way).
 
     ``checkpointed``: the graph will be compiled with a checkpointer, so approvals may
-    pause it (on LangGraph Server they always may)."""
+    pause it (on LangGraph Server they always may). ``ref``: set to the compiled graph,
+    ``start`` reads the checkpoint a new message cut off through it."""
     if settings.grounding is None:
         settings = replace(settings, grounding=bool(getattr(strategy, "grounding", False)))
     patterns = settings.approval_patterns or DANGEROUS_PATTERNS
     graph = StateGraph(AgentState, context_schema=Context, input_schema=InputState,
                        output_schema=OutputState)
-    graph.add_node("start", make_start(settings))
+    graph.add_node("start", make_start(settings, ref))
     graph.add_node("decide", strategy.subgraph(settings), retry_policy=MODEL_RETRY)
     graph.add_node("validate", make_validate(settings))
     graph.add_node("correct", make_correct(settings, strategy))

@@ -5,11 +5,17 @@ paused for approval and then answered with a new message instead, or a turn stop
 crash or a server-side cancel: every ``tool_call`` of the history gets its answer
 (calls that had finished keep their results; calls awaiting approval are ``denied``; the
 rest ``cancelled``), so the thread stays valid for any model.
+
+A finished call's result is in the state, else in the checkpoint the new message was
+applied to, as a pending write of its step (``StateSnapshot.tasks``: LangGraph drops those
+for a new input, keeping them only for a resume), else in the store.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, get_args
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
@@ -30,7 +36,43 @@ from callgate.tools.approval import DANGEROUS_PATTERNS, approval_reason
 log = logging.getLogger(__name__)
 
 
-def make_start(settings: LoopSettings):
+@dataclass
+class GraphRef:
+    """The compiled graph, once there is one (``build_agent`` sets it), for ``start`` to
+    read the thread's checkpoints through the public ``get_state``."""
+
+    graph: Any = None
+
+
+def cut_off_results(ref: GraphRef | None, config: RunnableConfig) -> dict[str, CallResult]:
+    """The results of the calls that finished in the step a new message cut off, by call
+    id: the pending writes of the checkpoint the message was applied to."""
+    graph = ref.graph if ref is not None else None
+    configurable = config.get("configurable") or {}
+    thread_id = thread_of(config)
+    # Only as the root graph: a subgraph's checkpoints are not under the thread's own.
+    if graph is None or thread_id is None or "|" in str(configurable.get("checkpoint_ns", "")):
+        return {}
+    try:
+        snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
+        # The new message's own checkpoint (durability "sync"/"async"): the cut-off step
+        # is its parent.
+        if (snapshot.metadata or {}).get("source") == "input" and snapshot.parent_config:
+            snapshot = graph.get_state(snapshot.parent_config)
+    except Exception as exc:  # no checkpointer of its own (LangGraph Server), a failing one
+        log.warning("could not read the checkpoint before thread %r's new message: %s",
+                    thread_id, exc)
+        return {}
+    results: dict[str, CallResult] = {}
+    for task in snapshot.tasks:
+        if task.name == "execute" and isinstance(task.result, dict):
+            for result in task.result.get("call_results") or []:
+                if isinstance(result, dict) and result.get("call_id"):
+                    results[result["call_id"]] = result  # type: ignore[assignment]
+    return results
+
+
+def make_start(settings: LoopSettings, ref: GraphRef | None = None):
     patterns = settings.approval_patterns or DANGEROUS_PATTERNS
 
     def start(state: AgentState, runtime: Runtime[Context],
@@ -58,7 +100,8 @@ def make_start(settings: LoopSettings):
                              f"{', '.join(get_args(Mode))}")
         limit = limits_of(runtime, settings.defaults).summary_char_limit
         closing_messages, closing_events = close_open_calls(
-            state, settings, patterns, limit, runtime.store, thread_of(config))
+            state, settings, patterns, limit, runtime.store, thread_of(config),
+            lambda: cut_off_results(ref, config))
         emit({"event": "status", "phase": "thinking", "step": 0})
         closing: dict[str, Any] = {"messages": closing_messages,
                                    "tool_events": closing_events} if closing_events else {}
@@ -113,10 +156,12 @@ def stored_result(store: BaseStore | None, thread_id: str | None, call: ToolCall
 
 
 def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, limit: int,
-                     store: BaseStore | None = None, thread_id: str | None = None
+                     store: BaseStore | None = None, thread_id: str | None = None,
+                     cut_off: Callable[[], dict[str, CallResult]] | None = None
                      ) -> tuple[list[AnyMessage], list[ToolEvent]]:
     """Answers for the tool calls an interrupted turn left without one: its result where
-    the call finished (in the state, or in ``store``), else why it did not."""
+    the call finished (in the state, in ``cut_off()``'s pending writes, or in ``store``),
+    else why it did not."""
     messages = state.get("messages") or []
     answered = {getattr(m, "tool_call_id", None) for m in messages}
     open_at = next((i for i, m in enumerate(messages) if isinstance(m, AIMessage)
@@ -135,7 +180,12 @@ def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, l
     # under that id), else the thread's next.
     open_calls = numbered(open_calls, store, thread_id, len(state.get("tool_events") or []))
     events: list[ToolEvent] = []
+    written: dict[str, CallResult] | None = None  # read once, and only when needed
     for call in open_calls:
+        if call["id"] not in results and cut_off is not None:
+            written = cut_off() if written is None else written
+            if call["id"] in written:
+                results[call["id"]] = written[call["id"]]
         if call["id"] in results:
             events.append(from_result(call, {**results[call["id"]],
                                              "result_id": call["result_id"]}, step, turn))
