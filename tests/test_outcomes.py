@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -282,3 +283,46 @@ def test_a_complete_edit_runs_as_edited() -> None:
     wiped, out = paused_wipe_answered({"decisions": [
         {"type": "edit", "edited_action": {"name": "wipe", "args": {"target": "cache"}}}]})
     assert wiped == ["cache"] and out["tool_events"][0]["args"] == {"target": "cache"}
+
+
+def test_a_generator_tool_runs_and_what_it_raises_fails_the_call() -> None:
+    # A generator function's call runs none of its body: the generator itself came back
+    # as an ok result (its repr, cited as the answer's source), raise or not.
+    async def fetch_pages(n: int) -> AsyncIterator[str]:
+        """Fetch pages."""
+        yield "page 1"
+        raise ConnectionAbortedError("the stream broke after page 1")
+
+    def read_rows(n: int) -> Iterator[str]:
+        """Read rows."""
+        yield "row 1"
+        raise OSError("disk read failed")
+
+    async def list_items(n: int) -> AsyncIterator[str]:
+        """List items."""
+        yield "a"
+        yield "b"
+
+    def endless(n: int) -> Iterator[int]:
+        """Count for ever."""
+        while True:
+            yield n
+
+    reg = ToolRegistry()
+    for fn in (fetch_pages, read_rows, list_items):
+        reg.register(fn)
+    reg.register(endless, timeout_s=0.2)
+    for name, outcome, error in (("fetch_pages", "error", "ConnectionAbortedError: the "
+                                  "stream broke after page 1"),
+                                 ("read_rows", "error", "OSError: disk read failed"),
+                                 ("endless", "timeout", "timeout")):
+        script = [tool_call(name, {"n": 1}), AIMessage("Done: all of it [R1].")]
+        out = build_agent(ScriptedChatModel(script=script), reg).invoke(ask())
+        [event] = out["tool_events"]
+        assert (event["outcome"], event["error"].split(" (")[0]) == (outcome, error)
+        assert [p["outcome"] for p in out["problems"]] == [outcome]
+        assert out["citations"] == [] and out["final_answer"].startswith("(Not from a tool")
+    script = [tool_call("list_items", {"n": 1}), AIMessage("a and b [R1]")]
+    out = build_agent(ScriptedChatModel(script=script), reg).invoke(ask())
+    assert outcomes(out) == [("list_items", "ok")] and out["problems"] == []
+    assert out["tool_events"][0]["summary"] == "[list_items] results: a | b"

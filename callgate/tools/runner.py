@@ -34,6 +34,7 @@ import queue
 import re
 import threading
 import time
+import types
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, timedelta
@@ -276,6 +277,13 @@ class _Call:
                 value = asyncio.run(self._arun())
             else:
                 value = self.runnable.invoke(self.args, self.config)
+            # A generator function's call runs none of its body: LangChain returns the
+            # generator, which read as an ok result (its repr) whether or not it would have
+            # raised. Its items are the result; what it raises is the call's failure.
+            if isinstance(value, types.AsyncGeneratorType):
+                value = asyncio.run(self._arun(value))
+            elif isinstance(value, types.GeneratorType):
+                value = self._drain(value)
             artifact = None
             if self.pair:
                 value, artifact = _content_and_artifact(self.tool.name, value)
@@ -296,14 +304,28 @@ class _Call:
                              "ok" if self.error is None else type(self.error).__name__)
                     self.error = None
 
-    async def _arun(self) -> Any:
+    async def _arun(self, items: types.AsyncGeneratorType[Any, Any] | None = None) -> Any:
+        """The async tool's result, or (``items``) what the async generator yields."""
         task = asyncio.current_task()
         assert task is not None
         with self._lock:
             self._task = (asyncio.get_running_loop(), task)
             if self._stopping:
                 task.cancel()  # stopped before the loop started: cancelled at the first await
+        if items is not None:
+            await asyncio.sleep(0)  # a cancel made before the loop started lands here
+            return [item async for item in items]
         return await self.runnable.ainvoke(self.args, self.config)
+
+    def _drain(self, items: types.GeneratorType[Any, Any, Any]) -> list[Any]:
+        """What a generator yields, stopping at a timeout or cancel (an endless one)."""
+        drained = []
+        for item in items:
+            if self.token.cancelled:
+                items.close()
+                raise asyncio.CancelledError("stopped while its generator ran")
+            drained.append(item)
+        return drained
 
 
 def _content_and_artifact(name: str, value: Any) -> tuple[Any, Any]:
