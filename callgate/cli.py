@@ -473,14 +473,34 @@ class _OwnStdout:
     def __init__(self, out: Any, err: Any) -> None:
         self.out = out
         self.err = err
+        # Another thread's text, held until its line ends: print() writes its pieces one
+        # by one, and the status line written meanwhile would land inside the tool's line.
+        self._lines: dict[int, str] = {}
+        self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
-        main = threading.current_thread() is threading.main_thread()
-        return (self.out if main else self.err).write(text)
+        if threading.current_thread() is threading.main_thread():
+            return self.out.write(text)
+        with self._lock:
+            held = self._lines.pop(threading.get_ident(), "") + text
+            whole, newline, rest = held.rpartition("\n")
+            if rest:
+                self._lines[threading.get_ident()] = rest
+            if newline:
+                self.err.write(whole + newline)
+        return len(text)
 
     def flush(self) -> None:
+        self.release()
         self.err.flush()
         self.out.flush()
+
+    def release(self) -> None:
+        """Write the unfinished lines other threads hold."""
+        with self._lock:
+            held, self._lines = "".join(self._lines.values()), {}
+        if held:
+            self.err.write(held)
 
     def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding…: stdout's own
         return getattr(self.out, name)
@@ -511,12 +531,13 @@ def _stdout_kept() -> Iterator[None]:
                                    errors=out.errors,
                                    line_buffering=bool(getattr(out, "line_buffering", False)))
         os.dup2(2, 1)
-    sys.stdout = _OwnStdout(own, sys.stderr)
+    kept = sys.stdout = _OwnStdout(own, sys.stderr)
     try:
         yield
     finally:
         sys.stdout = out
         try:
+            kept.release()
             if own is not out:
                 own.close()  # flushed first; its file closes even when the flush fails
         finally:

@@ -424,6 +424,40 @@ def test_what_a_tool_prints_stays_out_of_stdout(home: Path) -> None:
     assert plain.stdout == "HI [R1]\n\nSources: [R1] shout\n"
 
 
+def test_a_tools_printed_line_reaches_stderr_whole() -> None:
+    # print('debug: shouting', text) writes its pieces one by one; the status line the CLI
+    # wrote meanwhile landed inside the tool's line ('debug: shouting  → shout … hi').
+    import threading
+
+    from callgate.cli import _OwnStdout
+
+    class Writes:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def write(self, text: str) -> int:
+            self.calls.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    out, err = Writes(), Writes()
+    kept = _OwnStdout(out, err)
+
+    def tool() -> None:
+        print("debug: shouting", "hi", file=kept)  # type: ignore[arg-type]
+        kept.write("no newline yet")
+
+    thread = threading.Thread(target=tool)
+    thread.start()
+    thread.join()
+    kept.write("the CLI's own\n")
+    assert err.calls == ["debug: shouting hi\n"] and out.calls == ["the CLI's own\n"]
+    kept.release()  # a session's end writes what a thread left unfinished
+    assert err.calls[-1] == "no newline yet"
+
+
 def test_a_thread_keeps_its_mode_until_mode_is_given(home: Path) -> None:
     # --mode defaulted to agent, so every run without it took a chat thread back to tools.
     def tools_run(*extra: str) -> list[dict]:
