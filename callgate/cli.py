@@ -604,7 +604,8 @@ class Approver:
                     decisions.append({"type": "edit", "edited_action": {
                         "name": action.get("name"), "args": d.args}})
                 elif d.kind == "reject":
-                    decisions.append({"type": "reject", "message": d.message or "rejected"})
+                    decisions.append({"type": "reject", **(
+                        {"message": d.message} if d.message else {})})
                 else:
                     decisions.append({"type": "approve"})
             return {"decisions": decisions}
@@ -614,7 +615,7 @@ class Approver:
         if d.kind == "edit":
             return {"action": "edit", "args": d.args}
         if d.kind == "reject":
-            return {"action": "reject", "reason": d.message or "rejected"}
+            return {"action": "reject", **({"reason": d.message} if d.message else {})}
         return {"action": "approve"}
 
     def decide(self, name: str, args: dict[str, Any], why: str | None) -> Decision:
@@ -652,7 +653,8 @@ def parse_answer(line: str, more: Callable[[], str | None]) -> tuple[Decision | 
     if word in ("y", "yes", "a", "approve", "ok"):
         return Decision("approve"), ""
     if word in ("n", "no", "r", "reject", "deny"):
-        return Decision("reject", message=rest.strip() or "rejected by the user"), ""
+        # The graph says "rejected by the user" itself; the message is only the reason.
+        return Decision("reject", message=rest.strip() or None), ""
     if word in ("e", "edit"):
         raw = rest.strip() or (more() or "").strip()
         try:

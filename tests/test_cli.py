@@ -515,13 +515,18 @@ def test_the_approval_prompt_stays_out_of_redirected_stdout(home: Path) -> None:
     assert (home / "a.txt").exists()
 
 
-def test_approval_rejected_on_stdin_runs_nothing(home: Path) -> None:
+@pytest.mark.parametrize(("answer", "error"), [
+    ("n not today", "rejected by the user: not today"),
+    # A bare n read "rejected by the user: rejected by the user".
+    ("n", "rejected by the user")])
+def test_approval_rejected_on_stdin_runs_nothing(home: Path, answer: str, error: str) -> None:
     _approval_setup(home)
     result = callgate("ask", "Delete a.txt", "--model", "deleter", "--no-builtins", "--json",
-                      home=home, stdin="n not today\n")
+                      home=home, stdin=f"{answer}\n")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["tool_events"][0]["outcome"] == "denied"
+    assert out["tool_events"][0]["error"] == error
     assert [p["outcome"] for p in out["problems"]] == ["denied"]
     assert (home / "a.txt").exists() and (home / "b.txt").exists()
 
