@@ -421,6 +421,7 @@ class CtrlC:
         self.token: Any = None  # the CancelToken of the run in progress
         self.thread_id: str | None = None
         self.pressed_at: float | None = None
+        self.turn_ended = False  # the cancelled run reached its end: nothing to resume
 
     @contextmanager
     def installed(self) -> Iterator[None]:
@@ -449,6 +450,10 @@ class CtrlC:
                 and time.monotonic() - self.pressed_at > CANCEL_GRACE_S)
 
     def message(self) -> str:
+        if self.thread_id and self.turn_ended:
+            # --thread alone would only print the turn's "The run was cancelled" answer.
+            return (f"cancelled — the turn ended there; thread {self.thread_id} is saved: a "
+                    f"new question with --thread {self.thread_id} goes on from it")
         if self.thread_id:
             return (f"cancelled — thread {self.thread_id} saved; "
                     f"resume with --thread {self.thread_id}")
@@ -777,12 +782,14 @@ class Session:
                     break
                 if kind == "error":
                     if token.cancelled:
+                        self.ctrl_c.turn_ended = not self.unfinished()
                         raise Cancelled from item
                     raise item
                 self._show(*item)
         finally:
             self.ctrl_c.token = None
         if token.cancelled:
+            self.ctrl_c.turn_ended = not self.unfinished()
             raise Cancelled
 
     def _show(self, namespace: tuple[str, ...], mode: str, chunk: Any) -> None:

@@ -34,6 +34,7 @@ SCRIPTS = {
     "inventor": ["Final Answer: It is booked for 12 nights.\n\nThat's all.\n\nThat's all."
                  "\n\nFin"],
     "notes": ["Final Answer: The car is red."],
+    "waiter": ['Action: wait_a_bit\nAction Input: {"seconds": 60}', "Final Answer: waited [R1]"],
 }
 MODELS_YAML = yaml.safe_dump({"models": {
     name: {"provider": "custom", "class": "callgate.models.scripted:ScriptedChatModel",
@@ -1036,6 +1037,47 @@ def test_tool_choice_refused_by_llama_cpp_server_is_one_line(home: Path) -> None
     assert "tool_choice='required'" in lines[0]
 
 
+SLOW_TOOLS_YML = """\
+tools:
+  - name: wait_a_bit
+    description: Wait some seconds.
+    module: ./slow_tools.py
+    function: wait_a_bit
+    parameters_schema:
+      type: object
+      properties: {seconds: {type: integer}}
+      required: [seconds]
+"""
+
+
+def test_ctrl_c_during_a_tool_says_the_turn_ended(home: Path) -> None:
+    # The hint said "resume with --thread ID", which only printed the turn's "The run was
+    # cancelled after 1 step(s)." again: a cancelled run ends its turn.
+    (home / "slow_tools.py").write_text("import time\n\n\ndef wait_a_bit(seconds: int) -> str:"
+                                        "\n    time.sleep(seconds)\n    return 'waited'\n")
+    (home / "tools.yml").write_text(SLOW_TOOLS_YML)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "callgate.cli", "ask", "Wait a minute.", "--model", "waiter",
+         "--no-builtins", "--events"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(home), cwd=home)
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if json.loads(line)["event"] == "tool_start":
+                break
+        process.send_signal(signal.SIGINT)
+        rest, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    thread = json.loads(rest.splitlines()[-1])["thread_id"]
+    assert (f"cancelled — the turn ended there; thread {thread} is saved: a new question "
+            f"with --thread {thread} goes on from it") in err
+    assert "resume with" not in err
+    nxt, values = _thread_values(home, thread)
+    assert nxt == () and values["status"] == "cancelled"
+
+
 @pytest.mark.llama
 @pytest.mark.timeout(900)
 def test_ctrl_c_while_the_model_generates_stops_within_a_second(home: Path) -> None:
@@ -1062,7 +1104,8 @@ def test_ctrl_c_while_the_model_generates_stops_within_a_second(home: Path) -> N
     cancelled = json.loads(rest.splitlines()[-1])
     thread = cancelled["thread_id"]
     assert cancelled["event"] == "cancelled" and thread.startswith("ask-")
-    assert f"cancelled — thread {thread} saved; resume with --thread {thread}" in err
+    assert (f"cancelled — the turn ended there; thread {thread} is saved: a new question "
+            f"with --thread {thread} goes on from it") in err
 
     # The thread goes on (with the scripted model: the thread is what is tested here), as
     # an agent again: a run without --mode keeps the thread's "chat".
