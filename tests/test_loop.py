@@ -691,6 +691,18 @@ def test_repeated_call_is_served_from_cache_then_ends_the_loop() -> None:
     assert out["status"] == "done" and model.replies_used == 4
 
 
+def test_the_result_of_a_repeat_is_the_original_s() -> None:
+    # get_result(…, "R2") of a repeat was a bare KeyError: only R1 ran, and was stored.
+    _, agent, out = run([tool_call("add", {"a": 2, "b": 3}, "c1"),
+                         tool_call("add", {"a": 2, "b": 3}, "c2"),
+                         AIMessage("5 [R1]")], [add])
+    assert [e["repeat_of"] for e in out["tool_events"]] == [None, "R1"]
+    assert callgate.get_result(agent, None, "R2") == 5
+    assert asyncio.run(callgate.aget_result(agent, None, "R2")) == 5
+    with pytest.raises(KeyError, match="no stored result 'R9'"):
+        callgate.get_result(agent, None, "R9")
+
+
 
 @pytest.mark.parametrize(("options", "fragment"), [
     ({"tools": add}, "tools is a list of functions or tools"),  # was "not iterable"

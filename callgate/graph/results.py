@@ -4,8 +4,10 @@ Each result is one store item under the namespace ``("callgate", "results", thre
 (an id with a "." percent-encoded, as store labels hold no period)
 with its result id (``R3``) as key and ``{"tool", "args", "data"}`` as value (and
 ``"artifact"`` for a tool that gives one beside its content: an MCP tool's structured
-content). Runs without a thread id use the thread ``"-"``. Read one back with
-:func:`get_result`.
+content). Runs without a thread id use the thread ``"-"``. A repeat (a call answered
+from an earlier one's result) runs nothing and stores no data: its id is recorded under
+``("callgate", "repeats", thread_id)`` with ``{"repeat_of": "R1"}``. Read one back with
+:func:`get_result`, which reads a repeat's id as its original's.
 """
 
 from __future__ import annotations
@@ -61,6 +63,20 @@ def put_result(store: BaseStore, thread_id: str | None, result_id: str, tool: st
         # SQLite's and PostgreSQL's stores write JSON with orjson, which refuses an int past
         # 64 bits (the calculator's 2^1000 * 2^1000) and objects it does not know.
         store.put(namespace, result_id, storable(value), index=False)
+
+
+def repeats_namespace(thread_id: str | None) -> tuple[str, ...]:
+    return ("callgate", "repeats", _thread_label(thread_id))
+
+
+def put_repeat(store: BaseStore, thread_id: str | None, result_id: str, original: str
+               ) -> None:
+    """Record that ``result_id`` was answered from ``original``'s result."""
+    try:
+        store.put(repeats_namespace(thread_id), result_id, {"repeat_of": original},
+                  index=False)
+    except Exception as exc:  # only get_result of the repeat's own id is lost
+        log.warning("could not record repeat %s of %s: %s", result_id, original, exc)
 
 
 def numbering_namespace(thread_id: str | None) -> tuple[str, ...]:
@@ -140,17 +156,28 @@ def storable(value: Any) -> Any:
 def get_result(agent: Any, config: RunnableConfig | None, result_id: str) -> Any:
     """The full data of result ``result_id`` (``"R3"``) on the thread in ``config``.
 
-    ``agent`` is the compiled graph from ``build_agent`` (or its store). Raises
-    ``KeyError`` when the store has no such result. In async code with an async store
-    (``AsyncSqliteStore``, ``AsyncPostgresStore``), :func:`aget_result`."""
-    return _data(_store_of(agent).get(results_namespace(thread_of(config)), result_id),
-                 result_id, config)
+    ``agent`` is the compiled graph from ``build_agent`` (or its store). The id of a repeat
+    gives the result of the call it repeats. Raises ``KeyError`` when the store has no such
+    result. In async code with an async store (``AsyncSqliteStore``,
+    ``AsyncPostgresStore``), :func:`aget_result`."""
+    store, thread = _store_of(agent), thread_of(config)
+    item = store.get(results_namespace(thread), result_id)
+    original = None
+    if item is None and (alias := store.get(repeats_namespace(thread), result_id)):
+        original = alias.value["repeat_of"]
+        item = store.get(results_namespace(thread), original)
+    return _data(item, result_id, config, original)
 
 
 async def aget_result(agent: Any, config: RunnableConfig | None, result_id: str) -> Any:
     """:func:`get_result` for async code: an async store refuses sync calls on its loop."""
-    item = await _store_of(agent).aget(results_namespace(thread_of(config)), result_id)
-    return _data(item, result_id, config)
+    store, thread = _store_of(agent), thread_of(config)
+    item = await store.aget(results_namespace(thread), result_id)
+    original = None
+    if item is None and (alias := await store.aget(repeats_namespace(thread), result_id)):
+        original = alias.value["repeat_of"]
+        item = await store.aget(results_namespace(thread), original)
+    return _data(item, result_id, config, original)
 
 
 def _store_of(agent: Any) -> BaseStore:
@@ -160,7 +187,10 @@ def _store_of(agent: Any) -> BaseStore:
     return store
 
 
-def _data(item: Any, result_id: str, config: RunnableConfig | None) -> Any:
+def _data(item: Any, result_id: str, config: RunnableConfig | None,
+          original: str | None) -> Any:
     if item is None:
-        raise KeyError(f"no stored result {result_id!r} on thread {thread_of(config)!r}")
+        of = f" (a repeat of {original!r}, which has none)" if original else ""
+        raise KeyError(f"no stored result {result_id!r}{of} on thread "
+                       f"{thread_of(config)!r}")
     return item.value["data"]

@@ -12,11 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from callgate.graph.context import Context, limits_of
-from callgate.graph.results import numbered
+from callgate.graph.results import numbered, put_repeat, thread_of
 from callgate.graph.settings import LoopSettings
 from callgate.graph.state import AgentState, CallResult, ToolCall, ToolEvent
 from callgate.graph.writer import emit
@@ -24,7 +25,8 @@ from callgate.tools.summaries import bounded, failure_summary
 
 
 def make_summarize(settings: LoopSettings):
-    def summarize(state: AgentState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def summarize(state: AgentState, runtime: Runtime[Context],
+                  config: RunnableConfig) -> dict[str, Any]:
         limit = limits_of(runtime, settings.defaults).summary_char_limit
         results = {r["call_id"]: r for r in state.get("call_results") or []}
         earlier = {e["id"]: e for e in state.get("tool_events") or []}
@@ -38,6 +40,9 @@ def make_summarize(settings: LoopSettings):
                 twin = earlier.get(event["repeat_of"] or "") or next(
                     (e for e in events if e["id"] == event["repeat_of"]), None)
                 event = repeated(event, twin, limit)
+                if runtime.store is not None and event["repeat_of"]:
+                    put_repeat(runtime.store, thread_of(config), event["id"],
+                               event["repeat_of"])
             if result is None:  # never started: its end alone says why it did not run
                 emit({"event": "tool_end", "id": call["id"], "result_id": event["id"],
                       "tool": event["tool"], "outcome": event["outcome"], "ok": False,
