@@ -349,6 +349,10 @@ class Display:
         self._message_id = None
 
     def tool_start(self, event: dict[str, Any]) -> None:
+        attempt = event.get("attempt")
+        if isinstance(attempt, int) and attempt > 1:  # a retry: the call's line is there
+            self.status(f"calling {event.get('tool', '?')} again (attempt {attempt})…")
+            return
         self.status(f"calling {event.get('tool', '?')}…")
         self.line(Text.assemble(("  → ", "cyan"), (str(event.get("tool", "?")), "bold"),
                                 f" {_short_args(event.get('args'))}"))
@@ -359,6 +363,9 @@ class Display:
         duration = event.get("duration_ms")
         # 0: the call did not run (refused, denied, skipped, a repeat)
         took = f"  {duration:.0f} ms" if isinstance(duration, int | float) and duration else ""
+        attempts = event.get("attempts")
+        if isinstance(attempts, int) and attempts > 1:
+            took += f" ({attempts} attempts)"
         ref = f" [{event['result_id']}]" if event.get("result_id") else ""
         if ok:
             self.line(Text.assemble(("  ✓ ", "green"), str(event.get("tool", "?")), ref, took))

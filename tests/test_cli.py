@@ -34,6 +34,7 @@ SCRIPTS = {
     "inventor": ["Final Answer: It is booked for 12 nights.\n\nThat's all.\n\nThat's all."
                  "\n\nFin"],
     "notes": ["Final Answer: The car is red."],
+    "flaky": ['Action: fetch\nAction Input: {"key": "a"}', "Final Answer: got it [R1]"],
     "waiter": ['Action: wait_a_bit\nAction Input: {"seconds": 60}', "Final Answer: waited [R1]"],
 }
 MODELS_YAML = yaml.safe_dump({"models": {
@@ -470,6 +471,27 @@ def test_a_thread_keeps_its_mode_until_mode_is_given(home: Path) -> None:
     assert tools_run("--mode", "chat") == []
     assert tools_run() == []  # still chat
     assert [e["tool"] for e in tools_run("--mode", "agent")] == ["calculator"]
+
+
+def test_a_retried_call_is_one_line(home: Path) -> None:
+    # Each attempt of a call retried after a transient error printed its own "→ fetch".
+    (home / "flaky_tools.py").write_text(
+        "from pathlib import Path\n\n\ndef fetch(key: str) -> str:\n"
+        "    tries = Path('tries.txt')\n"
+        "    tries.write_text(tries.read_text() + 'x' if tries.exists() else 'x')\n"
+        "    if len(tries.read_text()) < 3:\n"
+        "        raise ConnectionError('connection reset')\n"
+        "    return 'value'\n")
+    (home / "tools.yml").write_text(
+        "tools:\n  - name: fetch\n    description: Fetch a key.\n"
+        "    module: ./flaky_tools.py\n    function: fetch\n    parameters_schema:\n"
+        "      type: object\n      properties: {key: {type: string}}\n"
+        "      required: [key]\n")
+    result = callgate("ask", "Fetch a", "--model", "flaky", "--no-builtins", home=home)
+    assert result.returncode == 0, result.stderr
+    assert (home / "tries.txt").read_text() == "xxx"
+    assert result.stderr.count("→ fetch") == 1, result.stderr
+    assert "✓ fetch [R1]" in result.stderr and "(3 attempts)" in result.stderr
 
 
 # -- approvals -------------------------------------------------------------------------------

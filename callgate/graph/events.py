@@ -20,13 +20,15 @@ Phase = Literal["thinking", "answering", "approval", "calling"]
 
 
 class ToolStartEvent(TypedDict):
-    """A tool call begins: ``id`` is the model's call id."""
+    """A tool call begins: ``id`` is the model's call id; ``attempt`` counts from 1 (a
+    transient failure retried under the tool ``RetryPolicy`` starts again, with 2, 3…)."""
 
     event: Literal["tool_start"]
     id: str
     tool: str
     args: dict[str, Any]
     step: int
+    attempt: int
 
 
 class ToolEndEvent(TypedDict):
@@ -42,6 +44,7 @@ class ToolEndEvent(TypedDict):
     error: str | None
     duration_ms: float
     step: int
+    attempts: int  # how many times the call was started: 0 for one that did not run
 
 
 class CallRefusedEvent(TypedDict):

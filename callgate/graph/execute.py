@@ -46,7 +46,7 @@ def make_execute(settings: LoopSettings):
         tool = settings.registry.get(call["name"])
         attempt = runtime.execution_info.node_attempt if runtime.execution_info else 1
         emit({"event": "tool_start", "id": call["id"], "tool": call["name"],
-              "args": call["args"], "step": step})
+              "args": call["args"], "step": step, "attempt": attempt})
         started = time.perf_counter()
         if tool is None:
             # validate lets only registered tools through, but a thread may be resumed by
@@ -74,7 +74,8 @@ def make_execute(settings: LoopSettings):
         emit({"event": "tool_end", "id": call["id"], "result_id": result["result_id"],
               "tool": call["name"], "outcome": result["outcome"],
               "ok": result["outcome"] == "ok", "error": result["error"],
-              "duration_ms": result["duration_ms"], "step": step})
+              "duration_ms": result["duration_ms"], "step": step,
+              "attempts": result["attempts"]})
         if settings.stats is not None:
             settings.stats.record_call(call["name"], ok=result["outcome"] == "ok",
                                        timed_out=result["outcome"] == "timeout",

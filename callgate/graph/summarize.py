@@ -46,7 +46,8 @@ def make_summarize(settings: LoopSettings):
             if result is None:  # never started: its end alone says why it did not run
                 emit({"event": "tool_end", "id": call["id"], "result_id": event["id"],
                       "tool": event["tool"], "outcome": event["outcome"], "ok": False,
-                      "error": event["error"], "duration_ms": 0.0, "step": step})
+                      "error": event["error"], "duration_ms": 0.0, "step": step,
+                      "attempts": 0})
             events.append(event)
             _record(settings, event)
         repeats = state.get("repeats", 0) + sum(e["outcome"] == "repeat" for e in events)
@@ -115,7 +116,7 @@ def given_up(state: AgentState, store: BaseStore | None, thread_id: str | None,
         event = not_run(call, step, turn, limit)
         emit({"event": "tool_end", "id": call["id"], "result_id": event["id"],
               "tool": event["tool"], "outcome": event["outcome"], "ok": False,
-              "error": event["error"], "duration_ms": 0.0, "step": step})
+              "error": event["error"], "duration_ms": 0.0, "step": step, "attempts": 0})
         events.append(event)
     return events
 
