@@ -25,12 +25,14 @@ _EXPORTS = {
     "parse_model_output": "callgate.parsing",
     "ParsedOutput": "callgate.parsing",
     "load_model": "callgate.models.spec",
+    "ModelServerUnreachableError": "callgate.models.errors",
 }
 
 __all__ = [
     "AgentState",
     "CancelToken",
     "Context",
+    "ModelServerUnreachableError",
     "ParsedOutput",
     "StreamSanitizer",
     "Tool",
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from callgate.graph.context import Context
     from callgate.graph.results import aget_result, get_result
     from callgate.graph.state import AgentState
+    from callgate.models.errors import ModelServerUnreachableError
     from callgate.models.spec import load_model
     from callgate.parsing import ParsedOutput, parse_model_output
     from callgate.tools.registry import Tool, ToolRegistry, ValidationResult

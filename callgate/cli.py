@@ -103,6 +103,7 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
 
     from callgate.extras import MissingExtraError, install_command
     from callgate.graph.decide_native import ToolChoiceError
+    from callgate.models.errors import ModelServerUnreachableError
     from callgate.models.llamacpp import ContextOverflowError
     from callgate.persistence import PersistenceError
     from callgate.tools.config import ToolsConfigError
@@ -110,6 +111,8 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
 
     if isinstance(exc, UserError):
         return exc
+    if isinstance(exc, ModelServerUnreachableError):  # the graph named the URL already
+        return ServerError(str(exc))
     if isinstance(exc, MissingExtraError):
         return UserError(exc.need, f"install the {exc.extra} extra: {install_command(exc.extra)}")
     if isinstance(exc, DamagedIndexError):

@@ -649,3 +649,29 @@ def test_a_gguf_spec_naming_no_gguf_file_is_refused_when_loaded(tmp_path: Path) 
     with pytest.raises(ValueError, match=r"qwen\.gguf is not a GGUF model file: it starts "
                                          r"with b'<!DO', not b'GGUF'"):
         load_model(f"gguf:{page}")
+
+
+@pytest.mark.parametrize(("spec", "client_error"), [
+    ("ollama:m@http://127.0.0.1:{port}", "httpx.ConnectError"),
+    ("openai:m@http://127.0.0.1:{port}/v1", "openai.APIConnectionError")])
+def test_a_server_not_running_is_named_with_its_url(
+        spec: str, client_error: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # From Python it was the client's bare "[Errno 111] Connection refused" (httpx) or
+    # "Connection error." (OpenAI): no word of which server.
+    import httpx
+    import openai
+
+    import callgate
+    from tests.servers import free_port
+
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    port = free_port()
+    agent = callgate.build_agent(spec.format(port=port), [])
+    module, name = client_error.split(".")
+    with pytest.raises(getattr({"httpx": httpx, "openai": openai}[module], name)) as caught:
+        agent.invoke({"messages": [HumanMessage("hello")]})
+    assert isinstance(caught.value, callgate.ModelServerUnreachableError)
+    assert str(caught.value).startswith(f"cannot reach the model server at "
+                                        f"http://127.0.0.1:{port}/")
+    assert caught.value.url.startswith(f"http://127.0.0.1:{port}/")
+    assert type(caught.value.__cause__).__name__ == type(caught.value).__name__

@@ -27,6 +27,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from callgate.answer_checks import runs_away
 from callgate.graph.cancellation import token_for
+from callgate.models.errors import unreachable
 from callgate.sanitize import StreamSanitizer
 
 NOSTREAM = {"tags": ["nostream"]}
@@ -169,7 +170,23 @@ def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableC
     With ``answer_marker`` only the text after that marker is streamed; ``silent`` streams
     nothing (tool arguments, for instance); ``tool_names`` tells the sanitizer which
     ``Action:`` lines are calls rather than prose; ``unwrap`` reads an answer written
-    wholly as a JSON envelope as the parser does (``StreamSanitizer``)."""
+    wholly as a JSON envelope as the parser does (``StreamSanitizer``). A server that
+    cannot be reached raises the client's error, named with its URL
+    (:mod:`callgate.models.errors`)."""
+    try:
+        return _stream_reply(model, messages, config, answer_marker, silent=silent,
+                             tool_names=tool_names, unwrap=unwrap, **kwargs)
+    except Exception as exc:
+        named = unreachable(exc, model)
+        if named is None:
+            raise
+        raise named from exc
+
+
+def _stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
+                  answer_marker: str | None, *, silent: bool, tool_names: Iterable[str],
+                  unwrap: Callable[[str], str] | None, **kwargs: Any
+                  ) -> tuple[AIMessage, str]:
     if silent:
         message = model.invoke(messages, _nostream(config), **kwargs)
         return message, message.text
