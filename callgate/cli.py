@@ -13,6 +13,7 @@ import io
 import json
 import os
 import queue
+import re
 import signal
 import sqlite3
 import sys
@@ -155,6 +156,15 @@ def as_user_error(exc: BaseException, tool_choice: str | None = None) -> UserErr
                           "openai:MODEL@http://127.0.0.1:8080/v1")
     if (error := _provider_error(exc)) is not None:
         return error
+    ollama = sys.modules.get("ollama")
+    if ollama is not None and isinstance(exc, ollama.ResponseError):
+        detail = " ".join(str(exc.error).split())[:300]
+        missing = re.search(r"model [\"']([^\"']+)[\"'] not found", detail)
+        if exc.status_code == 404 and missing:
+            return ServerError(f"the Ollama server does not have the model {missing[1]!r}",
+                               f"pull it first: ollama pull {missing[1]}")
+        return ServerError(f"the Ollama server answered HTTP {exc.status_code}: {detail}",
+                           "check the model name and the server's log")
     httpx = sys.modules.get("httpx")
     if httpx is not None and isinstance(exc, httpx.TransportError):
         try:  # httpx raises RuntimeError for an error raised outside a request

@@ -933,6 +933,35 @@ def test_an_anthropic_error_is_one_line(home: Path, status: int, kind: str, mess
     assert lines[0].startswith(line + message) and f"(hint: {hint}" in lines[0]
 
 
+def test_an_ollama_model_not_pulled_says_to_pull_it(home: Path) -> None:
+    # A real HTTP server on 127.0.0.1 answering as Ollama does for a model it does not
+    # have; the hint said the thread was saved, not how to get the model.
+    body = json.dumps({"error": 'model "qwen9:4b" not found, try pulling it first'})
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = LocalHTTPServer(Handler)
+    try:
+        result = callgate("ask", "hello", "--model", f"ollama:qwen9:4b@{server.url}",
+                          home=home, timeout=120)
+    finally:
+        server.close()
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0] == ("error: the Ollama server does not have the model 'qwen9:4b' (hint: "
+                        "pull it first: ollama pull qwen9:4b)")
+
+
 def test_an_openai_error_of_a_request_is_not_a_missing_key() -> None:
     # Only the client's own start-up error names the key (a second reader's review: a stream
     # cut off, openai.APIError, read "the OpenAI client cannot start … set OPENAI_API_KEY").
