@@ -74,3 +74,30 @@ def test_env_example_says_how_it_is_read() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "nothing reads a .env file" in example
     assert "`langgraph.json` names no `.env` file" in readme
+
+
+def undefined_names(code: str) -> set[str]:
+    """Names ``code`` reads at module level that nothing in it defines and that are no
+    builtins (the snippets define no scopes that would hide one)."""
+    import ast
+    import builtins
+
+    tree = ast.parse(code)
+    defined = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            defined |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+            defined |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+    return {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)} - defined
+
+
+def test_the_postgresql_snippet_defines_what_it_uses() -> None:
+    # It passed `tools`, defined nowhere: a NameError before it reached the database.
+    (snippet,) = [b for b in python_blocks("LangGraph Studio") if "open_persistence" in b]
+    assert undefined_names(snippet) == set()
+    assert undefined_names("print(tools)") == {"tools"}  # the check sees a missing name
