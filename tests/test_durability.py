@@ -584,3 +584,30 @@ def test_a_step_resumed_by_an_agent_without_its_tool_fails_the_call_not_the_run(
     assert [(p["tool"], p["outcome"], p["error"]) for p in out["problems"]] == [
         ("wipe", "error", "the tool 'wipe' is not registered in the agent that resumed this "
                           "step")]
+
+
+@pytest.mark.parametrize("saved", ["cut-off step", "message", "message and start's step"])
+def test_the_cut_off_step_is_found_whichever_checkpoints_the_new_message_has(saved: str
+                                                                             ) -> None:
+    # Under durability "async" the new message's checkpoints are saved in the background:
+    # start saw the step that runs it (source "loop"), took it for the cut-off step, found
+    # no execute task, and the finished call was reported cancelled (now and then, under load).
+    from types import SimpleNamespace
+
+    from callgate.graph.start import _cut_off_step
+
+    def snapshot(name: str, source: str, tasks: list[str], parent: str | None) -> Any:
+        return SimpleNamespace(
+            name=name, metadata={"source": source}, tasks=[SimpleNamespace(name=t) for t in tasks],
+            parent_config=parent and {"configurable": {"checkpoint_id": parent}})
+
+    history = {"3": snapshot("3", "loop", ["execute", "execute"], "2"),
+               "4": snapshot("4", "input", ["start"], "3"),
+               "5": snapshot("5", "loop", ["start"], "4")}
+    newest = {"cut-off step": "3", "message": "4", "message and start's step": "5"}[saved]
+
+    class Graph:
+        def get_state(self, config: dict) -> Any:
+            return history[config["configurable"].get("checkpoint_id", newest)]
+
+    assert _cut_off_step(Graph(), {"configurable": {"thread_id": "t"}}).name == "3"

@@ -54,11 +54,7 @@ def cut_off_results(ref: GraphRef | None, config: RunnableConfig) -> dict[str, C
     if graph is None or thread_id is None or "|" in str(configurable.get("checkpoint_ns", "")):
         return {}
     try:
-        snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
-        # The new message's own checkpoint (durability "sync"/"async"): the cut-off step
-        # is its parent.
-        if (snapshot.metadata or {}).get("source") == "input" and snapshot.parent_config:
-            snapshot = graph.get_state(snapshot.parent_config)
+        snapshot = _cut_off_step(graph, {"configurable": {"thread_id": thread_id}})
     except Exception as exc:  # no checkpointer of its own (LangGraph Server), a failing one
         log.warning("could not read the checkpoint before thread %r's new message: %s",
                     thread_id, exc)
@@ -70,6 +66,21 @@ def cut_off_results(ref: GraphRef | None, config: RunnableConfig) -> dict[str, C
                 if isinstance(result, dict) and result.get("call_id"):
                     results[result["call_id"]] = result  # type: ignore[assignment]
     return results
+
+
+def _cut_off_step(graph: Any, config: RunnableConfig) -> Any:
+    """The checkpoint of the step the new message cut off: the parent of the message's own
+    checkpoint (``source`` "input"), which may already have a child, the step that runs
+    ``start`` (saved in the background under durability "async"); or the newest
+    checkpoint, where the message's are not saved yet."""
+    snapshot = graph.get_state(config)
+    for _ in range(2):
+        if (snapshot.metadata or {}).get("source") == "input":
+            return graph.get_state(snapshot.parent_config) if snapshot.parent_config else snapshot
+        if not snapshot.parent_config or any(t.name == "execute" for t in snapshot.tasks):
+            break
+        snapshot = graph.get_state(snapshot.parent_config)
+    return snapshot
 
 
 def make_start(settings: LoopSettings, ref: GraphRef | None = None):
