@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableConfig
 
 from callgate.graph.history import model_history
 from callgate.graph.settings import LoopSettings
+from callgate.graph.state import AgentState
 from callgate.graph.streaming import stream_reply
 from callgate.parsing import parse_model_output, whole_json
 from callgate.prompts.system import CHAT_SYSTEM, NATIVE_SYSTEM
@@ -38,7 +39,7 @@ def check_tool_choice(tool_choice: str | None, registry: ToolRegistry) -> None:
                               f"{', '.join(sorted(registry.names))}")
 
 
-def tools_allowed(state: dict[str, Any], registry: ToolRegistry) -> bool:
+def tools_allowed(state: AgentState, registry: ToolRegistry) -> bool:
     return state.get("turn_mode", "agent") != "chat" and len(registry) > 0
 
 
@@ -141,13 +142,13 @@ class NativeStrategy:
         self.bound_first = (model.bind_tools(tools, tool_choice=tool_choice)
                             if tools and tool_choice else self.bound)
 
-    def _inputs(self, state: dict[str, Any]) -> tuple[Any, list[AnyMessage]]:
+    def _inputs(self, state: AgentState) -> tuple[Any, list[AnyMessage]]:
         if tools_allowed(state, self.registry):
             model = self.bound_first if state.get("step", 0) == 0 else self.bound
             return model, [SystemMessage(self.system_prompt), *model_history(state["messages"])]
         return self.model, [SystemMessage(CHAT_SYSTEM), *model_history(state["messages"])]
 
-    def call_model(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def call_model(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         model, messages = self._inputs(state)
         reply, raw = stream_reply(model, messages, config, tool_names=self.registry.names)
         if not tools_allowed(state, self.registry):

@@ -22,6 +22,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -183,7 +184,7 @@ def turn_calls(messages: list[AnyMessage]) -> list[Call]:
             if isinstance(m, AIMessage) for c in m.tool_calls if c.get("id") not in unrun]
 
 
-def _correcting(state: dict[str, Any]) -> bool:
+def _correcting(state: ReactState) -> bool:
     """Whether this reply answers the loop's correction (the latest message is one)."""
     messages = state.get("messages") or []
     return bool(messages) and bool(messages[-1].additional_kwargs.get("callgate_correction"))
@@ -224,7 +225,7 @@ def _pair_tests(pairs: list[tuple[str, str]], args: dict[str, Any]
                 ) -> list[Callable[[Any], bool]]:
     """For each pair left one item of which the call holds, a test of a value that is the
     other: the call moved on to it makes the pair."""
-    return [lambda value, item=want: holds_item(value, item)
+    return [partial(holds_item, item=want)
             for pair in pairs for have, want in (pair, pair[::-1])
             if any(holds_item(value, have) for value in args.values())]
 
@@ -528,7 +529,7 @@ class ReactStrategy:
         return self._system[1]
 
     # -- prompts ------------------------------------------------------------------------
-    def messages(self, state: dict[str, Any]) -> list[AnyMessage]:
+    def messages(self, state: ReactState) -> list[AnyMessage]:
         system = self.system if tools_allowed(state, self.registry) else prompts.CHAT_SYSTEM
         history = list(state["messages"])
         said = user_texts(history)
@@ -546,7 +547,7 @@ class ReactStrategy:
         base.update(extra)
         return base
 
-    def offered(self, state: dict[str, Any]) -> list[str]:
+    def offered(self, state: ReactState) -> list[str]:
         """The tools the grammar lets the model choose from: those the user's latest
         request is about (``callgate.tools.relevance``), or all with ``preselect=None``;
         with ``callable_tools``, of those the conversation gives the required dates and
@@ -556,7 +557,7 @@ class ReactStrategy:
         forced = self._forced(state)
         if forced == "none":
             return []
-        if forced in self.registry:
+        if forced is not None and forced in self.registry:
             return [forced]
         if (ask := self.next_ask(state)) is not None:
             return self._callable(list(ask.tools), state)
@@ -568,7 +569,7 @@ class ReactStrategy:
                                unmatched=self.unmatched)
         return (found or able) if forced else found
 
-    def _forced(self, state: dict[str, Any]) -> str | None:
+    def _forced(self, state: ReactState) -> str | None:
         """``tool_choice`` where it applies: the turn's first step, and the correction of a
         call made there (the loop counts it as that step again), as the native path binds
         it: a call refused for ``--tool-choice calculator`` was followed by another tool's."""
@@ -576,7 +577,7 @@ class ReactStrategy:
             return None
         return self.tool_choice if state.get("step", 0) == 0 else None
 
-    def _callable(self, tools: list[str], state: dict[str, Any]) -> list[str]:
+    def _callable(self, tools: list[str], state: ReactState) -> list[str]:
         """``tools`` less those the conversation lacks the required dates or times of
         (``callable_tools``), unless that leaves none."""
         if not self.callable_tools:
@@ -586,7 +587,7 @@ class ReactStrategy:
                 or callable_for(tool, conversation)]
         return able or tools
 
-    def _spent(self, state: dict[str, Any]) -> bool:
+    def _spent(self, state: ReactState) -> bool:
         """With ``covered_unlisted``: the request gives no numbers and lists no items, and
         the turn's earlier steps made calls that all succeeded (not a correction's reply):
         calling those tools again could only repeat them."""
@@ -598,7 +599,7 @@ class ReactStrategy:
                                 for m in turn)
                     and self._numbers_left(state) is None)
 
-    def _request(self, state: dict[str, Any]) -> str:
+    def _request(self, state: ReactState) -> str:
         """The user's latest request (the loop's correction messages are not requests), its
         arithmetic in digits where it writes the numbers as words ("What is two plus two?":
         ``relevance.as_arithmetic``); with ``earlier_results``, arithmetic on the previous
@@ -611,7 +612,7 @@ class ReactStrategy:
             request = with_earlier_result(request, _earlier_number(messages))
         return as_arithmetic(request)
 
-    def _choice_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
+    def _choice_kwargs(self, state: ReactState) -> dict[str, Any]:
         from callgate.models.grammar import choice_grammar
 
         offered = self.offered(state)
@@ -620,7 +621,7 @@ class ReactStrategy:
                                  allow_final=not (offered and self._calls_for(state)))
         return self._kwargs(grammar=grammar, max_tokens=80)
 
-    def _calls_for(self, state: dict[str, Any]) -> bool:
+    def _calls_for(self, state: ReactState) -> bool:
         """Whether the request names a tool strongly enough that the turn's first choice is
         a call (``call_score``), or the loop sent back an answer that stated numbers no
         tool returned (``_unsupported_answer``)."""
@@ -635,7 +636,7 @@ class ReactStrategy:
         scores = tool_scores(self.registry, self._request(state))
         return max(scores.values(), default=0.0) >= self.call_score
 
-    def covered(self, state: dict[str, Any]) -> bool:
+    def covered(self, state: ReactState) -> bool:
         """Whether the calls of this turn's earlier steps used every number of the request,
         or (``covered_unlisted``) succeeded for a request without numbers or items, and no
         ask of the request is open: a further call could only repeat one or invent values,
@@ -646,7 +647,7 @@ class ReactStrategy:
                          or self._count_reached(state))
                     and not self.open_asks(state))
 
-    def _count_reached(self, state: dict[str, Any]) -> bool:
+    def _count_reached(self, state: ReactState) -> bool:
         """With ``ordinal_counts``: whether the turn's calls, all of one tool, are as many
         as the items the request counts by ordinals (``asks.counted_calls``)."""
         if not self.ordinal_counts:
@@ -656,7 +657,7 @@ class ReactStrategy:
         return (counted is not None and len(calls) >= counted
                 and len({call["name"] for call in calls}) == 1)
 
-    def plan(self, state: dict[str, Any]) -> list[Ask]:
+    def plan(self, state: ReactState) -> list[Ask]:
         """The asks of the user's latest request (``callgate.tools.asks``) when it asks for
         more than one thing; [] otherwise (or without ``asks``)."""
         if not (self.asks and self.grammar):
@@ -670,7 +671,7 @@ class ReactStrategy:
         found = cached[1]
         return found if len(found) > 1 else []
 
-    def open_asks(self, state: dict[str, Any]) -> list[Ask]:
+    def open_asks(self, state: ReactState) -> list[Ask]:
         """The asks no call of this turn serves yet, in order. A call serves the first open
         ask whose tools it is for; an ask about a tool the turn called already, none of
         whose items (numbers, names, quoted values) is left unused, needs no call of its
@@ -688,7 +689,7 @@ class ReactStrategy:
         return [a for a in remaining
                 if a.again or not (called & set(a.tools)) or items_left(a.text, args)]
 
-    def next_ask(self, state: dict[str, Any]) -> Ask | None:
+    def next_ask(self, state: ReactState) -> Ask | None:
         """The ask the next call is for: the first open one; once every ask is served, the
         first whose numbers no call has used yet (its tools, not another ask's, take them)."""
         if open_asks := self.open_asks(state):
@@ -696,10 +697,13 @@ class ReactStrategy:
         args = [call["args"] for call in self.calls_so_far(state)]
         return next((a for a in self.plan(state) if unused_numbers(a.text, args)), None)
 
-    def _args_kwargs(self, state: dict[str, Any], *, short: bool = False) -> dict[str, Any]:
+    def _args_kwargs(self, state: ReactState, *, short: bool = False) -> dict[str, Any]:
         from callgate.models.grammar import args_grammar
 
-        schema = self.registry.get(state["chosen_tool"]).schema  # type: ignore[union-attr]
+        spec = self.registry.get(state["chosen_tool"])
+        # ``fill_args`` runs only for a tool of the registry (``after_choose``, ``after_next``).
+        assert spec is not None, "arguments are written only for a tool of the registry"
+        schema = spec.schema
         values = self.values(state)
         # ``short``: the retry after arguments ran out of tokens: required ones only, with
         # tighter bounds, so that the JSON closes within the budget.
@@ -728,7 +732,7 @@ class ReactStrategy:
                                               values=values, filled_lists=filled))
         return self._kwargs(grammar=grammar, stop=[], max_tokens=self.args_tokens)
 
-    def _said_flags(self, state: dict[str, Any]) -> dict[str, bool]:
+    def _said_flags(self, state: ReactState) -> dict[str, bool]:
         """With ``said_flags``: the value the call being written gives each boolean
         argument the request says no to (false) or says both ways (the first value said
         that no call of this tool in the turn holds yet; none once both are held)."""
@@ -767,7 +771,7 @@ class ReactStrategy:
         return parse_model_output(text, self.registry.names,
                                   single_inputs=self.registry.single_inputs)
 
-    def calls_so_far(self, state: dict[str, Any]) -> list[Call]:
+    def calls_so_far(self, state: ReactState) -> list[Call]:
         """Every call of this turn so far: the earlier steps' and this reply's, in order."""
         parsed = self._parsed(state.get("reply_text") or "")
         # Only the calls written in full: a chosen tool still waiting for its arguments
@@ -776,7 +780,7 @@ class ReactStrategy:
         return [*turn_calls(state.get("messages") or []),
                 *(Call(name=c["name"], args=c["args"]) for c in written)]
 
-    def values(self, state: dict[str, Any]) -> Values | None:
+    def values(self, state: ReactState) -> Values | None:
         """What argument values may be, from what the user wrote and the tools returned."""
         tool = self.registry.get(state.get("chosen_tool") or "")
         declared = tool.conversation_words if tool is not None else ()
@@ -788,7 +792,7 @@ class ReactStrategy:
         return Values(text=text if self.spans else None, numbers=numbers,
                       words=text if declared else None, word_args=frozenset(declared))
 
-    def _numbers_left(self, state: dict[str, Any], skip_last: bool = False
+    def _numbers_left(self, state: ReactState, skip_last: bool = False
                       ) -> list[Item] | None:
         """The items of the request (its numbers, the items of a list it gives, the pairs of
         two lists it crosses) that no call of this turn has used yet (``skip_last``: before
@@ -811,7 +815,7 @@ class ReactStrategy:
         return [*left, *(m for m in members or [] if m not in left), *(pairs or []),
                 *(flags or [])]
 
-    def _members_left(self, state: dict[str, Any], calls: list[Call] | None = None
+    def _members_left(self, state: ReactState, calls: list[Call] | None = None
                       ) -> list[str] | None:
         """With ``member_items``: the members of an enum argument of a tool this turn
         called that the request lists (``asks.listed_members``), where a call of that tool
@@ -837,7 +841,7 @@ class ReactStrategy:
                     left += [m for m in members if m not in held and m not in left]
         return left
 
-    def _quoted_left(self, state: dict[str, Any]) -> bool:
+    def _quoted_left(self, state: ReactState) -> bool:
         """Whether the request quotes two values or more, one of which no call of the turn
         holds yet: they may be items of a list the list reader misses ("'Wonder of Nature'
         in the Louvre museum, and 'Age of Reptiles' in the British Museum")."""
@@ -845,7 +849,7 @@ class ReactStrategy:
         return len(quoted_values(request)) > 1 and bool(quoted_left(
             request, [call["args"] for call in self.calls_so_far(state)]))
 
-    def _next_kwargs(self, state: dict[str, Any]) -> dict[str, Any]:
+    def _next_kwargs(self, state: ReactState) -> dict[str, Any]:
         from callgate.models.grammar import next_action_grammar
 
         # Biased towards ending the turn: unbiased, SmolLM2 nearly always writes another
@@ -867,7 +871,7 @@ class ReactStrategy:
                             logit_bias={"Observation": bias})
 
     # -- nodes --------------------------------------------------------------------------
-    def _choose_inputs(self, state: dict[str, Any]) -> tuple[list[AnyMessage], dict[str, Any],
+    def _choose_inputs(self, state: ReactState) -> tuple[list[AnyMessage], dict[str, Any],
                                                              str | None]:
         messages = self.messages(state)
         if not tools_allowed(state, self.registry):
@@ -876,7 +880,7 @@ class ReactStrategy:
             return messages, self._choice_kwargs(state), FINAL
         return messages, self._kwargs(), FINAL
 
-    def choose(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def choose(self, state: ReactState, config: RunnableConfig) -> dict[str, Any]:
         if self.covered(state):  # no choice left to decode: straight to the answer
             return {"reply_text": FINAL, "chosen_tool": None, "cut_off": True,
                     "calls_written": 0, "repeat_dropped": False}
@@ -895,7 +899,7 @@ class ReactStrategy:
                                     unwrap=self._unwrap, **kwargs)
         return self._after_choose(state, raw, message)
 
-    def _decodes_choice_only(self, state: dict[str, Any]) -> bool:
+    def _decodes_choice_only(self, state: ReactState) -> bool:
         """Whether only the tokens that choose (a call or the answer, and which tool) are
         decoded, for the next phase to read in one batch after the cached prompt prefix:
         wherever one tool is offered — the grammar then fixes every other character of an
@@ -904,7 +908,7 @@ class ReactStrategy:
         often another tool (live_multiple: 0 up, 4 down in 280 questions)."""
         return len(self.offered(state)) == 1
 
-    def _only_choice(self, state: dict[str, Any]) -> str | None:
+    def _only_choice(self, state: ReactState) -> str | None:
         """The tool when the choice grammar admits one reply only (a call is due and one tool
         is offered): ``Action: <tool>`` is written, not decoded token by token — the same
         text, which the next phase reads in its prompt either way."""
@@ -913,7 +917,7 @@ class ReactStrategy:
         offered = self.offered(state)
         return offered[0] if len(offered) == 1 and self._calls_for(state) else None
 
-    def _unwritten_answer(self, state: dict[str, Any]) -> bool:
+    def _unwritten_answer(self, state: ReactState) -> bool:
         """Whether the choice grammar admits only the answer (no tool is offered) and the
         answer is left unwritten (``calls_only``): nothing is left to decode, where the
         model read the whole prompt and wrote up to 80 tokens of an answer nobody reads
@@ -921,7 +925,7 @@ class ReactStrategy:
         return bool(self.calls_only and self.grammar and not self.thought
                     and tools_allowed(state, self.registry) and not self.offered(state))
 
-    def _choose_fast(self, state: dict[str, Any], messages: list[AnyMessage],
+    def _choose_fast(self, state: ReactState, messages: list[AnyMessage],
                      kwargs: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """The choice decoded one token at a time only where the model chooses: the first
         token settles action or answer; the answer is then written by ``write_answer``."""
@@ -947,7 +951,7 @@ class ReactStrategy:
         name = raw.strip()
         return name if name in offered else offered[0]
 
-    def _after_choose(self, state: dict[str, Any], raw: str,
+    def _after_choose(self, state: ReactState, raw: str,
                       message: AIMessage) -> dict[str, Any]:
         if not tools_allowed(state, self.registry):
             return {"reply_text": f"{FINAL} {raw.strip()}", "chosen_tool": None}
@@ -964,10 +968,10 @@ class ReactStrategy:
                 chosen = line.removeprefix("Action: ").strip()
         return chosen
 
-    def _prefill(self, state: dict[str, Any], suffix: str) -> list[AnyMessage]:
+    def _prefill(self, state: ReactState, suffix: str) -> list[AnyMessage]:
         return [*self.messages(state), AIMessage(state["reply_text"] + suffix)]
 
-    def fill_args(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def fill_args(self, state: ReactState, config: RunnableConfig) -> dict[str, Any]:
         prefill = self._prefill(state, "Action Input: ")
         message, raw = stream_reply(self.model, prefill, config, silent=True,
                                     **self._args_kwargs(state))
@@ -981,7 +985,7 @@ class ReactStrategy:
             raw = raw if unique == args else json.dumps(unique, ensure_ascii=False)
         return self._after_args(state, self._fuller_queries(state, raw))
 
-    def _fuller_queries(self, state: dict[str, Any], raw: str) -> str:
+    def _fuller_queries(self, state: ReactState, raw: str) -> str:
         """The tool's word arguments (``conversation_words``: a search query) that say too
         little, made of the words of the request that say what to look for
         (``candidates.fuller_query``)."""
@@ -995,7 +999,7 @@ class ReactStrategy:
                   for name, value in args.items()}
         return raw if fuller == args else json.dumps(fuller, ensure_ascii=False)
 
-    def _values_chosen(self, state: dict[str, Any], raw: str) -> str:
+    def _values_chosen(self, state: ReactState, raw: str) -> str:
         """The decoded arguments with each value chosen among those the conversation
         offers (:mod:`callgate.graph.choose_values`)."""
         from callgate.graph.choose_values import ValueChooser
@@ -1025,7 +1029,10 @@ class ReactStrategy:
             chooser = replace(chooser, focus=serving.text, focus_penalty=self.focus_penalty)
         earlier = [c["args"] for c in self.calls_so_far(state) if c["name"] == tool]
         prompt = self.messages(state) + [AIMessage(state["reply_text"])]
-        schema = self.registry.get(tool).schema  # type: ignore[union-attr]
+        spec = self.registry.get(tool)
+        # ``fill_args`` runs only for a tool of the registry (``after_choose``, ``after_next``).
+        assert spec is not None, "arguments are written only for a tool of the registry"
+        schema = spec.schema
         context = conversation_text(state.get("messages") or [])
         request = self._request(state)
         chosen = chooser.choose(prompt, "Action Input: ", args, schema, context, earlier,
@@ -1053,12 +1060,13 @@ class ReactStrategy:
                                   members=frozenset(members))
         return json.dumps(chosen, ensure_ascii=False)
 
-    def _repeats(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
+    def _repeats(self, state: ReactState, raw: str | dict[str, Any]) -> bool:
         args = _args_of(raw) if isinstance(raw, str) else raw
-        return bool(self.coverage and args is not None and Call(
-            name=state["chosen_tool"], args=args) in self.calls_so_far(state))
+        # A plain dict, not ``Call``: with no tool chosen (``None``) it matches no call.
+        return bool(self.coverage and args is not None and {
+            "name": state["chosen_tool"], "args": args} in self.calls_so_far(state))
 
-    def _restates(self, state: dict[str, Any], raw: str | dict[str, Any]) -> bool:
+    def _restates(self, state: ReactState, raw: str | dict[str, Any]) -> bool:
         """With ``new_items``: a call after the turn's first that brings no item (a string
         or number, not an enum member) that an earlier call of the turn did not already
         give: it restates them. With ``part_items``, a string inside an earlier call's
@@ -1073,8 +1081,9 @@ class ReactStrategy:
         if self._takes_member(tool, args, state):
             return False  # an option the user listed that no call has taken
         left = self._flags_left(earlier, self._request(state)) or []
-        if any(isinstance(value, bool) and FlagItem(tool, name, value) in left
-               for name, value in args.items()):
+        # No tool chosen (``None``): no flag of ``left`` (each a tool's) is the call's.
+        if tool is not None and any(isinstance(value, bool) and FlagItem(tool, name, value)
+                                    in left for name, value in args.items()):
             return False  # a flag's value the user said that no call has taken
         if self._makes_pair(args, state):
             return False  # two crossed items no call has held together
@@ -1091,7 +1100,7 @@ class ReactStrategy:
             new = {item for item in new if not _part_of(item, same)}
         return not new
 
-    def _takes_member(self, tool: str, args: dict[str, Any], state: dict[str, Any]) -> bool:
+    def _takes_member(self, tool: str | None, args: dict[str, Any], state: ReactState) -> bool:
         """Whether an enum argument of the call holds a listed member no call has taken
         (``_members_left``)."""
         left = set(self._members_left(state) or [])
@@ -1100,26 +1109,26 @@ class ReactStrategy:
         return any(isinstance(value, str) and value in left and "enum" in (
             properties.get(name) or {}) for name, value in args.items())
 
-    def _makes_pair(self, args: dict[str, Any], state: dict[str, Any]) -> bool:
+    def _makes_pair(self, args: dict[str, Any], state: ReactState) -> bool:
         """With ``crossed_items``: whether the call holds a pair of items of two crossed
         lists that no call of the turn holds (``_numbers_left``)."""
         left = {item for item in self._numbers_left(state) or [] if isinstance(item, tuple)}
         return bool(left) and bool(
             left & pairs_held(args, crossed_lists(self._request(state))))
 
-    def _serving(self, state: dict[str, Any]) -> Ask | None:
+    def _serving(self, state: ReactState) -> Ask | None:
         """The ask the call being written is for (``next_ask``), where it is for its tools."""
         ask = self.next_ask(state)
         return ask if ask is not None and state.get("chosen_tool") in ask.tools else None
 
-    def _items(self, tool: str, args: dict[str, Any]) -> set[str]:
+    def _items(self, tool: str | None, args: dict[str, Any]) -> set[str]:
         """What a call is about: its values, less those an enum of its tool offers."""
         spec = self.registry.get(tool)
         properties = (spec.schema.get("properties") or {}) if spec else {}
         options = {k for k, p in properties.items() if isinstance(p, dict) and "enum" in p}
         return _leaves({k: v for k, v in args.items() if k not in options})
 
-    def _after_args(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
+    def _after_args(self, state: ReactState, raw: str) -> dict[str, Any]:
         if self._repeats(state, raw) or self._restates(state, raw):
             return self._drop_repeat(state)
         return {"reply_text": f"{state['reply_text']}Action Input: {raw}",
@@ -1127,7 +1136,7 @@ class ReactStrategy:
                 "repeat_dropped": False}
 
     @staticmethod
-    def _drop_repeat(state: dict[str, Any]) -> dict[str, Any]:
+    def _drop_repeat(state: ReactState) -> dict[str, Any]:
         """The no-repeat rule: a call with the same tool and arguments as one already made
         this turn (in an earlier step or earlier in this reply) is not written; the reply
         ends with the calls before it, or, when it was the reply's first, with an answer.
@@ -1142,7 +1151,7 @@ class ReactStrategy:
             return {"reply_text": kept, "chosen_tool": None, "repeat_dropped": True}
         return {"reply_text": FINAL, "chosen_tool": None, "repeat_dropped": True}
 
-    def next_action(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def next_action(self, state: ReactState, config: RunnableConfig) -> dict[str, Any]:
         if open_asks := self.open_asks(state):
             # The request asks for more: the next call is for its first open ask.
             head = self._prefill(state, "\nAction:")
@@ -1167,14 +1176,14 @@ class ReactStrategy:
                               **kwargs)
         return self._after_next(state, raw)
 
-    def _after_next(self, state: dict[str, Any], raw: str) -> dict[str, Any]:
+    def _after_next(self, state: ReactState, raw: str) -> dict[str, Any]:
         chosen = self._chosen(raw)
         if chosen not in self.registry:
             return {"chosen_tool": None}
         return {"reply_text": f"{state['reply_text']}\nAction: {chosen}\n",
                 "chosen_tool": chosen}
 
-    def write_answer(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def write_answer(self, state: ReactState, config: RunnableConfig) -> dict[str, Any]:
         if self.calls_only:
             return {"reply_text": state["reply_text"]}
         _, raw = stream_reply(self.model, self._prefill(state, ""), config, None,
@@ -1216,7 +1225,7 @@ class ReactStrategy:
             "grammar": answer_grammar(numbers, rest=True, after=after)}
         return self._kwargs(max_tokens=self.answer_tokens, **grammar)
 
-    def parse(self, state: dict[str, Any]) -> dict[str, Any]:
+    def parse(self, state: ReactState) -> dict[str, Any]:
         step = state.get("step", 0) + 1
         parsed = self._parsed(state.get("reply_text") or "")
         if parsed.calls:
@@ -1236,7 +1245,7 @@ class ReactStrategy:
         return {"step": step, "pending_calls": [], "validation_errors": [],
                 "draft_answer": parsed.final_answer or ""}
 
-    def _unsupported_answer(self, state: dict[str, Any], answer: str) -> dict[str, Any] | None:
+    def _unsupported_answer(self, state: ReactState, answer: str) -> dict[str, Any] | None:
         """With ``checked_answers``: an answer, the turn's first choice, that states numbers
         the conversation does not hold while the request is about a tool (it is offered),
         goes back once for a call to it — SmolLM2 answered "How much disk is used?" with
@@ -1281,7 +1290,9 @@ class ReactStrategy:
             return "fill_args" if state.get("chosen_tool") in self.registry else "parse"
 
         graph = StateGraph(ReactState, context_schema=Context, output_schema=DecideOutput)
-        graph.add_node("choose", choose)
+        # LangGraph injects ``runtime`` and ``config`` by name; its ``add_node`` overloads have
+        # no protocol for a node that takes both.
+        graph.add_node("choose", choose)  # type: ignore[call-overload]
         graph.add_node("fill_args", self.fill_args)
         graph.add_node("write_answer", self.write_answer)
         graph.add_node("next_action", self.next_action)

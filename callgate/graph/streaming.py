@@ -11,7 +11,7 @@ tracing) skips the relay and merges the same sanitized chunks itself.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -20,7 +20,7 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, BaseMessageChunk
 from langchain_core.messages.tool import ToolCallChunk, tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -58,7 +58,7 @@ class SanitizedRelay(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None,
                   **kwargs: Any) -> ChatResult:
-        merged: AIMessageChunk | None = None
+        merged: BaseMessageChunk | None = None
         for generation in self._stream(messages, stop, run_manager, **kwargs):
             merged = generation.message if merged is None else merged + generation.message
         return _result(merged)
@@ -66,21 +66,21 @@ class SanitizedRelay(BaseChatModel):
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None,
                          **kwargs: Any) -> ChatResult:
-        merged: AIMessageChunk | None = None
+        merged: BaseMessageChunk | None = None
         async for generation in self._astream(messages, stop, run_manager, **kwargs):
             merged = generation.message if merged is None else merged + generation.message
         return _result(merged)
 
 
-def _result(merged: AIMessageChunk | None) -> ChatResult:
+def _result(merged: BaseMessageChunk | None) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=_merged_message(merged))])
 
 
-def _merged_message(merged: AIMessageChunk | None) -> AIMessage:
+def _merged_message(merged: BaseMessageChunk | None) -> AIMessage:
     return AIMessage("") if merged is None else _to_message(merged)
 
 
-def _to_message(chunk: AIMessageChunk) -> AIMessage:
+def _to_message(chunk: BaseMessageChunk) -> AIMessage:
     from langchain_core.messages import message_chunk_to_message
 
     return message_chunk_to_message(chunk)  # type: ignore[return-value]
@@ -161,7 +161,7 @@ def _nostream(config: RunnableConfig | None) -> RunnableConfig:
             "callbacks": (config or {}).get("callbacks")}
 
 
-def stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
+def stream_reply(model: Runnable, messages: Sequence[BaseMessage], config: RunnableConfig,
                  answer_marker: str | None = None, *, silent: bool = False,
                  tool_names: Iterable[str] = (), unwrap: Callable[[str], str] | None = None,
                  **kwargs: Any) -> tuple[AIMessage, str]:

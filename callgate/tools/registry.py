@@ -247,8 +247,8 @@ class ToolRegistry:
     def __len__(self) -> int:
         return len(self._tools)
 
-    def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+    def get(self, name: str | None) -> Tool | None:
+        return None if name is None else self._tools.get(name)
 
     @property
     def names(self) -> list[str]:
