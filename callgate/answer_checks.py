@@ -292,7 +292,8 @@ def drop_answer_labels(text: str) -> tuple[str, bool]:
     empty.") or than an earlier sentence ("2.4%", then "The answer is: 2.4%"); and a
     two-word label in capitals at a sentence's end ("42 FINAL ANSWER:" becomes "42": the
     model starting the reply format again)."""
-    kept, dropped = [], False
+    kept: list[str] = []
+    dropped = False
     gone = False  # the sentence before was dropped whole
     for part in _SENTENCE.findall(text):
         if gone and part != "\n" and not _WORD.search(part):
@@ -640,7 +641,9 @@ def _mislabelled(text: str, number: re.Match[str], value: float,
     names = [w.lower() for w in _LABEL.findall(line[1])
              if w.lower() in labels and w.lower() not in _NOT_NAMES] if line else []
     # The words after the number, up to the next one, may name it ("Paris: 12 km/h winds").
-    after = _LABEL.findall(_UP_TO_NEXT.match(text, number.end())[0])
+    words_after = _UP_TO_NEXT.match(text, number.end())
+    assert words_after is not None  # `{0,40}` matches the empty string too
+    after = _LABEL.findall(words_after[0])
     names_after = [name for word in after for name in labels
                    if word_forms(name) & word_forms(word.lower())]
     return bool(names) and not any(_near(value, labels[name]) for name in [*names,
@@ -935,11 +938,14 @@ def false_equations(text: str) -> list[str]:
     return found
 
 
-def _magnitude(value: float) -> float:
-    """``value`` as a float; an integer past a float's range as an infinity of its sign."""
+def _magnitude(value: float | str) -> float:
+    """``value`` as a float; an integer past a float's range as an infinity of its sign. A
+    string (the calculator's unit conversion, "8.04672 kilometers") that is no number raises
+    ``ValueError``, as ``float`` does."""
     try:
         return float(value)
     except OverflowError:
+        assert not isinstance(value, str)  # ``float`` of a string never overflows (inf)
         return math.inf if value > 0 else -math.inf
 
 
@@ -981,7 +987,9 @@ def wrong_units(text: str, outputs: Iterable[str], user: Iterable[str]) -> list[
     found = []
     for output in outputs:
         number = result_number(output)
-        value = _value(number) if number else None
+        if not number:
+            continue
+        value = _value(number)
         if value is None:
             continue
         units = {f for w in _WORD.findall(output.strip()[len(number):].lower())

@@ -51,6 +51,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import json5
@@ -848,6 +849,10 @@ def _xml_calls(content: str, names: frozenset[str]) -> list[dict[str, Any]]:
     return _calls_from_values(body, "tool call", names)
 
 
+def _function_calls(name: str, body: str) -> list[dict[str, Any]]:
+    return [_function_call(name, body)]
+
+
 def _function_call(name: str, body: str) -> dict[str, Any]:
     """A `<function=name>` tag's call: its `<parameter=k>` values (Qwen3-Coder), or the JSON
     object it holds (Llama 3.1's custom tool format); raises _CallError."""
@@ -860,14 +865,14 @@ def _function_call(name: str, body: str) -> dict[str, Any]:
 def _function_tag_hits(text: str) -> list[_Hit]:
     """`<function=name>…</function>` outside a `<tool_call>` (Llama 3.1 writes its custom
     tools' calls so); an unclosed tag is a mention."""
-    return [_hit_from(m.start(), m.end(), "xml", lambda m=m: [_function_call(m.group(1),
-                                                                           m.group(2))])
+    return [_hit_from(m.start(), m.end(), "xml",
+                      partial(_function_calls, m.group(1), m.group(2)))
             for m in _XML_FUNCTION_RE.finditer(text) if m.group(0).endswith("</function>")]
 
 
 def _xml_hits(text: str, names: frozenset[str]) -> list[_Hit]:
     return [
-        _hit_from(m.start(), m.end(), "xml", lambda m=m: _xml_calls(m.group(1), names))
+        _hit_from(m.start(), m.end(), "xml", partial(_xml_calls, m.group(1), names))
         for m in _XML_RE.finditer(text)
         # An unclosed tag followed by prose is a mention, not a call.
         if m.group(0).lower().endswith("</tool_call>")
@@ -907,6 +912,7 @@ def _payload_end(text: str, start: int) -> int:
             if end is None:
                 return len(text)
             i = len(text) - len(text[end:].lstrip(" \t\r\n,;"))
+        assert end is not None  # the loop ran (`text[i]` opened a value) and returned on None
         return end
     end = JsonSpan().scan(text, start, to_line_end=True)
     return end if end is not None else len(text)
@@ -938,7 +944,7 @@ def _python_tag_hits(text: str, names: frozenset[str]) -> list[_Hit]:
             m.start(),
             _payload_end(text, m.end()),
             "python_tag",
-            lambda m=m: _python_tag_calls(text[m.end() :], names),
+            partial(_python_tag_calls, text[m.end() :], names),
         )
         for m in _PYTHON_TAG_RE.finditer(text)
     ]
@@ -981,6 +987,13 @@ _FUNCTIONS_LABEL_RE = re.compile(r"^[ \t]*functions?\.([A-Za-z_][\w.\-]{0,63})[ 
 _SPACE_RE = re.compile(r"\s*")
 
 
+def _space_end(text: str, i: int) -> int:
+    """Where the whitespace at `text[i]` ends."""
+    space = _SPACE_RE.match(text, i)
+    assert space is not None  # `\s*` matches everywhere, the empty string too
+    return space.end()
+
+
 def _labelled_calls(text: str, heads: list[tuple[int, int, str]], fmt: str) -> list[_Hit]:
     """The calls that labels head, each (where it starts, where it ends, the tool's name): a
     label over a JSON object is its call, a label alone at the end the call with its
@@ -990,7 +1003,7 @@ def _labelled_calls(text: str, heads: list[tuple[int, int, str]], fmt: str) -> l
     for begin, after, name in heads:
         if hits and begin < hits[-1].end:
             continue  # inside the last call's object, which `_select` keeps whole anyway
-        start = _SPACE_RE.match(text, after).end()
+        start = _space_end(text, after)
         if start == len(text):
             hits.append(_Hit(begin, start, fmt, calls=[_make_call(name, {})]))
         elif text[start] == "{":
@@ -1035,11 +1048,11 @@ def _functionary_hits(text: str, names: frozenset[str]) -> list[_Hit]:
               if (name := (m.group(1) or m.group(2)).rstrip(".")) == "all" or m.group(1)
               or not folded or name.casefold() in folded
               or (not _OPERAND_END.search(text, 0, m.start())
-                  and text.startswith("{", _SPACE_RE.match(text, m.end()).end()))]
+                  and text.startswith("{", _space_end(text, m.end())))]
     first = _FIRST_NAME_RE.match(text)
     # Unmarked, only over an object: a tool's name alone is a word ("Final Answer: calculator").
     if first is not None and (name := first.group(1).rstrip(".")).casefold() in folded and (
-            text.startswith("{", _SPACE_RE.match(text, first.end()).end())):
+            text.startswith("{", _space_end(text, first.end()))):
         starts.insert(0, (first.start(1), first.end(), name))
     return _labelled_calls(text, [h for h in starts if h[2] != "all"], "functionary")
 

@@ -69,7 +69,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Final, TypeVar
+from typing import Final, Literal, TypeVar
 
 __all__ = ["StreamSanitizer", "sanitize"]
 
@@ -150,7 +150,8 @@ _INPUT_LABEL_START = re.compile(
     r"A(?:c(?:t(?:i(?:o(?:n(?:[ _](?:[Ii](?:n(?:p(?:u(?:t[ \t]*)?)?)?)?)?)?)?)?)?)?)?")
 
 
-def action_target(text: str, end: int, final: bool = True) -> tuple[str, int, bool] | str | None:
+def action_target(text: str, end: int, final: bool = True
+                  ) -> tuple[str, int, bool] | Partial | None:
     """The tool an `Action:` ending at `end` names, where one name stands between it and
     its line's end or an `Action Input:` label: (name, where the line ends or the label
     starts, whether a label follows); _PARTIAL when more text could tell; else None."""
@@ -202,6 +203,7 @@ _REACT_NEXT: Final = frozenset({"thought", "action input", "action_input", "fina
                                 "final_answer"})
 _ACTION_INPUT: Final = frozenset({"action input", "action_input"})
 
+Partial = Literal["partial"]  # the type of _PARTIAL
 _PARTIAL: Final = "partial"  # "the text so far could still become a marker"
 
 # Engine modes.
@@ -275,8 +277,8 @@ def _skip_space(text: str, i: int, stop: int | None = None) -> int:
 _Found = TypeVar("_Found")
 
 
-def _after_mark(match: Callable[[str, int, bool], _Found | str | None], text: str, i: int,
-                final: bool) -> _Found | str | None:
+def _after_mark(match: Callable[[str, int, bool], _Found | Partial | None], text: str, i: int,
+                final: bool) -> _Found | Partial | None:
     """`match` after a list item's or a quote's mark at `text[i]` ("- Action: calculator",
     "2. Action Input: {…}", "> Final Answer: 4", as markdown-minded models set their
     steps), else right at `text[i]`; _PARTIAL while the text may still go on into a mark."""
@@ -290,14 +292,14 @@ def _after_mark(match: Callable[[str, int, bool], _Found | str | None], text: st
     return match(text, i, final)
 
 
-def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] | str | None:
+def _match_line_marker(text: str, i: int, final: bool) -> tuple[str, str, int] | Partial | None:
     """Match a line marker at `text[i]`, after a list item's or a quote's mark too:
     (keyword, action, end), _PARTIAL or None."""
     return _after_mark(_match_plain_line_marker, text, i, final)
 
 
 def _match_plain_line_marker(text: str, i: int,
-                             final: bool) -> tuple[str, str, int] | str | None:
+                             final: bool) -> tuple[str, str, int] | Partial | None:
     """Match a line marker right at `text[i]`: (keyword, action, end), _PARTIAL or None."""
     stars = 0
     while stars < 2 and i + stars < len(text) and text[i + stars] == "*":
@@ -338,7 +340,7 @@ _CLOSING_STARTS: Final = {
 
 
 def _match_emphasized_marker(text: str, i: int, stars: int,
-                             final: bool) -> tuple[str, str, int] | str | None:
+                             final: bool) -> tuple[str, str, int] | Partial | None:
     """Match a colon label set in markdown emphasis (`**Action:**`, `**Action**:`) whose
     keyword starts at `text[i]`, after `stars` asterisks; its end is past the emphasis."""
     partial = False
@@ -374,7 +376,7 @@ _FUNCTIONS_LABEL_START = re.compile(
     r"f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s?(?:\.(?:[A-Za-z_][\w.\-]{0,63}[ \t]*)?)?)?)?)?)?)?)?)?)?")
 
 
-def _match_functions_label(text: str, i: int, final: bool) -> int | str | None:
+def _match_functions_label(text: str, i: int, final: bool) -> int | Partial | None:
     """The end of a `functions.name:` label at `text[i]` that a JSON object or nothing
     follows (before prose it is text); _PARTIAL while more text could tell; else None."""
     label = _FUNCTIONS_LABEL.match(text, i)
@@ -455,7 +457,7 @@ _FIRST_LINE_START = re.compile(rf"(?:{_NAME_PART}[ \t]*)?")
 
 
 def _functionary_head(head: re.Pattern[str], text: str, i: int,
-                      final: bool) -> tuple[str, int] | str | None:
+                      final: bool) -> tuple[str, int] | Partial | None:
     """(name, end) of a Functionary call head matching `head` at `text[i]`, _PARTIAL while
     more text could still make one, else None."""
     m = head.match(text, i)
@@ -472,7 +474,7 @@ def _functionary_head(head: re.Pattern[str], text: str, i: int,
     return _PARTIAL if could else None
 
 
-def _match_special_token(text: str, i: int) -> tuple[int, str] | str | None:
+def _match_special_token(text: str, i: int) -> tuple[int, str] | Partial | None:
     """Match `<|name|>` (or the full-width `<｜name｜>`) at `text[i]`."""
     n = len(text)
     if i + 1 >= n:
@@ -498,7 +500,7 @@ def _match_special_token(text: str, i: int) -> tuple[int, str] | str | None:
     return j + 2, text[i + 2 : j].lower()
 
 
-def _match_inline(text: str, i: int, final: bool) -> tuple[str, int, str] | str | None:
+def _match_inline(text: str, i: int, final: bool) -> tuple[str, int, str] | Partial | None:
     """Match an inline marker at `text[i]`: (action, end, closing tag), _PARTIAL or None."""
     partial = False
     for literal, action, close in _INLINE_MARKERS:
@@ -987,10 +989,10 @@ class _MarkupRemover:
             end, call = head
             action = "payload" if call else "drop"
         if action in ("call_block", "call_payload"):
-            call = call_follows(text, end, final, mistral=action == "call_payload")
-            if call is None:
+            follows = call_follows(text, end, final, mistral=action == "call_payload")
+            if follows is None:
                 return None
-            if call:
+            if follows:
                 action = "block" if action == "call_block" else "payload"
             elif action == "call_payload":
                 return p
@@ -1241,13 +1243,13 @@ class _AnswerGate:
         self._buf = "" if final else text[i:]
         return ""
 
-    def _marker_at(self, text: str, j: int, final: bool) -> int | str | None:
+    def _marker_at(self, text: str, j: int, final: bool) -> int | Partial | None:
         """The end of the marker at `text[j]` (set in markdown emphasis too, as
         `**Final Answer:**` or `**Final Answer**:`, and after a list item's or a quote's
         mark, as `- Final Answer:`), _PARTIAL, or None."""
         return _after_mark(self._plain_marker_at, text, j, final)
 
-    def _plain_marker_at(self, text: str, j: int, final: bool) -> int | str | None:
+    def _plain_marker_at(self, text: str, j: int, final: bool) -> int | Partial | None:
         """The end of the marker right at `text[j]`, _PARTIAL, or None."""
         stars = 0
         while stars < 2 and j + stars < len(text) and text[j + stars] == "*":
