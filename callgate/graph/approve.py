@@ -32,7 +32,8 @@ from callgate.graph.state import AgentState, ToolCall
 from callgate.graph.writer import emit
 from callgate.tools.approval import DANGEROUS_PATTERNS, approval_reason
 
-DECISIONS = ["approve", "edit", "reject"]
+Decision = Literal["approve", "edit", "reject"]
+DECISIONS: list[Decision] = ["approve", "edit", "reject"]
 
 
 class ActionRequest(TypedDict):
@@ -43,7 +44,7 @@ class ActionRequest(TypedDict):
 
 class ReviewConfig(TypedDict):
     action_name: str
-    allowed_decisions: list[Literal["approve", "edit", "reject"]]
+    allowed_decisions: list[Decision]
     args_schema: NotRequired[dict[str, Any]]
 
 

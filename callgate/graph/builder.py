@@ -61,7 +61,7 @@ def build_agent(
     stats: Any = None,
     name: str = "callgate",
     **options: Any,
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[AgentState, Context, InputState, OutputState]:
     """Compile the callgate tool loop for ``model`` (a chat model or a spec like
     ``"bundled"``, ``"gguf:PATH"``, ``"openai:gpt-4o-mini"``) over ``tools``.
 
@@ -136,7 +136,8 @@ def make_strategy(model: Any, registry: ToolRegistry, *, tool_format: str = "aut
 
 
 def assemble(settings: LoopSettings, strategy: DecideStrategy, *,
-             checkpointed: bool = False, ref: GraphRef | None = None) -> StateGraph:
+             checkpointed: bool = False, ref: GraphRef | None = None
+             ) -> StateGraph[AgentState, Context, InputState, OutputState]:
     """The uncompiled graph (for callers that compile it their own way).
 
     ``checkpointed``: the graph will be compiled with a checkpointer, so approvals may

@@ -283,6 +283,7 @@ class ValueChooser:
                                  and ungrounded_args({name: value}, schema, context)):
                 chosen[name] = value
                 continue
+            assert isinstance(spec, dict)  # an offer is made only for a schema (above)
             formula = _NO_FORMULA
             if self.formula_numbers and not (offer.quoted or offer.closed):
                 strings = [v for n, v in {**args, **chosen}.items()
@@ -548,9 +549,9 @@ class ValueChooser:
             found = list(dict.fromkeys([*spans(context), *spans(request)]))
             return _Offer([_inner(s) for s in found], found, quoted=True) if found else None
         if kind in ("integer", "number"):
-            found = number_values(context, spec)
-            return _Offer([" " + json.dumps(n) for n in found], found,
-                          quoted=False) if found else None
+            numbers = number_values(context, spec)
+            return _Offer([" " + json.dumps(n) for n in numbers], numbers,
+                          quoted=False) if numbers else None
         return None
 
     def _best(self, prefill: list[AnyMessage], offer: _Offer, wish: Any, used: list[Any],

@@ -85,8 +85,8 @@ def make_cite(settings: LoopSettings):
         turn = events[state.get("turn_start", 0):]
         usable = {e["id"]: e for e in turn if e["outcome"] == "ok"}
         alias = {e["id"]: e["id"] for e in usable.values()}
-        alias.update({e["id"]: e["repeat_of"] for e in turn
-                      if e["outcome"] == "repeat" and e.get("repeat_of") in usable})
+        alias.update({e["id"]: repeat_of for e in turn
+                      if e["outcome"] == "repeat" and (repeat_of := e.get("repeat_of")) in usable})
         status = state.get("status")
         draft, source = state.get("draft_answer") or "", state.get("answer_source") or "model"
         if status in (None, "running") and is_cancelled(config, runtime.store):
@@ -157,9 +157,9 @@ def make_cite(settings: LoopSettings):
             # names as invented (the Wi-Fi password "Ghosting" for "the network guest"). It
             # may know it (a call refused for "Shakespeare", then "Hamlet was written by
             # William Shakespeare."), so the answer stays, saying first that no tool gave it.
-            tool, value = told
-            text = (f"(Not from a tool: the call to {tool} was refused, its value {value!r} "
-                    f"appearing nowhere in the conversation, so this is the model's own "
+            refused_tool, value = told
+            text = (f"(Not from a tool: the call to {refused_tool} was refused, its value "
+                    f"{value!r} appearing nowhere in the conversation, so this is the model's own "
                     f"answer.)\n\n{text}")
             check.notes.append(f"the answer states a refused call's value: {value!r}")
         # A denied call did not run either: "I deleted a.txt." after the user (or the run's

@@ -13,10 +13,11 @@ from typing import Any
 from langchain_core.messages import HumanMessage, ToolMessage
 
 from callgate.graph.settings import DecideStrategy, LoopSettings
-from callgate.graph.state import AgentState
+from callgate.graph.state import AgentState, CallError
 from callgate.graph.writer import emit
 from callgate.prompts.correction import NOT_RUN, UNSUPPORTED_ANSWER, correction_message
 from callgate.tools.grounding import CORRECTION_MARK
+from callgate.tools.registry import ToolRegistry
 
 
 def make_correct(settings: LoopSettings, strategy: DecideStrategy):
@@ -59,10 +60,12 @@ def make_correct(settings: LoopSettings, strategy: DecideStrategy):
     return correct
 
 
-def _correction(err: dict[str, Any], registry: Any, strategy: DecideStrategy) -> str:
+def _correction(err: CallError, registry: ToolRegistry, strategy: DecideStrategy) -> str:
     tool = registry.get(err.get("name") or "")
     if err.get("kind") in ("ungrounded", UNSUPPORTED_ANSWER):  # well-formed: said whole
         return err["error"]
     example = strategy.format_example if strategy.format_example("x", {}) else None
+    # ``example`` is a strategy's only where it gave the probe one (ReAct's gives one for
+    # every tool); the protocol's ``str | None`` cannot say so.
     return correction_message(err["error"], tool.name if tool else None,
-                              tool.schema if tool else None, example)
+                              tool.schema if tool else None, example)  # type: ignore[arg-type]

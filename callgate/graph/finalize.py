@@ -19,6 +19,7 @@ from langgraph.store.base import BaseStore
 
 from callgate.graph.cancellation import is_cancelled
 from callgate.graph.context import Context, limits_of
+from callgate.graph.events import Outcome
 from callgate.graph.results import numbered, thread_of
 from callgate.graph.settings import DecideStrategy, LoopSettings
 from callgate.graph.state import AgentState, Status, ToolEvent
@@ -40,7 +41,7 @@ def make_finalize(settings: LoopSettings, strategy: DecideStrategy):
         reason = stop_reason(state, config, runtime, settings)
         limit = limits_of(runtime, settings.defaults).summary_char_limit
         leftover = unrun_events(state, reason, limit, runtime.store, thread_of(config))
-        closing = [tool_message(e) for e in leftover]
+        closing: list[AnyMessage] = [tool_message(e) for e in leftover]
         closing += close_dangling([*(state.get("messages") or []), *closing], reason)
         emit({"event": "status", "phase": "answering", "step": state.get("step", 0)})
         source, status = "model", STATUS.get(reason, "done")
@@ -70,8 +71,8 @@ def stop_reason(state: AgentState, config: RunnableConfig, runtime: Runtime[Cont
     step_limit."""
     if is_cancelled(config, runtime.store):
         return "cancelled"
-    if state.get("stop_reason"):
-        return state["stop_reason"]
+    if stopped := state.get("stop_reason"):
+        return stopped
     if state.get("validation_errors"):
         return "failed"
     if state.get("repeats", 0) >= settings.max_repeats:
@@ -88,7 +89,8 @@ def unrun_events(state: AgentState, reason: str, limit: int, store: BaseStore | 
     calls = numbered(list(state.get("pending_calls") or []), store, thread_id,
                      len(state.get("tool_events") or []))
     for call in calls:
-        outcome = call.get("outcome") or ("cancelled" if reason == "cancelled" else "skipped")
+        outcome: Outcome = call.get("outcome") or (
+            "cancelled" if reason == "cancelled" else "skipped")
         error = call.get("error") or f"not run: the loop stopped ({reason})"
         events.append(not_run({**call, "outcome": outcome, "error": error},
                               state.get("step", 0), state.get("turn", 0), limit))
@@ -102,11 +104,11 @@ def close_dangling(messages: list[AnyMessage], reason: str) -> list[AnyMessage]:
     for message in messages:
         if isinstance(message, AIMessage):
             for call in [*message.tool_calls, *message.invalid_tool_calls]:
-                if call.get("id") and call["id"] not in answered:
+                if (call_id := call.get("id")) and call_id not in answered:
                     closing.append(ToolMessage(f"Not run: the loop stopped ({reason}).",
-                                               tool_call_id=call["id"], name=call.get("name"),
+                                               tool_call_id=call_id, name=call.get("name"),
                                                status="error"))
-                    answered.add(call["id"])
+                    answered.add(call_id)
     return closing
 
 
@@ -128,7 +130,7 @@ def failed_text(state: AgentState) -> str:
     """What failed, in the user's terms: the errors' advice to the model ("Use only values
     the user gave", "Write the answer after the label") is not repeated."""
     turn = (state.get("tool_events") or [])[state.get("turn_start", 0):]
-    errors = [e["error"] for e in turn if e.get("outcome") == "invalid" and e.get("error")]
+    errors = [error for e in turn if e.get("outcome") == "invalid" and (error := e.get("error"))]
     last = [e for e in state.get("validation_errors") or [] if e.get("error")]
     refused = last_refusals(state.get("messages") or [])
     if refused and last and last[-1].get("id") is None:

@@ -15,8 +15,8 @@ def model_history(messages: list[AnyMessage]) -> list[AnyMessage]:
     out: list[AnyMessage] = []
     for message in messages:
         if isinstance(message, AIMessage):
-            called |= {c["id"] for c in [*message.tool_calls, *message.invalid_tool_calls]
-                       if c.get("id")}
+            called |= {call_id for c in [*message.tool_calls, *message.invalid_tool_calls]
+                       if (call_id := c.get("id"))}
         elif (isinstance(message, ToolMessage) and message.tool_call_id not in called
               or isinstance(message, HumanMessage) and blank(message)):
             continue

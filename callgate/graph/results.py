@@ -20,6 +20,8 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
+from callgate.graph.state import ToolCall
+
 log = logging.getLogger(__name__)
 
 NO_THREAD = "-"
@@ -100,15 +102,15 @@ def _numbered_past(store: BaseStore | None, thread_id: str | None, events: int) 
     return max(events, last) if isinstance(last, int) else events
 
 
-def numbered(calls: list[Any], store: BaseStore | None, thread_id: str | None,
-             events: int) -> list[Any]:
+def numbered(calls: list[ToolCall], store: BaseStore | None, thread_id: str | None,
+             events: int) -> list[ToolCall]:
     """``calls`` each with a result id: its own where it has one (``validate`` gave it),
     else the next of the thread's numbering, which the store then records."""
     if all(call.get("result_id") for call in calls):
         return list(calls)
     with _NUMBERING[hash(thread_id or NO_THREAD) % len(_NUMBERING)]:
         base, fresh = _numbered_past(store, thread_id, events), 0
-        out = []
+        out: list[ToolCall] = []
         for call in calls:
             if not call.get("result_id"):
                 fresh += 1

@@ -18,7 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_args
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+)
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -166,10 +171,15 @@ def stored_result(store: BaseStore | None, thread_id: str | None, call: ToolCall
                      duration_ms=0.0, attempts=1, stored=True)
 
 
+def _open_call(pending: ToolCall | None, call: ToolCall) -> ToolCall:
+    """An open call as the history has it, over what ``pending_calls`` knew of it."""
+    return call if pending is None else {**pending, **call}
+
+
 def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, limit: int,
                      store: BaseStore | None = None, thread_id: str | None = None,
                      cut_off: Callable[[], dict[str, CallResult]] | None = None
-                     ) -> tuple[list[AnyMessage], list[ToolEvent]]:
+                     ) -> tuple[list[BaseMessage], list[ToolEvent]]:
     """Answers for the tool calls an interrupted turn left without one: its result where
     the call finished (in the state, in ``cut_off()``'s pending writes, or in ``store``),
     else why it did not."""
@@ -182,11 +192,14 @@ def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, l
     pending = {c["id"]: c for c in state.get("pending_calls") or []}
     results = {r["call_id"]: r for r in state.get("call_results") or []}
     step, turn = state.get("step", 0), state.get("turn", 0)
+    # ``answered`` holds None (the AIMessage at ``open_at`` has no ``tool_call_id``): a
+    # call without an id is never open.
     open_calls: list[ToolCall] = [
-        {**pending.get(tc["id"], {}), "id": tc["id"], "name": tc["name"],
-         "args": tc.get("args") or {}}
+        _open_call(pending.get(call_id), {"id": call_id, "name": tc["name"],
+                                          "args": tc.get("args") or {}})
         for message in messages[open_at:] if isinstance(message, AIMessage)
-        for tc in message.tool_calls if tc.get("id") not in answered]
+        for tc in message.tool_calls
+        if (call_id := tc.get("id")) is not None and call_id not in answered]
     # validate's result ids where it numbered the call (its result may be in the store
     # under that id), else the thread's next.
     open_calls = numbered(open_calls, store, thread_id, len(state.get("tool_events") or []))
@@ -216,7 +229,7 @@ def close_open_calls(state: AgentState, settings: LoopSettings, patterns: Any, l
         events.append(not_run(call, step, turn, limit))
     # Tool answers must follow their call: move the messages written since behind them.
     later = [m for m in messages[open_at + 1:] if isinstance(m, HumanMessage)]
-    moved: list[AnyMessage] = [RemoveMessage(id=m.id) for m in later if m.id]
+    moved: list[BaseMessage] = [RemoveMessage(id=m.id) for m in later if m.id]
     moved += [tool_message(e) for e in events]
     moved += [m.model_copy(update={"id": None}) for m in later]
     return moved, events

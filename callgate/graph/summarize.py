@@ -106,7 +106,7 @@ def given_up(state: AgentState, store: BaseStore | None, thread_id: str | None,
     """Events for the calls a correction sent back that the corrected reply gave up (it
     made no call; one that does replaces them, and ``validate`` clears them): so the turn's
     ``problems`` say the answer came without them, where nothing had recorded them."""
-    calls = [{**call, "outcome": call.get("outcome") or "skipped",
+    calls: list[ToolCall] = [{**call, "outcome": call.get("outcome") or "skipped",
               "error": call.get("error") or "not run: sent back with a refused call, and the "
                                             "corrected reply left it out"}
              for call in state.get("sent_back") or []]

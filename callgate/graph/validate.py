@@ -26,7 +26,7 @@ from langgraph.runtime import Runtime
 from callgate.graph.context import Context, limits_of
 from callgate.graph.results import numbered, thread_of
 from callgate.graph.settings import LoopSettings
-from callgate.graph.state import AgentState, ToolCall
+from callgate.graph.state import AgentState, CallError, ToolCall
 from callgate.graph.writer import emit
 from callgate.prompts.correction import UNSUPPORTED_ANSWER
 from callgate.tools.grounding import conversation_text, ground, grounding_error
@@ -59,6 +59,7 @@ def make_validate(settings: LoopSettings):
                 continue
             result = registry.validate({"tool": call["name"], "args": call.get("args")})
             if not result.valid:
+                assert result.error is not None  # ``ToolRegistry.validate`` says why, always
                 errors.append({"id": call["id"], "name": call["name"], "error": result.error})
                 checked.append({**call, "outcome": "invalid", "error": result.error or ""})
                 continue
@@ -102,7 +103,7 @@ def make_validate(settings: LoopSettings):
 
 
 def _grounded(call: ToolCall, registry: Any, context: str,
-              errors: list[dict[str, Any]]) -> ToolCall:
+              errors: list[CallError]) -> ToolCall:
     tool = registry.get(call["name"])
     grounded = ground(call["args"], tool.schema if tool else {}, context)
     if grounded.refused:

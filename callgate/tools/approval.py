@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,7 +109,7 @@ def find_dangerous(args: Any, patterns: Iterable[str] = DANGEROUS_PATTERNS) -> F
     return None
 
 
-def approval_reason(call: dict[str, Any], registry: ToolRegistry,
+def approval_reason(call: Mapping[str, Any], registry: ToolRegistry,
                     patterns: Iterable[str] = DANGEROUS_PATTERNS) -> str | None:
     """Why ``call`` must be approved, or None when it may run without asking."""
     tool = registry.get(call["name"])
