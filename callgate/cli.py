@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -423,7 +423,7 @@ class EventSink:
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
 
-    def write(self, event: dict[str, Any]) -> None:
+    def write(self, event: Mapping[str, Any]) -> None:
         if self.enabled:
             sys.stdout.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
             sys.stdout.flush()
@@ -980,7 +980,8 @@ def _build(args: argparse.Namespace, db: Any, display: Display, events: EventSin
         model, config = load_model(args.model)
         if hasattr(model, "loaded"):  # our llama.cpp model: load the GGUF now
             # and keep its system prompt's KV state for the next process (ask is one each)
-            model.prefix_cache = str(home / "prefix-cache")
+            # Our llama.cpp model (the one with ``loaded``) has ``prefix_cache``.
+            model.prefix_cache = str(home / "prefix-cache")  # type: ignore[attr-defined]
             _in_background(lambda: model.loaded, ctrl_c)
         tool_format = config.tool_format if args.tool_format == "auto" else args.tool_format
         grammar = False if args.no_grammar else config.grammar
@@ -1254,7 +1255,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def own_usage(subcommands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def own_usage(subcommands: argparse._SubParsersAction) -> None:
     """Each subcommand says its own usage for a mistake ``main`` finds (argparse would say
     the top level's)."""
     for command in subcommands.choices.values():

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import parse_qs, urlparse
 
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, TypeAdapter
 
 from callgate.answer_checks import (
@@ -337,7 +338,7 @@ class CaseResult:
     false_equations: list[str] = field(default_factory=list)
 
 
-def _evidence(agent: Any, config: dict[str, Any], events: Sequence[dict[str, Any]]
+def _evidence(agent: Any, config: RunnableConfig, events: Sequence[dict[str, Any]]
               ) -> tuple[list[str], dict[str, list[Any]]]:
     """Every ok result's texts, and the full data per tool (from the agent's store)."""
     from callgate.graph.results import get_result
@@ -360,8 +361,9 @@ def _evidence(agent: Any, config: dict[str, Any], events: Sequence[dict[str, Any
 
 def run_case(agent: Any, case: Case) -> CaseResult:
     """Ask one question and score the answer."""
-    config = {"configurable": {"thread_id": f"answers-{case.id}-{uuid.uuid4().hex[:6]}"},
-              "recursion_limit": 100}
+    config: RunnableConfig = {
+        "configurable": {"thread_id": f"answers-{case.id}-{uuid.uuid4().hex[:6]}"},
+        "recursion_limit": 100}
     started = time.perf_counter()
     error = None
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +80,14 @@ def server_chat_model(base_url: str, *, max_tokens: int = 256) -> Any:
     Never streaming: the server's streamed chunks of a forced tool call each repeat the
     function name, which LangChain concatenates (``math_hypotmath_hypot...``)."""
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     from callgate.models.compat import compat_http_clients
 
-    return ChatOpenAI(base_url=base_url, api_key="not-needed", model="local",
-                      temperature=0, max_tokens=max_tokens, timeout=300, max_retries=0,
+    # ``max_completion_tokens``: ChatOpenAI's alias of its ``max_tokens`` field.
+    return ChatOpenAI(base_url=base_url, api_key=SecretStr("not-needed"), model="local",
+                      temperature=0, max_completion_tokens=max_tokens, timeout=300,
+                      max_retries=0,
                       disable_streaming=True, **compat_http_clients(300))
 
 
@@ -156,7 +160,9 @@ class CreateAgentAnswerer:
         agent = create_agent(self.model, registry.as_langchain_tools())
         attempt = Attempt()
         turns = 0
-        stream = agent.stream({"messages": _messages(question)},
+        # ``add_messages`` reads (role, content) pairs too; ``InputAgentState`` types only
+        # messages and dicts.
+        stream = agent.stream({"messages": _messages(question)},  # type: ignore[call-overload]
                               {"recursion_limit": 2 * self.max_steps + 2},
                               stream_mode="updates")
         try:
@@ -262,7 +268,7 @@ def compare(model: Any = "bundled", *, paths: Sequence[str] = PATHS,
             report = evaluate(answerer, questions=questions, data_dir=root,
                               settings={"path": path, **getattr(answerer, "describe",
                                                                 dict)()},
-                              progress=(lambda r, p=path: progress(p, r)) if progress else None,
+                              progress=partial(progress, path) if progress else None,
                               model=model if isinstance(model, str) else type(model).__name__)
             report.settings["limit"] = limit
             report.split = split

@@ -331,6 +331,9 @@ class CallgateAnswerer:
             # BFCL scores calls only, and under the grammar a chosen "Final Answer:" ends
             # the turn whatever text follows (a final answer parses as no call): the answer
             # is left unwritten (``calls_only``), and one token where a path still writes one.
+            from callgate.graph.decide_react import ReactStrategy
+
+            assert isinstance(strategy, ReactStrategy)  # make_strategy's for tool_format react
             strategy.answer_tokens = ANSWER_TOKENS
             strategy.calls_only = True
         for key, value in self.react_options.items():
@@ -732,7 +735,7 @@ def evaluate(answerer: Callable[[BfclQuestion], Attempt], *,
                 if progress is not None:
                     progress(answered[index])
         results = [answered[index] for index in range(len(questions))]
-    label = name or getattr(answerer, "name", type(answerer).__name__)
+    label: str = name if name else getattr(answerer, "name", type(answerer).__name__)
     if settings is None and hasattr(answerer, "describe"):
         settings = answerer.describe()
     chosen = {"ids": sorted(ids)} if ids is not None else {}

@@ -336,7 +336,7 @@ def cmd_result_sizes(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the eval/bench subcommands."""
     ev = sub.add_parser("eval", help="accuracy and robustness evaluations")
     evsub = ev.add_subparsers(dest="eval_command", required=True)

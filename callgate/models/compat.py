@@ -8,6 +8,7 @@ shim rewrites that one field to ``""`` in outgoing requests; nothing else change
 from __future__ import annotations
 
 import json
+from typing import TypedDict
 
 import httpx
 
@@ -41,7 +42,12 @@ class _AsyncTransport(httpx.AsyncHTTPTransport):
         return await super().handle_async_request(_patched(request))
 
 
-def compat_http_clients(timeout: float = 120.0) -> dict[str, httpx.Client | httpx.AsyncClient]:
+class HttpClients(TypedDict):
+    http_client: httpx.Client
+    http_async_client: httpx.AsyncClient
+
+
+def compat_http_clients(timeout: float = 120.0) -> HttpClients:
     """``http_client`` / ``http_async_client`` kwargs for ``ChatOpenAI`` on local servers."""
     return {"http_client": httpx.Client(transport=_SyncTransport(), timeout=timeout),
             "http_async_client": httpx.AsyncClient(transport=_AsyncTransport(),

@@ -50,7 +50,7 @@ class _AliasedArgsTool(StructuredTool):
     # LangChain rebuilds the tool-call schema from field names, dropping aliases (the
     # model would see ``global_``); the args model itself already has nothing injected.
     @property
-    def tool_call_schema(self) -> Any:  # type: ignore[override]
+    def tool_call_schema(self) -> Any:
         return self.args_schema
 
 
