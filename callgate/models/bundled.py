@@ -36,7 +36,7 @@ def bundled_model_path() -> Path:
         ) from exc
     ggufs = sorted(f for f in dist.files or [] if f.suffix == ".gguf")
     for rel in ggufs:
-        path = Path(dist.locate_file(rel)).resolve()
+        path = Path(str(dist.locate_file(rel))).resolve()
         if path.is_file():
             return path
     raise FileNotFoundError(

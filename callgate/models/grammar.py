@@ -316,7 +316,7 @@ def args_grammar(
     keep = None if isinstance(include_optional, bool) else set(include_optional)
     bounded = bound_schema(
         schema,
-        include_optional=include_optional if keep is None else True,
+        include_optional=include_optional if isinstance(include_optional, bool) else True,
         max_string_chars=max_string_chars,
         max_array_items=max_array_items,
     )
@@ -373,7 +373,7 @@ def _limit_values(name: str, spec: Any, values: Values) -> set[str]:
     kind = spec.get("type")
     if kind == "array" and isinstance(spec.get("items"), dict):
         return _limit_values(name, spec["items"], values)
-    if kind == "string" and values.is_words(name, spec):
+    if kind == "string" and values.words is not None and values.is_words(name, spec):
         if _SPAN_WORD.search(values.words):
             return _to_placeholder(spec, _QUERY)
     elif kind == "string" and values.text is not None and not values.is_free(name, spec):

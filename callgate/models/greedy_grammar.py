@@ -106,7 +106,8 @@ class GreedyGrammarLlama(Llama):
     _greedy: _Greedy | None = None
     _checked_first = True  # off while the base class samples on its own
 
-    def _init_sampler(self, **kwargs: Any) -> Any:
+    # ``Llama`` calls it with keywords only (``generate``, ``sample``).
+    def _init_sampler(self, **kwargs: Any) -> Any:  # type: ignore[override]
         if self._greedy is not None:
             self._greedy.grammar.close()
             self._greedy = None

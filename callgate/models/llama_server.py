@@ -38,6 +38,7 @@ def llama_cpp_server(model_path: str, *, chat_format: str = "chatml-function-cal
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
     base = f"http://127.0.0.1:{port}/v1"
+    assert process.stderr is not None  # stderr=PIPE
     try:
         deadline = time.monotonic() + ready_s
         while True:

@@ -224,6 +224,13 @@ def _to_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     return out
 
 
+def _formatted(formatter: Jinja2ChatFormatter, dicts: list[dict[str, str]]) -> str:
+    """The prompt ``formatter``'s chat template renders for ``dicts``."""
+    # llama_cpp types OpenAI's message TypedDicts only; a ChatMessage keeps its own role,
+    # which the template renders as any other.
+    return formatter(messages=dicts).prompt  # type: ignore[arg-type]
+
+
 def _run_cancel_token() -> CancelToken | None:
     """The cancel token of the LangGraph run this model call belongs to, if any."""
     from langgraph.config import get_config
@@ -396,7 +403,7 @@ class ChatLlamaCppText(BaseChatModel):
             return
         from callgate.models.prefix_cache import PrefixCache
 
-        system = loaded.formatter_raw(messages=_to_dicts(messages[:1])).prompt
+        system = _formatted(loaded.formatter_raw, _to_dicts(messages[:1]))
         prefix = llama.tokenize(system.encode("utf-8"), add_bos=False, special=True)
         if len(prefix) + 2 > len(tokens) or tokens[:len(prefix)] != prefix:
             return
@@ -420,9 +427,9 @@ class ChatLlamaCppText(BaseChatModel):
             # Prefill: render the partial turn followed by a sentinel and cut there, which
             # drops whatever end-of-turn marker the template adds, for any template.
             last = {**dicts[-1], "content": dicts[-1]["content"] + _PREFILL_SENTINEL}
-            prompt = loaded.formatter_raw(messages=[*dicts[:-1], last]).prompt
+            prompt = _formatted(loaded.formatter_raw, [*dicts[:-1], last])
             return prompt[: prompt.rindex(_PREFILL_SENTINEL)]
-        return loaded.formatter_gen(messages=dicts).prompt
+        return _formatted(loaded.formatter_gen, dicts)
 
     def _prompt_tokens(
         self, messages: Sequence[BaseMessage], loaded: _Loaded, max_tokens: int
@@ -484,7 +491,8 @@ class ChatLlamaCppText(BaseChatModel):
         self._start(messages, tokens, loaded)
         loaded.limit_prefix_reuse(tokens)
         abort = _abort_criteria(kwargs.get("cancel_token"))
-        return loaded.llama.create_completion(
+        # stream=True: an iterator of chunks (``create_completion`` has no overload to say so).
+        return loaded.llama.create_completion(  # type: ignore[return-value]
             prompt=tokens,
             max_tokens=max_tokens,
             temperature=kwargs.get("temperature", self.temperature),

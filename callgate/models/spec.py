@@ -208,8 +208,9 @@ def load_model(
 ) -> tuple[BaseChatModel, ModelConfig]:
     """Build the chat model for `spec`; `overrides` replace config fields or add kwargs."""
     if isinstance(spec, BaseChatModel):
-        if getattr(spec, "text_only", False) and getattr(spec, "model_path", None):
-            cfg = ModelConfig(provider="gguf", model=str(spec.model_path))  # our llama.cpp model
+        if getattr(spec, "text_only", False) and (
+                model_path := getattr(spec, "model_path", None)):
+            cfg = ModelConfig(provider="gguf", model=str(model_path))  # our llama.cpp model
         else:
             name = getattr(spec, "model_name", None) or getattr(spec, "model", None)
             cfg = ModelConfig(provider="custom", model=str(name or type(spec).__name__))

@@ -263,7 +263,9 @@ async def load_mcp_tools_into(
               for name, server in parse_servers(servers).items()}
     # handle_tool_errors=False: an MCP error result must raise, so that callgate records
     # the call as failed instead of handing the error text back as a successful result.
-    client = MultiServerMCPClient({n: s.connection for n, s in parsed.items()},
+    # Each connection is built key by key from the config (``_server`` checks them): a
+    # dict, not one of the adapters' connection TypedDicts.
+    client = MultiServerMCPClient({n: s.connection for n, s in parsed.items()},  # type: ignore[misc]
                                   tool_name_prefix=tool_name_prefix, handle_tool_errors=False)
 
     async def listing(name: str, stray: _StrayLines) -> list[BaseTool]:

@@ -9,7 +9,7 @@ import json
 import math
 import re
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, NamedTuple
 
@@ -288,7 +288,8 @@ class ToolRegistry:
         tool = self._tools.get(name)
         if tool is None:
             return ValidationResult(False, self.unknown_tool_message(name), name, {})
-        raw = next((payload[k] for k in ("args", "arguments", "parameters") if k in payload), {})
+        raw: Any = next((payload[k] for k in ("args", "arguments", "parameters")
+                         if k in payload), {})
         if isinstance(raw, str):
             try:
                 raw = json.loads(raw) if raw.strip() else {}
@@ -322,11 +323,12 @@ class ToolRegistry:
 def _function_tool(func: Callable[..., Any], name: str | None,
                    description: str | None) -> tuple[StructuredTool, str | None]:
     doc = description or inspect.getdoc(func)
-    tool_name = name or getattr(func, "__name__", "")
+    tool_name: str = name if name else getattr(func, "__name__", "")
     check_tool_name(tool_name)
     if not doc:
         raise ValueError(f"tool {tool_name!r} needs a description: give the "
                          "function a docstring or pass description=")
+    parameters: Collection[inspect.Parameter]
     try:
         parameters = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):  # a builtin without a signature

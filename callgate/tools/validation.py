@@ -191,9 +191,10 @@ class ArgsValidator:
         self._spec: Specification[Any] = specification_with(
             base.META_SCHEMA.get("$schema", ""), default=_SPEC_2020)
         # An empty registry: a remote $ref is never fetched (an unresolvable one is an
-        # invalid result, not a download).
-        self._validator = _strict(base)(body, registry=Registry(),
-                                        format_checker=base.FORMAT_CHECKER)
+        # invalid result, not a download). A class is hashable; jsonschema has no type
+        # information, and mypy takes its ``type[Validator]`` (``type[Any]``) for no Hashable.
+        strict = _strict(base)  # type: ignore[arg-type]
+        self._validator = strict(body, registry=Registry(), format_checker=base.FORMAT_CHECKER)
         self._resolver = Registry().resolver_with_root(self._spec.create_resource(body))
         self._body = body
         self._top: tuple[set[str] | None, list[str]] | None = None
@@ -648,7 +649,7 @@ def _check_schema(base: type[Validator], schema: Any) -> None:
     except (TypeError, ValueError):
         base.check_schema(schema)
         return
-    _checked_text(base, text)
+    _checked_text(base, text)  # type: ignore[arg-type]  # a class is hashable (above)
 
 
 @lru_cache(maxsize=4096)

@@ -7,6 +7,7 @@ import functools
 import math
 import operator
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -28,9 +29,11 @@ if TYPE_CHECKING:
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
            ast.Pow: operator.pow}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-_FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": max,
-              "log": math.log, "exp": math.exp, "sin": math.sin, "cos": math.cos}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos,
+                                                        ast.USub: operator.neg}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "sqrt": math.sqrt, "abs": abs, "round": round, "min": min, "max": max, "log": math.log,
+    "exp": math.exp, "sin": math.sin, "cos": math.cos}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 # The most binary digits a power may have: "(9^999)^999" would take minutes and memory to
 # write out, with an exponent well under the bound on exponents.
