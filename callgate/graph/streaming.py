@@ -183,7 +183,7 @@ def stream_reply(model: Runnable, messages: Sequence[BaseMessage], config: Runna
         raise named from exc
 
 
-def _stream_reply(model: Runnable, messages: list[BaseMessage], config: RunnableConfig,
+def _stream_reply(model: Runnable, messages: Sequence[BaseMessage], config: RunnableConfig,
                   answer_marker: str | None, *, silent: bool, tool_names: Iterable[str],
                   unwrap: Callable[[str], str] | None, **kwargs: Any
                   ) -> tuple[AIMessage, str]:
