@@ -580,3 +580,17 @@ def test_tool_choice_on_the_react_path_needs_the_grammar_and_a_tool_it_names() -
     with pytest.raises(ToolChoiceError, match="'no_such_tool' is no tool"):
         build_agent(text_only, [web_search], tool_choice="no_such_tool")
     build_agent(text_only, [web_search], tool_choice="auto")  # nothing to force
+
+
+def test_a_correction_without_a_format_example_for_its_tool_says_what_to_do() -> None:
+    # A strategy's format_example may give none (str | None): one giving an example for
+    # some tools only made the correction raise TypeError for the others.
+    from callgate.prompts.correction import correction_message
+
+    def example(tool: str, schema: dict) -> str | None:
+        return None if tool == "plain" else f"Action: {tool}"
+
+    schema = {"type": "object", "properties": {}}
+    assert "Action: shaped" in correction_message("bad", "shaped", schema, example)
+    message = correction_message("bad", "plain", schema, example)
+    assert "Call the tool again with corrected arguments" in message

@@ -64,8 +64,5 @@ def _correction(err: CallError, registry: ToolRegistry, strategy: DecideStrategy
     tool = registry.get(err.get("name") or "")
     if err.get("kind") in ("ungrounded", UNSUPPORTED_ANSWER):  # well-formed: said whole
         return err["error"]
-    example = strategy.format_example if strategy.format_example("x", {}) else None
-    # ``example`` is a strategy's only where it gave the probe one (ReAct's gives one for
-    # every tool); the protocol's ``str | None`` cannot say so.
     return correction_message(err["error"], tool.name if tool else None,
-                              tool.schema if tool else None, example)  # type: ignore[arg-type]
+                              tool.schema if tool else None, strategy.format_example)

@@ -25,17 +25,20 @@ def correction_message(
     error: str,
     tool_name: str | None,
     schema: dict[str, Any] | None,
-    format_example: Callable[[str, dict[str, Any]], str] | None,
+    format_example: Callable[[str, dict[str, Any]], str | None] | None,
 ) -> str:
-    """The precise error, the tool's schema, and an example of the exact format expected."""
+    """The precise error, the tool's schema, and an example of the exact format expected
+    (where ``format_example`` gives one: a native strategy's gives none)."""
     schema_part = ""
+    example = None
     if tool_name and schema is not None:
         schema_part = (f"The arguments of '{tool_name}' must match this JSON schema: "
                        f"{json.dumps(schema, separators=(',', ':'))}\n")
-    if format_example and tool_name and schema is not None:
-        hint = "Reply in exactly this format:\n" + format_example(tool_name, schema)
+        example = format_example(tool_name, schema) if format_example else None
     elif format_example:
-        hint = "Reply in exactly this format:\n" + format_example("tool_name", {})
+        example = format_example("tool_name", {})
+    if example:
+        hint = "Reply in exactly this format:\n" + example
     else:
         hint = "Call the tool again with corrected arguments, or answer without it."
     return CORRECTION.format(error=error, schema_part=schema_part, format_hint=hint)
