@@ -357,6 +357,11 @@ def test_args_grammar_required_only(chat: ChatLlamaCppText) -> None:
         ("anthropic:claude-3-5-haiku-latest", "anthropic", "claude-3-5-haiku-latest", None),
         ("ollama:qwen2.5:0.5b", "ollama", "qwen2.5:0.5b", None),
         ("ollama:llama3.2@http://host:11434", "ollama", "llama3.2", "http://host:11434"),
+        # A URL with a user and password: the model ran to its last "@" and the URL was
+        # dropped (the default localhost:11434 was asked instead).
+        ("ollama:m@http://me:secret@127.0.0.1:5555", "ollama", "m",
+         "http://me:secret@127.0.0.1:5555"),
+        ("openai:a@b@https://h/v1", "openai", "a@b", "https://h/v1"),
     ],
 )
 def test_parse_spec(spec: str, provider: str, model: str, base_url: str | None) -> None:

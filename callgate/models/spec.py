@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -102,9 +103,9 @@ def parse_spec(spec: str) -> ModelConfig:
 
 
 def _split_url(text: str) -> tuple[str, str | None]:
-    model, sep, url = text.rpartition("@")
-    if sep and url.startswith(("http://", "https://")) and model:
-        return model, url
+    # At the first "@" a URL follows: the URL may carry "user:password@" itself.
+    if match := re.fullmatch(r"(.+?)@(https?://.+)", text, flags=re.S):
+        return match[1], match[2]
     return text, None
 
 
