@@ -400,22 +400,26 @@ def test_chat_on_a_thread_whose_turn_fails_again_goes_on(home: Path) -> None:
     assert _thread_values(home, "wc")[1]["humans"] == ["boom", "What is 17*23?"]
 
 
-def test_what_a_tool_prints_stays_out_of_stdout(home: Path) -> None:
-    # A tool's debug print went to stdout, before the JSON: --json could not be parsed,
-    # --events had a line that is no event, and `ask … > answer.txt` kept the print.
-    (home / "noisy.py").write_text(
-        "def shout(text: str) -> str:\n    print('debug: shouting', text)\n"
-        "    return text.upper()\n")
+def _shouter(home: Path, module: str) -> tuple[str, ...]:
+    """A tool `shout` made of ``module``'s source, and a scripted model `shouter` that
+    calls it once and answers: the arguments of an ``ask`` that runs them."""
+    (home / "shout.py").write_text(module)
     (home / "tools.yml").write_text(
-        "tools:\n  - name: shout\n    description: Shout.\n    module: ./noisy.py\n"
+        "tools:\n  - name: shout\n    description: Shout.\n    module: ./shout.py\n"
         "    function: shout\n    parameters_schema:\n      type: object\n"
         "      properties: {text: {type: string}}\n      required: [text]\n")
     models = yaml.safe_load(MODELS_YAML)
     models["models"]["shouter"] = {**models["models"]["calc"], "script": [
         'Action: shout\nAction Input: {"text": "hi"}', "Final Answer: HI [R1]"]}
     (home / "models.yaml").write_text(yaml.safe_dump(models))
-    common = ("ask", "Shout hi", "--model", "shouter", "--tools", "tools.yml",
-              "--no-builtins")
+    return ("ask", "Shout hi", "--model", "shouter", "--tools", "tools.yml", "--no-builtins")
+
+
+def test_what_a_tool_prints_stays_out_of_stdout(home: Path) -> None:
+    # A tool's debug print went to stdout, before the JSON: --json could not be parsed,
+    # --events had a line that is no event, and `ask … > answer.txt` kept the print.
+    common = _shouter(home, "def shout(text: str) -> str:\n"
+                            "    print('debug: shouting', text)\n    return text.upper()\n")
     result = callgate(*common, "--json", home=home)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["final_answer"].startswith("HI [R1]")
@@ -1173,23 +1177,13 @@ def test_ctrl_c_while_the_model_generates_stops_within_a_second(home: Path) -> N
 def test_what_a_tool_writes_to_file_descriptor_1_stays_out_of_stdout(home: Path) -> None:
     # A tool's os.system, or a subprocess inheriting stdout, wrote to fd 1 itself, past
     # sys.stdout: `ask … > answer.txt` kept "noise from echo" before the answer.
-    (home / "loud.py").write_text(
-        "import os, subprocess, sys\n\n"
-        "def shout(text: str) -> str:\n"
-        "    os.system('echo noise from os.system')\n"
-        "    subprocess.run([sys.executable, '-c', 'print(\"noise from a child\")'])\n"
-        "    os.write(1, b'noise from os.write\\n')\n"
-        "    return text.upper()\n")
-    (home / "tools.yml").write_text(
-        "tools:\n  - name: shout\n    description: Shout.\n    module: ./loud.py\n"
-        "    function: shout\n    parameters_schema:\n      type: object\n"
-        "      properties: {text: {type: string}}\n      required: [text]\n")
-    models = yaml.safe_load(MODELS_YAML)
-    models["models"]["shouter"] = {**models["models"]["calc"], "script": [
-        'Action: shout\nAction Input: {"text": "hi"}', "Final Answer: HI [R1]"]}
-    (home / "models.yaml").write_text(yaml.safe_dump(models))
-    common = ("ask", "Shout hi", "--model", "shouter", "--tools", "tools.yml",
-              "--no-builtins")
+    common = _shouter(home, "import os, subprocess, sys\n\n"
+                            "def shout(text: str) -> str:\n"
+                            "    os.system('echo noise from os.system')\n"
+                            "    subprocess.run([sys.executable, '-c',\n"
+                            "                    'print(\"noise from a child\")'])\n"
+                            "    os.write(1, b'noise from os.write\\n')\n"
+                            "    return text.upper()\n")
     noise = ("noise from os.system", "noise from a child", "noise from os.write")
     plain = callgate(*common, home=home)
     assert plain.returncode == 0, plain.stderr
