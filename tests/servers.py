@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import signal
@@ -18,8 +19,8 @@ from pathlib import Path
 
 from callgate.models.llama_server import free_port, llama_cpp_server
 
-__all__ = ["LocalHTTPServer", "PostgresUnavailable", "free_port", "langgraph_dev_server",
-           "llama_cpp_server", "postgres_server"]
+__all__ = ["LocalHTTPServer", "PostgresUnavailable", "free_port", "json_reply_server",
+           "langgraph_dev_server", "llama_cpp_server", "postgres_server"]
 
 
 class LocalHTTPServer:
@@ -35,6 +36,28 @@ class LocalHTTPServer:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def json_reply_server(status: int, body: object,
+                      headers: dict[str, str] | None = None) -> LocalHTTPServer:
+    """A server answering every POST with ``status`` and ``body`` as JSON: a provider's
+    error as its API writes it."""
+    data = json.dumps(body).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return LocalHTTPServer(Handler)
 
 
 class PostgresUnavailable(RuntimeError):

@@ -13,14 +13,13 @@ import signal
 import subprocess
 import sys
 import time
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.servers import LocalHTTPServer, free_port, llama_cpp_server
+from tests.servers import free_port, json_reply_server, llama_cpp_server
 
 # Each name a scripted model replaying these ReAct replies (``models.yaml`` entries).
 SCRIPTS = {
@@ -910,21 +909,9 @@ def test_an_anthropic_error_is_one_line(home: Path, status: int, kind: str, mess
     # A real HTTP server on 127.0.0.1 in Anthropic's place, answering as its API answers
     # (langchain-anthropic raises langchain-core's ModelAuthenticationError and kin; the CLI
     # printed their traceback).
-    body = json.dumps({"type": "error", "error": {"type": kind, "message": message}})
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("retry-after", "0")
-            self.end_headers()
-            self.wfile.write(body.encode())
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = LocalHTTPServer(Handler)
+    server = json_reply_server(status, {"type": "error",
+                                        "error": {"type": kind, "message": message}},
+                               {"retry-after": "0"})
     try:
         result = callgate("ask", "hello", "--model", "anthropic:claude-test", home=home,
                           env={"ANTHROPIC_API_KEY": "not-a-key", "ANTHROPIC_BASE_URL": server.url,
@@ -940,20 +927,7 @@ def test_an_anthropic_error_is_one_line(home: Path, status: int, kind: str, mess
 def test_an_ollama_model_not_pulled_says_to_pull_it(home: Path) -> None:
     # A real HTTP server on 127.0.0.1 answering as Ollama does for a model it does not
     # have; the hint said the thread was saved, not how to get the model.
-    body = json.dumps({"error": 'model "qwen9:4b" not found, try pulling it first'})
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(404)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(body.encode())
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = LocalHTTPServer(Handler)
+    server = json_reply_server(404, {"error": 'model "qwen9:4b" not found, try pulling it first'})
     try:
         result = callgate("ask", "hello", "--model", f"ollama:qwen9:4b@{server.url}",
                           home=home, timeout=120)
