@@ -326,3 +326,22 @@ def test_a_generator_tool_runs_and_what_it_raises_fails_the_call() -> None:
     out = build_agent(ScriptedChatModel(script=script), reg).invoke(ask())
     assert outcomes(out) == [("list_items", "ok")] and out["problems"] == []
     assert out["tool_events"][0]["summary"] == "[list_items] results: a | b"
+
+
+def test_an_endless_async_generator_tool_stops_at_its_timeout() -> None:
+    # A body that never awaits never let the task's cancel land: the call was reported
+    # timeout while its thread went on yielding, its list growing by ~55 MB a second.
+    async def count_forever(n: int) -> AsyncIterator[int]:
+        """Count for ever."""
+        while True:
+            yield n
+
+    reg = ToolRegistry()
+    reg.register(count_forever, timeout_s=0.2)
+    script = [tool_call("count_forever", {"n": 1}), AIMessage("Done [R1].")]
+    out = build_agent(ScriptedChatModel(script=script), reg).invoke(ask())
+    assert outcomes(out) == [("count_forever", "timeout")]
+    deadline = time.monotonic() + 10
+    while any("count_forever" in t.name for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the generator's thread still runs"
+        time.sleep(0.05)

@@ -314,7 +314,15 @@ class _Call:
                 task.cancel()  # stopped before the loop started: cancelled at the first await
         if items is not None:
             await asyncio.sleep(0)  # a cancel made before the loop started lands here
-            return [item async for item in items]
+            drained = []
+            async for item in items:
+                # A body that never awaits never lets the task's cancel land: the token
+                # stops it, as _drain stops a sync one.
+                if self.token.cancelled:
+                    await items.aclose()
+                    raise asyncio.CancelledError("stopped while its generator ran")
+                drained.append(item)
+            return drained
         return await self.runnable.ainvoke(self.args, self.config)
 
     def _drain(self, items: types.GeneratorType[Any, Any, Any]) -> list[Any]:
