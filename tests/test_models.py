@@ -680,3 +680,15 @@ def test_a_server_not_running_is_named_with_its_url(
                                         f"http://127.0.0.1:{port}/")
     assert caught.value.url.startswith(f"http://127.0.0.1:{port}/")
     assert type(caught.value.__cause__).__name__ == type(caught.value).__name__
+
+
+def test_a_model_error_stays_itself_where_langchain_core_has_no_connection_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # ModelConnectionError came with langchain-core 1.6 (the package allows 1.0): importing
+    # it turned every model error into an ImportError.
+    import langchain_core.exceptions
+
+    from callgate.models.errors import unreachable
+
+    monkeypatch.delattr(langchain_core.exceptions, "ModelConnectionError", raising=False)
+    assert unreachable(ValueError("a bad request"), object()) is None

@@ -63,9 +63,13 @@ def _connect_failure(exc: BaseException) -> bool:
         return True
     if openai is not None and isinstance(exc, openai.APIConnectionError):
         return True
-    from langchain_core.exceptions import ModelConnectionError
+    import langchain_core.exceptions
 
-    return isinstance(exc, ModelConnectionError | ConnectionRefusedError)
+    # ModelConnectionError is langchain-core 1.6's; the package allows 1.0 and up.
+    kinds: tuple[type[BaseException], ...] = (ConnectionRefusedError,)
+    if (model_error := getattr(langchain_core.exceptions, "ModelConnectionError", None)):
+        kinds += (model_error,)
+    return isinstance(exc, kinds)
 
 
 def _request_url(exc: BaseException) -> str | None:
