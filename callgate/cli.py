@@ -501,7 +501,7 @@ class _OwnStdout:
         # Another thread's text, held until its line ends: print() writes its pieces one
         # by one, and the status line written meanwhile would land inside the tool's line.
         self._lines: dict[int, str] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a second Ctrl-C's exit flushes from inside one
 
     def write(self, text: str) -> int:
         if threading.current_thread() is threading.main_thread():
@@ -516,12 +516,17 @@ class _OwnStdout:
         return len(text)
 
     def flush(self) -> None:
-        self.release()
+        # Only the calling thread's own line: the CLI flushes after every --events line,
+        # and releasing the tools' half lines then let the status line land inside them.
+        with self._lock:
+            held = self._lines.pop(threading.get_ident(), "")
+        if held:
+            self.err.write(held)
         self.err.flush()
         self.out.flush()
 
     def release(self) -> None:
-        """Write the unfinished lines other threads hold."""
+        """Write the unfinished lines the threads hold (at the session's end)."""
         with self._lock:
             held, self._lines = "".join(self._lines.values()), {}
         if held:
@@ -1272,6 +1277,11 @@ def main(argv: list[str] | None = None) -> int:
         before = argv[:argv.index(args.command)] if args.command in argv else argv
         blamed = parser if set(unknown) & set(before) else getattr(args, "usage", parser)
         blamed.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if sys.stdout is None:  # started with stdout closed (>&-): nowhere for the output
+        if sys.stderr is not None:
+            print("error: standard output is closed: there is nowhere to write the output "
+                  "(hint: redirect it to a file, or to /dev/null)", file=sys.stderr)
+        return 2
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed stdout is found here, not in the flush at exit

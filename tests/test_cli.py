@@ -458,9 +458,20 @@ def test_a_tools_printed_line_reaches_stderr_whole() -> None:
     thread.start()
     thread.join()
     kept.write("the CLI's own\n")
+    kept.flush()  # as after every --events line: the main thread's flush keeps their lines
     assert err.calls == ["debug: shouting hi\n"] and out.calls == ["the CLI's own\n"]
     kept.release()  # a session's end writes what a thread left unfinished
     assert err.calls[-1] == "no newline yet"
+
+
+def test_a_closed_stdout_is_one_line(home: Path) -> None:
+    # `callgate ask … >&-`: sys.stdout is None, and the session's first flush was a traceback.
+    result = subprocess.run([sys.executable, "-m", "callgate.cli", "ask", "What is 17*23?",
+                             "--model", "calc"], cwd=home, env=_env(home),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            timeout=120, preexec_fn=lambda: os.close(1))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("error: standard output is closed")
 
 
 def test_a_thread_keeps_its_mode_until_mode_is_given(home: Path) -> None:
