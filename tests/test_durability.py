@@ -611,3 +611,16 @@ def test_the_cut_off_step_is_found_whichever_checkpoints_the_new_message_has(sav
             return history[config["configurable"].get("checkpoint_id", newest)]
 
     assert _cut_off_step(Graph(), {"configurable": {"thread_id": "t"}}).name == "3"
+
+
+def test_a_history_with_an_open_call_and_no_checkpointer_logs_no_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # A client sending its own history (no checkpointer) with a thread id: start tried to
+    # read the thread's checkpoints and logged "could not read the checkpoint" every run.
+    open_call = tool_call("fast", {"x": "1"})
+    agent = build_agent(ScriptedChatModel(script=[AIMessage("Fine.")]), [])
+    with caplog.at_level("WARNING", logger="callgate"):
+        out = agent.invoke({"messages": [HumanMessage("go"), open_call, HumanMessage("again")]},
+                           {"configurable": {"thread_id": "t"}})
+    assert [e["outcome"] for e in out["tool_events"]] == ["cancelled"]
+    assert "could not read the checkpoint" not in caplog.text

@@ -56,8 +56,9 @@ def cut_off_results(ref: GraphRef | None, config: RunnableConfig) -> dict[str, C
     configurable = config.get("configurable") or {}
     thread_id = thread_of(config)
     # Only as the root graph: a subgraph's checkpoints are not under the thread's own.
-    if graph is None or thread_id is None or "|" in str(configurable.get("checkpoint_ns", "")):
-        return {}
+    if graph is None or not graph.checkpointer or thread_id is None or "|" in str(
+            configurable.get("checkpoint_ns", "")):
+        return {}  # no checkpoints of its own to read (the client sends its history)
     try:
         snapshot = _cut_off_step(graph, {"configurable": {"thread_id": thread_id}})
     except Exception as exc:  # no checkpointer of its own (LangGraph Server), a failing one
