@@ -209,7 +209,7 @@ async def _async_setup_lock(target: _Target, saver: BaseCheckpointSaver) -> Asyn
     if target.backend == "postgres":
         from psycopg.rows import tuple_row
 
-        conn = saver.conn  # type: ignore[attr-defined]
+        conn = saver.conn  # type: ignore[attr-defined]  # AsyncPostgresSaver's own
         deadline = time.monotonic() + _SETUP_LOCK_TIMEOUT_S
         while not (await (await conn.cursor(row_factory=tuple_row).execute(
                 _PG_TRY_LOCK, (_PG_SETUP_LOCK,))).fetchone())[0]:

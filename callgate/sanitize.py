@@ -427,6 +427,7 @@ def _blob_follows(text: str, end: int, final: bool, names: frozenset[str],
     if j - end > _BLOB_GAP:
         return False  # (bounded, so that a stream of spaces is not read again per chunk)
     if j < len(text) and text.startswith(_FENCE_MARK, j):
+        # It matches: the text at j starts with the fence mark, all the pattern needs.
         j = _FENCE_OPENING.match(text, j).end()  # type: ignore[union-attr]
     elif not final and _FENCE_MARK.startswith(text[j:]):
         return None  # nothing yet, or "`", "``"

@@ -61,6 +61,7 @@ class Key(BaseModel):
     text: list[str] = Field(default_factory=list)
     number: float | None = None
     digits: int = 0
+    # Literal over the tuple's members: pydantic reads it at run time; mypy wants literals.
     stat: Literal[STAT_KEYS] | None = None  # type: ignore[valid-type]
 
 
@@ -126,6 +127,7 @@ def load_set(path: str | Path | None = None) -> AnswerSet:
         except ValueError as exc:
             raise ValueError(f"{path}:{number}: not an answer-set record: "
                              f"{str(exc).splitlines()[0]}") from None
+        # ``_RECORD`` parses a union of the three record types, each with its ``kind``.
         lists[record.kind].append(record)  # type: ignore[attr-defined]
     return found
 

@@ -114,6 +114,8 @@ def _finished(call: ToolCall, run: ToolRun, tool: Any, runtime: Runtime[Context]
 def ok_result(call: ToolCall, data: Any, summarizer: Any, limit: int, *, duration_ms: float,
               attempts: int, stored: bool) -> CallResult:
     """A call's ``ok`` result from its data: summary, preview and sources."""
+    # ``sources_in`` (tools/, which does not import the graph's types) gives plain dicts
+    # of the ``Source`` keys.
     return CallResult(call_id=call["id"], result_id=call["result_id"], outcome="ok",
                       error=None,
                       summary=result_summary(summarizer, call["name"], data, limit),

@@ -70,6 +70,7 @@ def cut_off_results(ref: GraphRef | None, config: RunnableConfig) -> dict[str, C
         if task.name == "execute" and isinstance(task.result, dict):
             for result in task.result.get("call_results") or []:
                 if isinstance(result, dict) and result.get("call_id"):
+                    # The execute node's own write, read back untyped from the checkpoint.
                     results[result["call_id"]] = result  # type: ignore[assignment]
     return results
 

@@ -83,6 +83,8 @@ def _merged_message(merged: BaseMessageChunk | None) -> AIMessage:
 def _to_message(chunk: BaseMessageChunk) -> AIMessage:
     from langchain_core.messages import message_chunk_to_message
 
+    # A chat model streams AIMessageChunks, which become AIMessages; the function is
+    # typed for any chunk.
     return message_chunk_to_message(chunk)  # type: ignore[return-value]
 
 

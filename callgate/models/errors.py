@@ -53,7 +53,7 @@ def unreachable(exc: BaseException, model: Any) -> BaseException | None:
     named.args = (message,)
     if isinstance(getattr(exc, "message", None), str):
         named.message = message  # type: ignore[attr-defined]  # openai's errors print it
-    named.url = url  # type: ignore[attr-defined]
+    named.url = url  # type: ignore[attr-defined]  # set on the built class, read by callers
     return named
 
 

@@ -99,6 +99,7 @@ def parse_spec(spec: str) -> ModelConfig:
         model = BUNDLED_SPEC if rest in BUNDLED_ALIASES else rest
         return ModelConfig(provider="gguf", model=model)
     model, base_url = _split_url(rest)
+    # ``provider`` is one of PROVIDERS (checked above), which is what ``Provider`` names.
     return ModelConfig(provider=provider, model=model, base_url=base_url)  # type: ignore[arg-type]
 
 

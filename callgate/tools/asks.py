@@ -126,6 +126,7 @@ def _sentence_ends(text: str) -> list[int]:
     for match in _SENTENCE_END.finditer(text):
         before = text[max(0, match.start() - 64):match.start()]  # linear in long texts
         # (a unit's "/" is part of the word: the "K" of "1.5 J/K." is no initial)
+        # Always a match: the pattern matches the empty string too.
         word = re.search(r"[\w./]*$", before).group()  # type: ignore[union-attr]
         if match.group().strip() and (word.endswith(_NOT_AN_END) or re.fullmatch(
                 r"(?:[A-Z]\.)*[A-Z]", word)):

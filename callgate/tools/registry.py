@@ -391,6 +391,7 @@ def _inject_cancel(func: Callable[..., Any]) -> tuple[Callable[..., Any], str | 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             return func(*args, **with_token(kwargs))
     wrapper.__annotations__ = hints
+    # inspect.signature reads ``__signature__``; typeshed declares no such attribute.
     wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=parameters, return_annotation=hints.get("return", signature.empty))
     return wrapper, param
