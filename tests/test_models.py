@@ -682,6 +682,23 @@ def test_a_server_not_running_is_named_with_its_url(
     assert type(caught.value.__cause__).__name__ == type(caught.value).__name__
 
 
+def test_a_refused_connection_keeps_its_errno() -> None:
+    # Named with its URL, a ConnectionRefusedError (a model client that raises the socket's
+    # own error) had lost its errno: ``e.errno == errno.ECONNREFUSED`` failed.
+    import errno
+    from types import SimpleNamespace
+
+    from callgate.models.errors import unreachable
+
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+    model = SimpleNamespace(base_url="http://127.0.0.1:9/v1")
+    named = unreachable(refused, model)
+    assert isinstance(named, ConnectionRefusedError)
+    assert (named.errno, named.strerror) == (errno.ECONNREFUSED, "Connection refused")
+    assert str(named) == ("cannot reach the model server at http://127.0.0.1:9/v1: "
+                          f"[Errno {errno.ECONNREFUSED}] Connection refused")
+
+
 def test_a_model_error_stays_itself_where_langchain_core_has_no_connection_error(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # ModelConnectionError came with langchain-core 1.6 (the package allows 1.0): importing

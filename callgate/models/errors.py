@@ -20,6 +20,11 @@ class ModelServerUnreachableError(Exception):
 
     url: str
 
+    def __str__(self) -> str:
+        # The message naming the URL, also where the client's type writes itself from
+        # other fields (an OSError from its errno and strerror).
+        return str(self.args[0]) if self.args else super().__str__()
+
 
 def public_url(url: Any) -> str | None:
     """An httpx URL without the user, password or query a URL may carry a key in."""
@@ -51,6 +56,10 @@ def unreachable(exc: BaseException, model: Any) -> BaseException | None:
     named.__dict__.update(exc.__dict__)
     message = f"cannot reach the model server at {url}: {_root_reason(exc)}"
     named.args = (message,)
+    if isinstance(exc, OSError) and isinstance(named, OSError):
+        # An OSError's errno and strerror are read from its constructor's arguments, which
+        # ``__new__`` alone never saw: ``except ConnectionRefusedError as e: e.errno`` was None.
+        named.errno, named.strerror = exc.errno, exc.strerror
     if isinstance(getattr(exc, "message", None), str):
         named.message = message  # type: ignore[attr-defined]  # openai's errors print it
     named.url = url  # type: ignore[attr-defined]  # set on the built class, read by callers
