@@ -526,14 +526,22 @@ class _OwnStdout:
         self.out.flush()
 
     def release(self) -> None:
-        """Write the unfinished lines the threads hold (at the session's end)."""
+        """End the lines the threads left unfinished (at a turn's end and the session's),
+        each on a line of its own: joined, two threads' half lines read as one, and a
+        pooled thread's next print went on from its last turn's."""
         with self._lock:
-            held, self._lines = "".join(self._lines.values()), {}
-        if held:
-            self.err.write(held)
+            held, self._lines = list(self._lines.values()), {}
+        for line in held:
+            self.err.write(line + "\n")
 
     def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding…: stdout's own
         return getattr(self.out, name)
+
+
+def _end_tool_lines() -> None:
+    """A turn's end: what the tools printed without ending the line is written, ended."""
+    if isinstance(sys.stdout, _OwnStdout):
+        sys.stdout.release()
 
 
 def _writes_fd1(stream: Any) -> bool:
@@ -1058,6 +1066,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
                    if args.question else None)
         session.show_tokens = not (args.json or args.events)
         values = session.run(payload)
+        _end_tool_lines()  # before the answer, as they were printed
         session.display.stop()
         out = result_of(values, session.thread_id, session.statuses)
     if args.events:
@@ -1104,6 +1113,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
                              "goes on from it")
                 first = False
                 continue
+            finally:
+                _end_tool_lines()
             first = False
             display.stop()
             display.clear_preview()

@@ -460,8 +460,36 @@ def test_a_tools_printed_line_reaches_stderr_whole() -> None:
     kept.write("the CLI's own\n")
     kept.flush()  # as after every --events line: the main thread's flush keeps their lines
     assert err.calls == ["debug: shouting hi\n"] and out.calls == ["the CLI's own\n"]
-    kept.release()  # a session's end writes what a thread left unfinished
-    assert err.calls[-1] == "no newline yet"
+    kept.release()  # a turn's or session's end ends what a thread left unfinished
+    assert err.calls[-1] == "no newline yet\n"
+    # Two threads alive at once (a finished thread's id can be a new thread's): each half
+    # line ends on its own, not joined to the other's.
+    written = threading.Barrier(3)
+
+    def half(text: str) -> None:
+        kept.write(text)
+        written.wait()
+
+    halves = [threading.Thread(target=half, args=(t,)) for t in ("one half", "another")]
+    for t in halves:
+        t.start()
+    written.wait()
+    kept.release()
+    for t in halves:
+        t.join()
+    assert sorted(err.calls[-2:]) == ["another\n", "one half\n"]
+
+
+def test_a_tools_unfinished_line_ends_with_its_turn(home: Path) -> None:
+    # print('loud', end='') was held until its line ended: the chat's next turn went on
+    # from it, or the session's end wrote the turns' halves joined ("loudloud").
+    _shouter(home, "def shout(text: str) -> str:\n"
+                   "    print('loud', end='')\n    return text.upper()\n")
+    chat = callgate("chat", "--model", "shouter", "--tools", "tools.yml", "--no-builtins",
+                    "--json", home=home, stdin="Shout hi\nShout hi\n")
+    assert chat.returncode == 0, chat.stderr
+    assert [json.loads(line)["status"] for line in chat.stdout.splitlines()] == ["done"] * 2
+    assert "loudloud" not in chat.stderr and chat.stderr.count("loud\n") == 2, chat.stderr
 
 
 def test_a_closed_stdout_is_one_line(home: Path) -> None:
