@@ -1066,8 +1066,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
                    if args.question else None)
         session.show_tokens = not (args.json or args.events)
         values = session.run(payload)
-        _end_tool_lines()  # before the answer, as they were printed
         session.display.stop()
+        _end_tool_lines()  # before the answer, as they were printed
         out = result_of(values, session.thread_id, session.statuses)
     if args.events:
         session.events.write({"event": "result", **out})
@@ -1114,6 +1114,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 first = False
                 continue
             finally:
+                display.stop()  # the spinner first: the ended lines go below it
                 _end_tool_lines()
             first = False
             display.stop()

@@ -688,6 +688,8 @@ def test_a_refused_connection_keeps_its_errno() -> None:
     import errno
     from types import SimpleNamespace
 
+    import httpx  # noqa: F401 - the URL is read with httpx, where it is loaded
+
     from callgate.models.errors import unreachable
 
     refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
